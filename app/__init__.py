@@ -1,0 +1,2 @@
+"""TokenPrism applications: the command line (``cli``) and the Qt desktop
+app. Only this package imports Qt."""

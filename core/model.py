@@ -1,0 +1,281 @@
+"""The public facade: :func:`open_model` and :class:`Model`.
+
+The pipeline is one-way: GGUF file → :class:`Vocab` → tokenizer plugin →
+:class:`Encoding`. ``Model.encode`` runs the algorithm-independent stages
+(special-token splitting, BOS/EOS) around the plugin's model stage, and
+``Model.decode`` is llama.cpp's detokenizer.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Sequence
+
+from .encoding import Encoding, assign_groups, byte_to_char_spans
+from .errors import GGUFError, TokenPrismError
+from .gguf_file import GGUFFile, read_gguf
+from .plugin_types import TokenizerSpec
+from .plugins import find_spec
+from .special import SpecialMatcher
+from .tokenizer import Tokenizer, TokenizerConfig
+from .vocab import Attr, Vocab, vocab_from_gguf
+
+
+def sanitize_text(text: str) -> str:
+    """Replace lone surrogates (which have no UTF-8 form) by U+FFFD, one for
+    one, so character offsets stay valid."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+
+
+class Model:
+    """A tokenizer loaded from a GGUF file.
+
+    >>> model = open_model("ggml-vocab-llama-spm.gguf")
+    >>> model.encode("Hello world").ids
+    [15043, 3186]
+    """
+
+    def __init__(self, path: str, gguf: GGUFFile, vocab: Vocab, spec: TokenizerSpec,
+                 tokenizer: Tokenizer) -> None:
+        self.path = path
+        self.gguf = gguf
+        self.vocab = vocab
+        self.spec = spec
+        self.tokenizer = tokenizer
+        self.config: TokenizerConfig = tokenizer.config
+        self._matchers: dict[bool, SpecialMatcher] = {}
+        self._lock = threading.Lock()
+
+    # ---- description ------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.vocab.name or os.path.basename(self.path)
+
+    @property
+    def kind(self) -> str:
+        return self.config.kind
+
+    def __len__(self) -> int:
+        return len(self.vocab.pieces)
+
+    def __repr__(self) -> str:
+        return f"<Model {self.name!r} {self.kind} {len(self)} tokens>"
+
+    # ---- encoding ---------------------------------------------------------
+
+    def _matcher(self, parse_special: bool) -> SpecialMatcher:
+        with self._lock:
+            m = self._matchers.get(parse_special)
+            if m is None:
+                m = SpecialMatcher(self.vocab, parse_special)
+                self._matchers[parse_special] = m
+            return m
+
+    def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> Encoding:
+        """Tokenize ``text`` exactly as llama.cpp's ``llama_tokenize`` does.
+
+        >>> model.encode("Hello", add_special=True).ids
+        [1, 15043]
+        """
+        text = sanitize_text(text)
+        ids: list[int] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        bstarts: list[int] = []
+        bends: list[int] = []
+        if add_special:
+            for tid in self.config.special_prefix:
+                ids.append(tid)
+                starts.append(0)
+                ends.append(0)
+                bstarts.append(0)
+                bends.append(0)
+        after_special = True
+        char_pos = 0
+        byte_pos = 0
+        for frag in self._matcher(parse_special).partition(text):
+            if frag.start > char_pos:
+                byte_pos += _utf8_len(text, char_pos, frag.start)
+                char_pos = frag.start
+            piece = text[frag.start:frag.end]
+            nbytes = _utf8_len(text, frag.start, frag.end)
+            if frag.token >= 0:
+                ids.append(frag.token)
+                starts.append(frag.start)
+                ends.append(frag.end)
+                bstarts.append(byte_pos)
+                bends.append(byte_pos + nbytes)
+                after_special = True
+            else:
+                res = self.tokenizer.encode_fragment(piece, after_special)
+                cs, ce = byte_to_char_spans(piece, res.starts, res.ends)
+                ids.extend(res.ids)
+                starts.extend(c + frag.start for c in cs)
+                ends.extend(c + frag.start for c in ce)
+                bstarts.extend(b + byte_pos for b in res.starts)
+                bends.extend(b + byte_pos for b in res.ends)
+                after_special = False
+            char_pos = frag.end
+            byte_pos += nbytes
+        if add_special:
+            total_bytes = byte_pos + _utf8_len(text, char_pos, len(text))
+            for tid in self.config.special_suffix:
+                ids.append(tid)
+                starts.append(len(text))
+                ends.append(len(text))
+                bstarts.append(total_bytes)
+                bends.append(total_bytes)
+        groups = assign_groups(starts, ends)
+        return Encoding(text, self, tuple(ids), tuple(starts), tuple(ends), tuple(bstarts),
+                        tuple(bends), tuple(groups), add_special, parse_special)
+
+    def normalized(self, text: str) -> str:
+        """The text as the model sees it after its normalizer."""
+        return self.tokenizer.normalized(sanitize_text(text))
+
+    # ---- decoding ---------------------------------------------------------
+
+    def token_bytes(self, token_id: int, special: bool = True) -> bytes:
+        """What one token contributes to decoded text (llama.cpp's
+        ``token_to_piece``); control and unknown tokens give their text only
+        when ``special`` is on."""
+        vocab = self.vocab
+        if not 0 <= token_id < len(vocab.pieces):
+            raise IndexError(f"token id {token_id} is outside the vocabulary (0..{len(vocab.pieces) - 1})")
+        attr = vocab.attrs[token_id]
+        if attr & (Attr.UNKNOWN | Attr.CONTROL):
+            return vocab.pieces[token_id].encode("utf-8", "surrogateescape") if special else b""
+        if attr & Attr.USER_DEFINED:
+            return vocab.pieces[token_id].encode("utf-8", "surrogateescape")
+        if attr & Attr.NORMAL:
+            return self.tokenizer.piece_bytes(token_id)
+        if attr & Attr.BYTE:
+            return bytes([byte_token_value(vocab.pieces[token_id])])
+        return b""
+
+    def decode_bytes(self, ids: Sequence[int], special: bool = True, remove_special: bool = False) -> bytes:
+        """llama.cpp's ``llama_detokenize`` as bytes (may end mid-character)."""
+        cfg = self.config
+        bos = cfg.special_ids.get("bos", -1)
+        eos = cfg.special_ids.get("eos", -1)
+        seq = list(ids)
+        remove_space = cfg.add_space_prefix
+        if remove_special and cfg.add_bos and seq and seq[0] == bos:
+            remove_space = False
+            seq = seq[1:]
+        if remove_special and cfg.add_eos and seq and seq[-1] == eos:
+            seq = seq[:-1]
+        parts: list[bytes] = []
+        for tid in seq:
+            piece = self.token_bytes(tid, special)
+            if remove_space and piece.startswith(b" "):
+                piece = piece[1:]
+            remove_space = False
+            parts.append(piece)
+        out = b"".join(parts)
+        if cfg.clean_spaces:
+            out = clean_up_spaces(out)
+        return out
+
+    def decode(self, ids: Sequence[int], special: bool = True, remove_special: bool = False) -> str:
+        """Detokenize ``ids`` as llama.cpp does; invalid UTF-8 (a sequence
+        cut inside a character) becomes U+FFFD.
+
+        >>> model.decode([15043, 3186])
+        'Hello world'
+        """
+        return self.decode_bytes(ids, special, remove_special).decode("utf-8", "replace")
+
+    def display_piece(self, token_id: int) -> str:
+        """A token's piece as a person wants to read it: byte-level glyphs
+        decoded, ``<0xNN>`` and ``▁`` kept as they are."""
+        vocab = self.vocab
+        if self.config.byte_level and vocab.attrs[token_id] & Attr.NORMAL:
+            return self.tokenizer.piece_bytes(token_id).decode("utf-8", "backslashreplace")
+        return vocab.pieces[token_id]
+
+
+def byte_token_value(piece: str) -> int:
+    """The byte a ``<0xNN>`` piece stands for (llama.cpp reads characters 3-4)."""
+    try:
+        return int(piece[3:5], 16) & 0xFF
+    except ValueError:
+        return 0
+
+
+def clean_up_spaces(text: bytes) -> bytes:
+    """llama.cpp's ``clean_spaces`` passes over detokenized bytes."""
+    if not text:
+        return text
+    b = bytearray(text)
+    # 1: " ?", " !", " .", " ," lose the space
+    out = bytearray(b[:1])
+    for i in range(1, len(b)):
+        if b[i - 1] == 0x20 and b[i] in b"?!.,":
+            out.pop()
+        out.append(b[i])
+    # 2: a lone apostrophe between spaces loses both spaces
+    # (llama.cpp overwrites the skipped space with NUL, so the character
+    # after it never sees a space before it; the copy below does the same)
+    b, out = bytearray(out), bytearray(out[:1])
+    i = 1
+    while i < len(b):
+        x = b[i]
+        if x == 0x27 and i + 1 < len(b) and b[i - 1] == 0x20 and b[i + 1] == 0x20:
+            out.pop()
+            out.append(x)
+            b[i + 1] = 0
+            i += 2
+            continue
+        out.append(x)
+        i += 1
+    # 3: " 's", " 'm", " 're", " 've" lose the space
+    b, out = out, bytearray(out[:1])
+    for i in range(1, len(b)):
+        x = b[i]
+        if b[i - 1] == 0x20 and x == 0x27 and i + 1 < len(b):
+            x1 = b[i + 1]
+            if x1 in b"sm" or (i + 2 < len(b) and bytes(b[i + 1:i + 3]) in (b"re", b"ve")):
+                out.pop()
+        out.append(x)
+    return bytes(out)
+
+
+def _utf8_len(text: str, start: int, end: int) -> int:
+    piece = text[start:end]
+    return len(piece) if piece.isascii() else len(piece.encode("utf-8"))
+
+
+def open_model(path: str | os.PathLike[str]) -> Model:
+    """Open the tokenizer of a GGUF file.
+
+    >>> model = open_model("ggml-vocab-gpt-2.gguf")
+    >>> model.kind
+    'BPE'
+
+    Raises :class:`GGUFError` for a file that cannot be read or used.
+    """
+    p = os.fspath(path)
+    gguf = read_gguf(p)
+    try:
+        vocab = vocab_from_gguf(gguf)
+    except GGUFError:
+        raise
+    except (ValueError, TypeError, IndexError, KeyError, OverflowError) as e:
+        raise GGUFError(p, f"invalid tokenizer data: {e}") from None
+    spec = find_spec(vocab, p)
+    try:
+        tokenizer = spec.build(vocab)
+    except TokenPrismError as e:
+        if isinstance(e, GGUFError):
+            raise
+        raise GGUFError(p, str(e)) from None
+    except (ValueError, TypeError, IndexError, KeyError, OverflowError, UnicodeError) as e:
+        raise GGUFError(p, f"the {spec.name} tokenizer cannot use this vocabulary: {e}") from None
+    return Model(p, gguf, vocab, spec, tokenizer)

@@ -1,0 +1,26 @@
+"""Data a plugin hands to the host (kept apart from ``hookspecs`` so that
+compiled plugin code can import it without pluggy)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .tokenizer import Tokenizer
+from .vocab import Vocab
+
+
+@dataclass(frozen=True)
+class TokenizerSpec:
+    """One tokenizer algorithm offered by a plugin.
+
+    >>> TokenizerSpec("spm", ("llama",), build_spm, "SentencePiece BPE")
+    """
+
+    name: str
+    """Short unique name, e.g. ``"spm"``."""
+    model_types: tuple[str, ...]
+    """``tokenizer.ggml.model`` values handled, e.g. ``("llama",)``."""
+    build: Callable[[Vocab], Tokenizer]
+    """Builds a tokenizer; may raise ``GGUFError`` for an unusable vocab."""
+    description: str = ""

@@ -1,0 +1,126 @@
+"""Splitting special-token text out of the input, before any algorithm runs.
+
+Matches llama.cpp's ``tokenizer_st_partition``: special tokens are taken in
+order of decreasing text length; each one is searched left to right in every
+fragment that is still plain text; a token with the LSTRIP (RSTRIP)
+attribute swallows the ASCII whitespace to its left (right) within that
+fragment. User-defined tokens are always split out; control and unknown
+tokens only when ``parse_special`` is on.
+
+Instead of rescanning the whole text once per special token (gemma-4 has
+thousands), all occurrences of all special texts are found in one pass with
+a prefix set, then llama.cpp's order is replayed on those occurrences.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from .vocab import Attr, Vocab
+
+_C_SPACE = " \t\n\v\f\r"  # C isspace() in the "C" locale
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """``[start, end)`` of the text; ``token`` is the special token id, or
+    -1 for plain text handed to the tokenizer."""
+
+    start: int
+    end: int
+    token: int
+
+
+class SpecialMatcher:
+    """Finds special tokens in text for one vocabulary and one
+    ``parse_special`` setting."""
+
+    def __init__(self, vocab: Vocab, parse_special: bool) -> None:
+        self.order: dict[int, int] = {}
+        self.text_of: dict[int, str] = {}
+        self.strip: dict[int, int] = {}
+        self.by_text: dict[str, int] = {}
+        self.prefixes: set[str] = set()
+        first: set[str] = set()
+        for rank, tid in enumerate(vocab.special_tokens):
+            attr = vocab.attrs[tid]
+            if not parse_special and attr & (Attr.CONTROL | Attr.UNKNOWN):
+                continue
+            text = vocab.pieces[tid]
+            if not text:
+                continue
+            self.order[tid] = rank
+            self.text_of[tid] = text
+            self.strip[tid] = attr & (Attr.LSTRIP | Attr.RSTRIP)
+            # several ids may share a text; the first in llama.cpp's order
+            # matches first and leaves nothing for the others
+            if text not in self.by_text:
+                self.by_text[text] = tid
+            for k in range(1, len(text)):
+                self.prefixes.add(text[:k])
+            first.add(text[0])
+        self.first_chars = first
+
+    def occurrences(self, text: str) -> dict[int, list[int]]:
+        """Every position of every special text, overlapping ones included."""
+        found: dict[int, list[int]] = {}
+        if not self.by_text:
+            return found
+        first = self.first_chars
+        prefixes = self.prefixes
+        by_text = self.by_text
+        n = len(text)
+        for i in range(n):
+            if text[i] not in first:
+                continue
+            j = i + 1
+            while True:
+                piece = text[i:j]
+                tid = by_text.get(piece, -1)
+                if tid >= 0:
+                    found.setdefault(tid, []).append(i)
+                if j >= n or piece not in prefixes:
+                    break
+                j += 1
+        return found
+
+    def partition(self, text: str) -> list[Fragment]:
+        """Split ``text`` into plain and special fragments, in order."""
+        if not text:
+            return []
+        occ = self.occurrences(text)
+        if not occ:
+            return [Fragment(0, len(text), -1)]
+        # plain intervals, sorted and disjoint; specials found so far
+        lo: list[int] = [0]
+        hi: list[int] = [len(text)]
+        specials: list[tuple[int, int, int]] = []
+        for tid in sorted(occ, key=lambda t: self.order[t]):
+            ln = len(self.text_of[tid])
+            strip = self.strip[tid]
+            for p in occ[tid]:
+                k = bisect_right(lo, p) - 1
+                if k < 0 or p + ln > hi[k]:
+                    continue
+                a, b = lo[k], hi[k]
+                left_end = p
+                if strip & Attr.LSTRIP:
+                    while left_end > a and text[left_end - 1] in _C_SPACE:
+                        left_end -= 1
+                right_start = p + ln
+                if strip & Attr.RSTRIP:
+                    while right_start < b and text[right_start] in _C_SPACE:
+                        right_start += 1
+                del lo[k], hi[k]
+                if right_start < b:
+                    lo.insert(k, right_start)
+                    hi.insert(k, b)
+                if left_end > a:
+                    lo.insert(k, a)
+                    hi.insert(k, left_end)
+                specials.append((p, p + ln, tid))
+        frags = [Fragment(a, b, -1) for a, b in zip(lo, hi)]
+        frags.extend(Fragment(a, b, t) for a, b, t in specials)
+        frags.sort(key=lambda f: f.start)
+        return frags

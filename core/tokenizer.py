@@ -1,0 +1,88 @@
+"""The contract between the core and a tokenizer plugin (the "model" stage).
+
+A plugin builds a :class:`Tokenizer` for a :class:`~tokenprism.core.vocab.Vocab`.
+The core does everything that is the same for every algorithm: splitting
+special-token text out of the input, adding BOS/EOS, turning byte offsets
+into character spans and groups, and detokenizing. The plugin only sees
+plain text fragments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Protocol
+
+from .vocab import Vocab
+
+
+@dataclass(frozen=True)
+class FragmentResult:
+    """Tokens of one plain-text fragment.
+
+    ``starts``/``ends`` are UTF-8 byte offsets into the fragment as given
+    (the original text, before any normalization). A token that covers no
+    original text (an inserted prefix space) has ``start == end``; a token
+    that holds part of a character gives the byte offsets inside it, and the
+    core widens it to whole characters and groups it with its neighbours.
+    """
+
+    ids: list[int]
+    starts: list[int]
+    ends: list[int]
+
+
+@dataclass(frozen=True)
+class TokenizerConfig:
+    """What the core needs to know about a tokenizer, resolved from the
+    file's flags and the algorithm's defaults."""
+
+    kind: str
+    """Short algorithm name shown to users: "SPM", "BPE", "UGM", "WPM", ..."""
+    special_ids: Mapping[str, int] = field(default_factory=dict)
+    """Resolved special ids (bos, eos, unk, sep, pad, mask, ...)."""
+    special_prefix: tuple[int, ...] = ()
+    """Ids put before the text when ``add_special`` is on (e.g. BOS)."""
+    special_suffix: tuple[int, ...] = ()
+    """Ids put after the text when ``add_special`` is on (e.g. EOS, SEP)."""
+    add_bos: bool = False
+    add_eos: bool = False
+    add_space_prefix: bool = False
+    """Decoding drops the one leading space this prefix added."""
+    clean_spaces: bool = False
+    """Decoding applies llama.cpp's clean-up of spaces before punctuation."""
+    byte_level: bool = False
+    """Pieces are GPT-2 byte-level glyphs; show their decoded bytes instead."""
+    normalizes: bool = False
+    """The tokenizer rewrites text before splitting it (see ``normalized``)."""
+
+
+class Tokenizer(Protocol):
+    """One algorithm bound to one vocabulary. Implementations must be safe to
+    call from a worker thread and keep no per-call state between calls."""
+
+    vocab: Vocab
+    config: TokenizerConfig
+
+    def encode_fragment(self, text: str, after_special: bool) -> FragmentResult:
+        """Tokenize one plain fragment. ``after_special`` is true for the
+        first fragment of the text and for a fragment that follows a
+        special token (SPM adds its space prefix only there)."""
+        ...
+
+    def piece_bytes(self, token_id: int) -> bytes:
+        """The text a NORMAL token stands for, as llama.cpp's
+        ``token_to_piece`` gives it (``▁`` unescaped, byte-level decoded)."""
+        ...
+
+    def normalized(self, text: str) -> str:
+        """The text as the model sees it after normalization."""
+        ...
+
+
+def resolve_special_ids(vocab: Vocab, defaults: Mapping[str, int]) -> dict[str, int]:
+    """Special ids as llama.cpp resolves them: the algorithm's defaults
+    (dropped when outside the vocabulary), overridden by the file's keys."""
+    n = len(vocab.pieces)
+    out = {k: v for k, v in defaults.items() if 0 <= v < n}
+    out.update(vocab.special_ids)
+    return out

@@ -1,0 +1,357 @@
+"""The vocabulary of a model, as llama.cpp sees it after loading.
+
+:func:`vocab_from_gguf` turns GGUF metadata into a :class:`Vocab`: pieces,
+scores, token types, merges, special ids, flags, charsmap. It also applies
+the algorithm-independent fix-ups llama.cpp makes while loading (token
+attributes derived from types, control-looking tokens promoted to control,
+lstrip/rstrip for a few model families), because those decide which text is
+split out as special tokens before any tokenizer plugin runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Mapping
+
+import numpy as np
+
+from .errors import GGUFError
+from .gguf_file import T_ARRAY, T_BOOL, T_FLOAT32, T_INT8, T_INT32, T_STRING, T_UINT8, GGUFFile, MetadataValue
+
+KEY_MODEL = "tokenizer.ggml.model"
+KEY_PRE = "tokenizer.ggml.pre"
+KEY_TOKENS = "tokenizer.ggml.tokens"
+KEY_SCORES = "tokenizer.ggml.scores"
+KEY_TYPES = "tokenizer.ggml.token_type"
+KEY_MERGES = "tokenizer.ggml.merges"
+KEY_CHARSMAP = "tokenizer.ggml.precompiled_charsmap"
+
+
+class TokenType(IntEnum):
+    """GGUF token types (``tokenizer.ggml.token_type``)."""
+
+    UNDEFINED = 0
+    NORMAL = 1
+    UNKNOWN = 2
+    CONTROL = 3
+    USER_DEFINED = 4
+    UNUSED = 5
+    BYTE = 6
+
+
+class Attr:
+    """llama.cpp token attribute bits (``llama_token_attr``)."""
+
+    UNDEFINED = 0
+    UNKNOWN = 1 << 0
+    UNUSED = 1 << 1
+    NORMAL = 1 << 2
+    CONTROL = 1 << 3
+    USER_DEFINED = 1 << 4
+    BYTE = 1 << 5
+    NORMALIZED = 1 << 6
+    LSTRIP = 1 << 7
+    RSTRIP = 1 << 8
+    SINGLE_WORD = 1 << 9
+
+
+_TYPE_TO_ATTR = {
+    TokenType.UNKNOWN: Attr.UNKNOWN,
+    TokenType.UNUSED: Attr.UNUSED,
+    TokenType.NORMAL: Attr.NORMAL,
+    TokenType.CONTROL: Attr.CONTROL,
+    TokenType.USER_DEFINED: Attr.USER_DEFINED,
+    TokenType.BYTE: Attr.BYTE,
+}
+
+# special-id keys, in llama.cpp's order; the last three are deprecated
+# aliases of the fim keys and are read after them, as llama.cpp does
+SPECIAL_KEYS: tuple[tuple[str, str], ...] = (
+    ("bos", "tokenizer.ggml.bos_token_id"),
+    ("eos", "tokenizer.ggml.eos_token_id"),
+    ("eot", "tokenizer.ggml.eot_token_id"),
+    ("eom", "tokenizer.ggml.eom_token_id"),
+    ("unk", "tokenizer.ggml.unknown_token_id"),
+    ("sep", "tokenizer.ggml.seperator_token_id"),
+    ("pad", "tokenizer.ggml.padding_token_id"),
+    ("mask", "tokenizer.ggml.mask_token_id"),
+    ("fim_pre", "tokenizer.ggml.fim_pre_token_id"),
+    ("fim_suf", "tokenizer.ggml.fim_suf_token_id"),
+    ("fim_mid", "tokenizer.ggml.fim_mid_token_id"),
+    ("fim_pad", "tokenizer.ggml.fim_pad_token_id"),
+    ("fim_rep", "tokenizer.ggml.fim_rep_token_id"),
+    ("fim_sep", "tokenizer.ggml.fim_sep_token_id"),
+    ("fim_pre", "tokenizer.ggml.prefix_token_id"),
+    ("fim_suf", "tokenizer.ggml.suffix_token_id"),
+    ("fim_mid", "tokenizer.ggml.middle_token_id"),
+)
+
+FLAG_KEYS: dict[str, str] = {
+    "add_bos": "tokenizer.ggml.add_bos_token",
+    "add_eos": "tokenizer.ggml.add_eos_token",
+    "add_sep": "tokenizer.ggml.add_sep_token",
+    "add_space_prefix": "tokenizer.ggml.add_space_prefix",
+    "remove_extra_whitespaces": "tokenizer.ggml.remove_extra_whitespaces",
+    "normalizer_lowercase": "tokenizer.ggml.normalizer.lowercase",
+    "normalizer_strip_accents": "tokenizer.ggml.normalizer.strip_accents",
+}
+
+# Texts llama.cpp recognises as special tokens when the GGUF does not name
+# them (llama-vocab.cpp, "auto-detect special tokens by text"). The matched
+# token is promoted to a control token, which changes what parse_special
+# splits out.
+_AUTO_SPECIAL: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("eot", ("<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
+             "<|end_of_text|>", "<EOT>", "_<EOT>", "[EOT]", "<｜end▁of▁sentence｜>",
+             "<end_of_utterance>")),
+    ("eom", ("<|eom_id|>",)),
+    ("fim_pre", ("<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>",
+                 "▁<PRE>", "<|code_prefix|>", "<|prefix|>")),
+    ("fim_suf", ("<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>",
+                 "▁<SUF>", "<|code_suffix|>", "<|suffix|>")),
+    ("fim_mid", ("<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>",
+                 "▁<MID>", "<|code_middle|>", "<|middle|>")),
+    ("fim_pad", ("<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]")),
+    ("fim_rep", ("<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>")),
+    ("fim_sep", ("<|file_sep|>",)),
+)
+
+_EOG_TEXTS = frozenset((
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+    "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+    "<｜end▁of▁sentence｜>", "[e~[",
+))
+
+
+@dataclass(frozen=True)
+class Vocab:
+    """Everything a tokenizer needs from a GGUF file, and nothing from Qt.
+
+    ``types`` are the GGUF token types as stored; ``attrs`` are llama.cpp's
+    attribute bits after its load-time fix-ups (use these to decide what a
+    token is). ``flags`` and ``special_ids`` hold only what the file says;
+    each tokenizer plugin applies its own defaults for missing entries.
+    """
+
+    model: str
+    pre: str
+    pieces: tuple[str, ...]
+    scores: tuple[float, ...]
+    types: tuple[int, ...]
+    attrs: tuple[int, ...]
+    merges: tuple[str, ...]
+    token_to_id: Mapping[str, int]
+    special_ids: Mapping[str, int]
+    flags: Mapping[str, bool]
+    precompiled_charsmap: bytes
+    special_tokens: tuple[int, ...]
+    """Ids split out of text before tokenizing, longest text first."""
+    eog_ids: frozenset[int]
+    name: str = ""
+    architecture: str = ""
+    max_piece_chars: int = 0
+    metadata: Mapping[str, MetadataValue] = field(default_factory=dict, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.pieces)
+
+    def flag(self, name: str, default: bool) -> bool:
+        """The flag ``name`` (see ``FLAG_KEYS``) if the file sets it, else ``default``."""
+        return self.flags.get(name, default)
+
+    def has_attr(self, token_id: int, attr: int) -> bool:
+        return (self.attrs[token_id] & attr) != 0
+
+
+def _string(gf: GGUFFile, key: str, default: str) -> str:
+    v = gf.metadata.get(key)
+    if v is None:
+        return default
+    if v.type != T_STRING or not isinstance(v.value, str):
+        raise GGUFError(gf.path, f"expected a string, found {v.type_name}", v.offset, key)
+    return v.value
+
+
+def _array(gf: GGUFFile, key: str, elem_types: tuple[int, ...], required: bool) -> MetadataValue | None:
+    v = gf.metadata.get(key)
+    if v is None:
+        if required:
+            raise GGUFError(gf.path, f"missing tokenizer key {key!r}", None, key)
+        return None
+    if v.type != T_ARRAY or v.elem_type not in elem_types:
+        raise GGUFError(gf.path, f"invalid type {v.type_name} for tokenizer key", v.offset, key)
+    return v
+
+
+def _int_value(v: MetadataValue) -> int | None:
+    if isinstance(v.value, bool) or not isinstance(v.value, int):
+        return None
+    return v.value
+
+
+def vocab_from_gguf(gf: GGUFFile) -> Vocab:
+    """Build the :class:`Vocab` of a parsed GGUF file.
+
+    Raises :class:`GGUFError` when tokenizer keys are missing, have the wrong
+    type, or disagree in length.
+    """
+    model = _string(gf, KEY_MODEL, "")
+    if not model:
+        raise GGUFError(gf.path, "the file has no tokenizer (tokenizer.ggml.model is missing)", None, KEY_MODEL)
+    pre = _string(gf, KEY_PRE, "")
+
+    tok_v = _array(gf, KEY_TOKENS, (T_STRING,), True)
+    assert tok_v is not None and isinstance(tok_v.value, list)
+    raw_pieces: list[str] = tok_v.value
+    n = len(raw_pieces)
+    if n == 0:
+        raise GGUFError(gf.path, "the vocabulary is empty", tok_v.offset, KEY_TOKENS)
+
+    scores: tuple[float, ...]
+    sc_v = _array(gf, KEY_SCORES, (T_FLOAT32, T_INT32), False)
+    if sc_v is None:
+        scores = (0.0,) * n
+    else:
+        arr = sc_v.value
+        assert isinstance(arr, np.ndarray)
+        if len(arr) < n:
+            raise GGUFError(gf.path, f"{len(arr)} scores for {n} tokens", sc_v.offset, KEY_SCORES)
+        scores = tuple(arr[:n].astype(np.float64).tolist())
+
+    types: tuple[int, ...]
+    ty_v = _array(gf, KEY_TYPES, (T_INT32,), False)
+    if ty_v is None:
+        types = (int(TokenType.NORMAL),) * n
+    else:
+        arr = ty_v.value
+        assert isinstance(arr, np.ndarray)
+        if len(arr) < n:
+            raise GGUFError(gf.path, f"{len(arr)} token types for {n} tokens", ty_v.offset, KEY_TYPES)
+        types = tuple(arr[:n].tolist())
+
+    merges: tuple[str, ...] = ()
+    mg_v = _array(gf, KEY_MERGES, (T_STRING,), False)
+    if mg_v is not None:
+        assert isinstance(mg_v.value, list)
+        merges = tuple(mg_v.value)
+
+    charsmap = b""
+    cm_v = _array(gf, KEY_CHARSMAP, (T_UINT8, T_INT8), False)
+    if cm_v is not None:
+        assert isinstance(cm_v.value, bytes)
+        charsmap = cm_v.value
+
+    pieces, token_to_id, max_len = _index_pieces(raw_pieces)
+    attrs = [_TYPE_TO_ATTR.get(t, Attr.UNDEFINED) for t in types]  # type: ignore[call-overload]
+
+    special_ids: dict[str, int] = {}
+    for name, key in SPECIAL_KEYS:
+        v = gf.metadata.get(key)
+        if v is None:
+            continue
+        iv = _int_value(v)
+        if iv is not None and 0 <= iv < n:
+            special_ids[name] = iv
+
+    flags: dict[str, bool] = {}
+    for name, key in FLAG_KEYS.items():
+        v = gf.metadata.get(key)
+        if v is not None and v.type == T_BOOL and isinstance(v.value, bool):
+            flags[name] = v.value
+
+    general_name = _string(gf, "general.name", "")
+    arch = _string(gf, "general.architecture", "")
+    eog = _apply_special_fixups(token_to_id, attrs, special_ids)
+
+    special_tokens = [i for i in range(n) if attrs[i] & (Attr.CONTROL | Attr.USER_DEFINED | Attr.UNKNOWN)]
+    # llama.cpp sorts by text length, longest first; ties keep id order here
+    special_tokens.sort(key=lambda i: -len(pieces[i].encode("utf-8", "surrogateescape")))
+    _apply_strip_rules(pieces, token_to_id, attrs, special_tokens, general_name, pre, arch)
+
+    return Vocab(
+        model=model, pre=pre, pieces=tuple(pieces), scores=scores, types=types,
+        attrs=tuple(attrs), merges=merges, token_to_id=token_to_id,
+        special_ids=special_ids, flags=flags, precompiled_charsmap=charsmap,
+        special_tokens=tuple(special_tokens), eog_ids=frozenset(eog),
+        name=general_name, architecture=arch, max_piece_chars=max_len,
+        metadata=gf.metadata,
+    )
+
+
+def _index_pieces(raw: list[str]) -> tuple[list[str], dict[str, int], int]:
+    pieces: list[str] = []
+    token_to_id: dict[str, int] = {}
+    max_len = 0
+    for i, p in enumerate(raw):
+        if not p:
+            # llama.cpp renames empty pieces so they stay addressable
+            p = f"[EMPTY_{i}]"
+        pieces.append(p)
+        token_to_id[p] = i  # the last duplicate wins, as in llama.cpp
+        if len(p) > max_len:
+            max_len = len(p)
+    return pieces, token_to_id, max_len
+
+
+def _apply_special_fixups(token_to_id: dict[str, int], attrs: list[int], special_ids: dict[str, int]) -> set[int]:
+    for name, texts in _AUTO_SPECIAL:
+        if name in special_ids:
+            continue
+        for text in texts:
+            tid = token_to_id.get(text)
+            if tid is not None:
+                special_ids[name] = tid
+                attrs[tid] |= Attr.CONTROL
+                break
+
+    for text, tid in token_to_id.items():
+        if attrs[tid] & Attr.CONTROL and not attrs[tid] & Attr.UNUSED and "unused" in text:
+            attrs[tid] |= Attr.UNUSED
+
+    eog: set[int] = {special_ids[k] for k in ("fim_pad", "fim_rep", "fim_sep") if k in special_ids}
+    for text in _EOG_TEXTS:
+        tid = token_to_id.get(text)
+        if tid is not None:
+            eog.add(tid)
+            attrs[tid] |= Attr.CONTROL
+    for text in ("<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"):
+        tid = token_to_id.get(text)
+        if tid is not None:
+            attrs[tid] = Attr.USER_DEFINED
+    for k in ("eos", "eot", "eom"):
+        if k in special_ids:
+            eog.add(special_ids[k])
+
+    texts = {tid: text for text, tid in token_to_id.items() if tid in eog}
+    present = set(texts.values())
+    if "<|end|>" in present and (("<|return|>" in present and "<|call|>" in present)
+                                 or ({"<|call|>", "<|calls|>"} & present and "<|flush|>" in present)):
+        end_id = token_to_id["<|end|>"]
+        eog.discard(end_id)
+        attrs[end_id] = Attr.USER_DEFINED
+    if "</s>" in present and ({"<|tool_response>", "<|plamo:eos|>"} & present):
+        s_id = token_to_id["</s>"]
+        eog.discard(s_id)
+        attrs[s_id] = Attr.NORMAL
+    return eog
+
+
+def _apply_strip_rules(pieces: list[str], token_to_id: dict[str, int], attrs: list[int],
+                       special_tokens: list[int], name: str, pre: str, arch: str) -> None:
+    lname = name.lower()
+    if any(s in pre for s in ("jina-v2-de", "jina-v2-es", "jina-v2-code")) or \
+            any(s in arch for s in ("nomic-bert-moe", "jina-bert-v3")):
+        if "<mask>" in token_to_id:
+            attrs[token_to_id["<mask>"]] |= Attr.LSTRIP
+    elif "phi-3" in lname or "phi3" in lname:
+        for tid in special_tokens:
+            attrs[tid] |= Attr.RSTRIP
+        for text, on in (("</s>", True), ("<unk>", False), ("<s>", False), ("<|endoftext|>", False)):
+            if text in token_to_id:
+                tid = token_to_id[text]
+                attrs[tid] = attrs[tid] | Attr.RSTRIP if on else attrs[tid] & ~Attr.RSTRIP
+    elif "modern-bert" in lname:
+        if "[MASK]" in token_to_id:
+            attrs[token_to_id["[MASK]"]] |= Attr.LSTRIP

@@ -1,0 +1,1 @@
+"""SentencePiece BPE with byte fallback (``tokenizer.ggml.model`` = ``llama``)."""

@@ -1,0 +1,83 @@
+"""Build script: maps the top-level folders onto the ``tokenprism`` namespace
+and compiles the hot modules with mypyc.
+
+mypyc names a compiled module after its path on disk, so the sources are
+compiled from a staged copy under ``build/mypyc-src/tokenprism/...`` that
+has the installed layout. ``TOKENPRISM_PURE=1``, or no working mypyc,
+gives a pure-Python build that behaves identically.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from setuptools import setup
+
+ROOT = Path(__file__).resolve().parent
+FOLDERS = {"core": "tokenprism.core", "app": "tokenprism.app", "plugins": "tokenprism.plugins"}
+
+# Hot modules compiled by mypyc. Left out on purpose: hookspecs/plugins/
+# plugin_types (pluggy glue, run once), model (thin facade), the plugins'
+# tiny @hookimpl modules, and everything in app/ (Qt, I/O).
+COMPILED = [
+    "core/gguf_file.py",
+    "core/vocab.py",
+    "core/encoding.py",
+    "core/special.py",
+    "plugins/spm/spm.py",
+    "plugins/bpe/bpe.py",
+    "plugins/bpe/pretokenize.py",
+    "plugins/ugm/ugm.py",
+    "plugins/ugm/charsmap.py",
+    "plugins/wpm/wpm.py",
+]
+
+
+def find_packages() -> tuple[list[str], dict[str, str]]:
+    packages: list[str] = []
+    package_dir: dict[str, str] = {}
+    for folder, pkg in FOLDERS.items():
+        for init in sorted((ROOT / folder).rglob("__init__.py")):
+            rel = init.parent.relative_to(ROOT)
+            name = pkg + "".join("." + part for part in rel.parts[1:])
+            packages.append(name)
+            package_dir[name] = rel.as_posix()
+    return packages, package_dir
+
+
+def mypyc_extensions() -> list[object]:
+    if os.environ.get("TOKENPRISM_PURE", "") not in ("", "0"):
+        print("TOKENPRISM_PURE set: building pure Python", file=sys.stderr)
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        print("mypyc not available: building pure Python", file=sys.stderr)
+        return []
+    sources = [m for m in COMPILED if (ROOT / m).exists()]
+    stage = ROOT / "build" / "mypyc-src"
+    if stage.exists():
+        shutil.rmtree(stage)
+    (stage / "tokenprism").mkdir(parents=True)
+    # only for mypy's module naming; the installed tokenprism stays a
+    # namespace package
+    (stage / "tokenprism" / "__init__.py").write_text("")
+    for folder in ("core", "plugins"):
+        shutil.copytree(ROOT / folder, stage / "tokenprism" / folder,
+                        ignore=shutil.ignore_patterns("*.so", "*.pyd", "__pycache__"))
+    staged = [str((stage / "tokenprism" / m).relative_to(ROOT)) for m in sources]
+    try:
+        return list(mypycify(["--ignore-missing-imports", *staged], opt_level="3",
+                             group_name="tokenprism"))
+    except Exception as e:  # a broken toolchain must not block installing
+        if os.environ.get("TOKENPRISM_REQUIRE_COMPILED"):
+            raise
+        print(f"mypyc failed ({e}); building pure Python", file=sys.stderr)
+        return []
+
+
+packages, package_dir = find_packages()
+setup(packages=packages, package_dir=package_dir, ext_modules=mypyc_extensions())
