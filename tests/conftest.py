@@ -33,3 +33,26 @@ def ref_model():  # type: ignore[no-untyped-def]
         return cache[name]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def char_plugin():  # type: ignore[no-untyped-def]
+    """Register the character-level test plugin for the whole session."""
+    from tests.ggufmaker import CharPlugin
+    from tokenprism.core.plugins import plugin_manager
+
+    pm = plugin_manager()
+    if pm.get_plugin("test-chars") is None:
+        pm.register(CharPlugin(), name="test-chars")
+    return pm.get_plugin("test-chars")
+
+
+@pytest.fixture(scope="session")
+def char_model_path(tmp_path_factory, char_plugin):  # type: ignore[no-untyped-def]
+    """A tiny GGUF handled by the test plugin (bos=1, eos=2, unk=0, byte tokens)."""
+    from tests.ggufmaker import CHAR_TOKENS, char_types, write_vocab_gguf
+
+    path = tmp_path_factory.mktemp("chars") / "chars.gguf"
+    return write_vocab_gguf(path, CHAR_TOKENS, types=char_types(), extra={
+        "tokenizer.ggml.bos_token_id": 1, "tokenizer.ggml.eos_token_id": 2,
+        "tokenizer.ggml.unknown_token_id": 0, "tokenizer.ggml.add_bos_token": True})
