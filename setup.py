@@ -25,7 +25,7 @@ FOLDERS = {"core": "tokenprism.core", "app": "tokenprism.app", "plugins": "token
 COMPILED = [
     "core/gguf_file.py",
     "core/vocab.py",
-    "core/encoding.py",
+    "core/spans.py",
     "core/special.py",
     "plugins/spm/spm.py",
     "plugins/bpe/bpe.py",

@@ -7,7 +7,7 @@ import importlib
 HOT_MODULES = (
     "tokenprism.core.gguf_file",
     "tokenprism.core.vocab",
-    "tokenprism.core.encoding",
+    "tokenprism.core.spans",
     "tokenprism.core.special",
     "tokenprism.plugins.spm.spm",
     "tokenprism.plugins.bpe.bpe",

@@ -11,12 +11,12 @@ took tens of seconds on large vocabularies; this reader is compiled with
 mypyc and reads the same files in a fraction of a second.
 """
 
-from __future__ import annotations
 
 import mmap
 import os
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +72,7 @@ class MetadataValue:
     bools, nested arrays), ``bytes`` (uint8/int8) or a numpy array."""
 
     type: int
-    value: object
+    value: Any  # (mypyc cannot build a dataclass field typed ``object``)
     elem_type: int = -1
     offset: int = 0
 

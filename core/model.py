@@ -12,11 +12,12 @@ import os
 import threading
 from typing import Sequence
 
-from .encoding import Encoding, assign_groups, byte_to_char_spans
+from .encoding import Encoding
 from .errors import GGUFError, TokenPrismError
 from .gguf_file import GGUFFile, read_gguf
 from .plugin_types import TokenizerSpec
 from .plugins import find_spec
+from .spans import assign_groups, byte_to_char_spans
 from .special import SpecialMatcher
 from .tokenizer import Tokenizer, TokenizerConfig
 from .vocab import Attr, Vocab, vocab_from_gguf

@@ -12,7 +12,6 @@ thousands), all occurrences of all special texts are found in one pass with
 a prefix set, then llama.cpp's order is replayed on those occurrences.
 """
 
-from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass

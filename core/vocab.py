@@ -8,11 +8,10 @@ lstrip/rstrip for a few model families), because those decide which text is
 split out as special tokens before any tokenizer plugin runs.
 """
 
-from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Mapping
+from typing import Final, Mapping
 
 import numpy as np
 
@@ -43,17 +42,17 @@ class TokenType(IntEnum):
 class Attr:
     """llama.cpp token attribute bits (``llama_token_attr``)."""
 
-    UNDEFINED = 0
-    UNKNOWN = 1 << 0
-    UNUSED = 1 << 1
-    NORMAL = 1 << 2
-    CONTROL = 1 << 3
-    USER_DEFINED = 1 << 4
-    BYTE = 1 << 5
-    NORMALIZED = 1 << 6
-    LSTRIP = 1 << 7
-    RSTRIP = 1 << 8
-    SINGLE_WORD = 1 << 9
+    UNDEFINED: Final = 0
+    UNKNOWN: Final = 1 << 0
+    UNUSED: Final = 1 << 1
+    NORMAL: Final = 1 << 2
+    CONTROL: Final = 1 << 3
+    USER_DEFINED: Final = 1 << 4
+    BYTE: Final = 1 << 5
+    NORMALIZED: Final = 1 << 6
+    LSTRIP: Final = 1 << 7
+    RSTRIP: Final = 1 << 8
+    SINGLE_WORD: Final = 1 << 9
 
 
 _TYPE_TO_ATTR = {
@@ -324,8 +323,7 @@ def _apply_special_fixups(token_to_id: dict[str, int], attrs: list[int], special
         if k in special_ids:
             eog.add(special_ids[k])
 
-    texts = {tid: text for text, tid in token_to_id.items() if tid in eog}
-    present = set(texts.values())
+    present = {text for text, tid in token_to_id.items() if tid in eog}
     if "<|end|>" in present and (("<|return|>" in present and "<|call|>" in present)
                                  or ({"<|call|>", "<|calls|>"} & present and "<|flush|>" in present)):
         end_id = token_to_id["<|end|>"]
