@@ -217,7 +217,7 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
         assert isinstance(arr, np.ndarray)
         if len(arr) < n:
             raise GGUFError(gf.path, f"{len(arr)} scores for {n} tokens", sc_v.offset, KEY_SCORES)
-        scores = tuple(arr[:n].astype(np.float64).tolist())
+        scores = tuple(arr[:n].tolist())
 
     types: tuple[int, ...]
     ty_v = _array(gf, KEY_TYPES, (T_INT32,), False)
@@ -262,7 +262,7 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
 
     general_name = _string(gf, "general.name", "")
     arch = _string(gf, "general.architecture", "")
-    eog = _apply_special_fixups(token_to_id, attrs, special_ids)
+    eog = _apply_special_fixups(pieces, token_to_id, attrs, special_ids)
 
     special_tokens = [i for i in range(n) if attrs[i] & (Attr.CONTROL | Attr.USER_DEFINED | Attr.UNKNOWN)]
     # llama.cpp sorts by text length, longest first; ties keep id order here
@@ -280,21 +280,19 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
 
 
 def _index_pieces(raw: list[str]) -> tuple[list[str], dict[str, int], int]:
-    pieces: list[str] = []
-    token_to_id: dict[str, int] = {}
-    max_len = 0
-    for i, p in enumerate(raw):
-        if not p:
-            # llama.cpp renames empty pieces so they stay addressable
-            p = f"[EMPTY_{i}]"
-        pieces.append(p)
-        token_to_id[p] = i  # the last duplicate wins, as in llama.cpp
-        if len(p) > max_len:
-            max_len = len(p)
+    # dict(zip(...)) keeps the last duplicate, as llama.cpp's token_to_id does
+    token_to_id = dict(zip(raw, range(len(raw))))
+    pieces = raw
+    if "" in token_to_id:
+        # llama.cpp renames empty pieces so they stay addressable
+        pieces = [p if p else f"[EMPTY_{i}]" for i, p in enumerate(raw)]
+        token_to_id = dict(zip(pieces, range(len(pieces))))
+    max_len = max(map(len, pieces)) if pieces else 0
     return pieces, token_to_id, max_len
 
 
-def _apply_special_fixups(token_to_id: dict[str, int], attrs: list[int], special_ids: dict[str, int]) -> set[int]:
+def _apply_special_fixups(pieces: list[str], token_to_id: dict[str, int], attrs: list[int],
+                          special_ids: dict[str, int]) -> set[int]:
     for name, texts in _AUTO_SPECIAL:
         if name in special_ids:
             continue
@@ -305,9 +303,11 @@ def _apply_special_fixups(token_to_id: dict[str, int], attrs: list[int], special
                 attrs[tid] |= Attr.CONTROL
                 break
 
-    for text, tid in token_to_id.items():
-        if attrs[tid] & Attr.CONTROL and not attrs[tid] & Attr.UNUSED and "unused" in text:
-            attrs[tid] |= Attr.UNUSED
+    for tid in range(len(attrs)):
+        if attrs[tid] & Attr.CONTROL and not attrs[tid] & Attr.UNUSED:
+            text = pieces[tid]
+            if "unused" in text and token_to_id.get(text) == tid:
+                attrs[tid] |= Attr.UNUSED
 
     eog: set[int] = {special_ids[k] for k in ("fim_pad", "fim_rep", "fim_sep") if k in special_ids}
     for text in _EOG_TEXTS:
@@ -323,7 +323,7 @@ def _apply_special_fixups(token_to_id: dict[str, int], attrs: list[int], special
         if k in special_ids:
             eog.add(special_ids[k])
 
-    present = {text for text, tid in token_to_id.items() if tid in eog}
+    present = {pieces[tid] for tid in eog if token_to_id.get(pieces[tid]) == tid}
     if "<|end|>" in present and (("<|return|>" in present and "<|call|>" in present)
                                  or ({"<|call|>", "<|calls|>"} & present and "<|flush|>" in present)):
         end_id = token_to_id["<|end|>"]
