@@ -175,6 +175,45 @@ def parse_ids(text: str) -> list[int]:
     return out
 
 
+def encoding_stats(enc: Encoding) -> dict[str, object]:
+    """Counts a person compares models by."""
+    from tokenprism.core import Attr
+
+    attrs = enc.model.vocab.attrs
+    n = len(enc)
+    n_bytes = len(enc.text.encode("utf-8"))
+    return {
+        "model": enc.model.name, "path": enc.model.path, "kind": enc.model.kind,
+        "tokens": n, "chars": len(enc.text), "bytes": n_bytes,
+        "chars_per_token": round(len(enc.text) / n, 3) if n else 0.0,
+        "bytes_per_token": round(n_bytes / n, 3) if n else 0.0,
+        "byte_fallback": sum(1 for t in enc.token_ids if attrs[t] & Attr.BYTE),
+        "unknown": sum(1 for t in enc.token_ids if attrs[t] & Attr.UNKNOWN),
+    }
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    if len(args.models) < 2:
+        raise CliError("compare needs at least two models")
+    text = _read_text(args)
+    encs = [_open(p).encode(text, add_special=args.add_special, parse_special=args.parse_special)
+            for p in args.models]
+    stats = [encoding_stats(e) for e in encs]
+    if args.format == "json":
+        doc = {"text": text, "add_special": args.add_special, "parse_special": args.parse_special,
+               "models": [{**st, "ids": e.ids, "token_list": token_rows(e)} for st, e in zip(stats, encs)]}
+        print(json.dumps(doc, ensure_ascii=False, indent=1))
+        return 0
+    base = int(stats[0]["tokens"])  # type: ignore[call-overload]
+    print(f"{'model':<32} {'kind':<5} {'tokens':>8} {'vs 1st':>8} {'chars/tok':>10} {'bytes/tok':>10} {'bytefb':>7} {'unk':>5}")
+    for st in stats:
+        n = int(st["tokens"])  # type: ignore[call-overload]
+        diff = f"{(n - base) / base:+.0%}" if base else "-"
+        print(f"{str(st['model'])[:32]:<32} {st['kind']!s:<5} {n:>8} {diff:>8} {st['chars_per_token']!s:>10} "
+              f"{st['bytes_per_token']!s:>10} {st['byte_fallback']!s:>7} {st['unknown']!s:>5}")
+    return 0
+
+
 def cmd_plugins(args: argparse.Namespace) -> int:
     specs = tokenizer_specs()
     for spec in specs:
@@ -204,7 +243,7 @@ def cmd_gui(paths: Sequence[str]) -> int:
 
 # ---- entry point ------------------------------------------------------------
 
-SUBCOMMANDS = ("info", "tokenize", "decode", "plugins", "version", "gui")
+SUBCOMMANDS = ("info", "tokenize", "decode", "compare", "plugins", "version", "gui", "convert")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -230,6 +269,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("model")
     s.add_argument("ids", nargs="+", help="ids separated by spaces or commas, or a JSON list")
     s.set_defaults(func=cmd_decode)
+
+    s = sub.add_parser("compare", help="tokenize one text with several models")
+    s.add_argument("models", nargs="+", metavar="MODEL")
+    s.add_argument("--text", "-t", dest="text", help="the text (or use --file / --stdin)")
+    s.add_argument("--file", "-f", help="read the text from a file (UTF-8)")
+    s.add_argument("--stdin", action="store_true", help="read the text from standard input")
+    s.add_argument("--add-special", action="store_true")
+    s.add_argument("--parse-special", action="store_true")
+    s.add_argument("--format", choices=("table", "json"), default="table")
+    s.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("plugins", help="list the tokenizer plugins found")
     s.set_defaults(func=cmd_plugins)

@@ -78,3 +78,17 @@ def test_parse_ids_forms() -> None:
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--version")
     assert code == 0 and ("compiled" in out or "pure" in out or "mixed" in out)
+
+
+def test_compare_table_and_json(capsys: pytest.CaptureFixture[str], char_model_path: Path) -> None:
+    p = str(char_model_path)
+    code, out, _ = run(capsys, "compare", p, p, "--text", "ab€")
+    assert code == 0
+    lines = out.strip().splitlines()
+    assert len(lines) == 3 and "+0%" in lines[2]
+    code, out, _ = run(capsys, "compare", p, p, "--text", "ab€", "--format", "json")
+    doc = json.loads(out)
+    assert [m["tokens"] for m in doc["models"]] == [5, 5]
+    assert doc["models"][0]["byte_fallback"] == 3
+    code, _, err = run(capsys, "compare", p, "--text", "x")
+    assert code == 1 and "at least two" in err
