@@ -1,0 +1,14 @@
+"""Registers the SPM tokenizer with TokenPrism (kept uncompiled: pluggy
+inspects this module's functions)."""
+
+from __future__ import annotations
+
+from tokenprism.core.hookspecs import hookimpl
+from tokenprism.core.plugin_types import TokenizerSpec
+
+from .spm import build_spm
+
+
+@hookimpl
+def tokenprism_tokenizers() -> list[TokenizerSpec]:
+    return [TokenizerSpec("spm", ("llama",), build_spm, "SentencePiece BPE with byte fallback")]

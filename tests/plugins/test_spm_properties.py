@@ -1,0 +1,134 @@
+"""Properties of the SPM plugin over arbitrary Unicode text.
+
+The round trip is llama.cpp's own behaviour, checked against its
+detokenizer during development: decoding drops the one space the prefix
+added, and the only loss is that a literal ``▁`` in the input comes back
+as a space (llama.cpp gives "a b" for the ids of "a▁b").
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+SPM_VOCABS = ["llama-spm", "phi-3", "baichuan"]
+
+_PIECES = st.sampled_from([
+    " ", "  ", "\n", "\t", "\r\n", "\u2581", "Hello", " world", "the", "é", "\u0301", "日本語",
+    "🦙", "👍🏽", "\u200d", "\x00", "\x7f", "<s>", "</s>", "<unk>", "<|endoftext|>", "<0x41>", "<SEP>", "<|user|>", "<|end|>",
+])
+TEXTS = st.one_of(
+    st.text(max_size=40),
+    st.lists(st.one_of(_PIECES, st.text(max_size=4)), max_size=12).map("".join),
+)
+
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def check_spans(enc: Any, text: str) -> None:
+    """Tokens are in order and their spans (a group's tokens counted once)
+    tile the text: every character in exactly one span."""
+    n_tok = len(enc)
+    assert len(enc.starts) == len(enc.ends) == n_tok
+    pos = 0
+    i = 0
+    while i < n_tok:
+        s, e = enc.starts[i], enc.ends[i]
+        if s == e:
+            # only the space prefix inserted at the start of a fragment
+            # covers nothing
+            assert s == pos and enc.token(i).piece == "\u2581", (i, s, pos)
+            i += 1
+            continue
+        first, last = enc.group_range(i)
+        gs = [enc.starts[k] for k in range(first, last)]
+        ge = [enc.ends[k] for k in range(first, last)]
+        assert gs == sorted(gs)
+        assert min(gs) == pos, (i, pos, gs)
+        assert max(ge) > pos
+        pos = max(ge)
+        i = last
+    assert pos == len(text)
+
+
+# phi-3 with parse_special is left out: its RSTRIP specials swallow the
+# whitespace after them, which no token then covers (see the xfail below)
+@pytest.mark.parametrize("name,parse_special", [
+    ("llama-spm", False), ("llama-spm", True), ("phi-3", False), ("baichuan", False), ("baichuan", True)])
+@SETTINGS
+@given(text=TEXTS)
+def test_encoding_spans_tile_the_text(name: str, parse_special: bool, text: str, ref_model: Any) -> None:
+    model = ref_model(name)
+    enc = model.encode(text, parse_special=parse_special)
+    check_spans(enc, text)
+    vocab_size = len(model.vocab.pieces)
+    assert all(0 <= t < vocab_size for t in enc.ids)
+    # byte spans agree with the character spans
+    data = text.encode("utf-8")
+    for k in range(len(enc)):
+        assert enc.byte_starts[k] <= enc.byte_ends[k] <= len(data)
+
+
+@pytest.mark.xfail(strict=True, reason="core: a special token's span leaves out the whitespace its "
+                   "RSTRIP/LSTRIP swallowed, so those characters belong to no token")
+def test_rstrip_whitespace_is_covered(ref_model: Any) -> None:
+    enc = ref_model("phi-3").encode("a <|end|>  x", parse_special=True)
+    assert enc.ids == [263, 29871, 32007, 921]  # llama.cpp 0.3.36
+    check_spans(enc, enc.text)
+
+
+@SETTINGS
+@given(text=TEXTS)
+def test_round_trip_llama_spm(text: str, ref_model: Any) -> None:
+    model = ref_model("llama-spm")
+    ids = model.encode(text).ids
+    assert model.decode(ids) == text.replace("\u2581", " ")
+
+
+@SETTINGS
+@given(text=TEXTS)
+def test_round_trip_with_bos(text: str, ref_model: Any) -> None:
+    model = ref_model("llama-spm")
+    ids = model.encode(text, add_special=True).ids
+    assert ids[0] == 1
+    # llama_detokenize with remove_special drops BOS and keeps the space
+    # the prefix added (the space is only dropped for the first piece)
+    assert model.decode(ids, remove_special=True) == (" " + text.replace("\u2581", " ") if text else "")
+
+
+@SETTINGS
+@given(text=TEXTS, after=st.booleans())
+def test_word_shortcut_equals_literal_loop(text: str, after: bool, ref_model: Any) -> None:
+    from tokenprism.plugins.spm.spm import SpmTokenizer
+
+    model = ref_model("llama-spm")
+    literal = _literal(model.vocab)
+    a = model.tokenizer.encode_fragment(text, after)
+    b = literal.encode_fragment(text, after)
+    assert (a.ids, a.starts, a.ends) == (b.ids, b.starts, b.ends)
+    assert isinstance(literal, SpmTokenizer)
+
+
+@SETTINGS
+@given(text=st.one_of(TEXTS, st.text(alphabet="▁abcdeHlo wrt", max_size=80)))
+def test_scan_merge_equals_heap_merge(text: str, ref_model: Any) -> None:
+    # white-box: the linear scan used for short words must pick the same
+    # pairs as llama.cpp's queue, which the long-text path still uses
+    tok = ref_model("llama-spm").tokenizer
+    norm = "▁" + text.replace(" ", "▁")
+    assert tok._merge_scan(norm) == tok._merge_heap(norm)
+
+
+_LITERAL: dict[int, Any] = {}
+
+
+def _literal(vocab: Any) -> Any:
+    from tokenprism.plugins.spm.spm import SpmTokenizer
+
+    key = id(vocab)
+    if key not in _LITERAL:
+        _LITERAL[key] = SpmTokenizer(vocab, by_word=False)
+    return _LITERAL[key]
