@@ -118,7 +118,9 @@ class SpecialMatcher:
                 if left_end > a:
                     lo.insert(k, a)
                     hi.insert(k, left_end)
-                specials.append((p, p + ln, tid))
+                # the special token's span takes the whitespace it swallowed,
+                # so every character of the text still belongs to a token
+                specials.append((left_end, right_start, tid))
         frags = [Fragment(a, b, -1) for a, b in zip(lo, hi)]
         frags.extend(Fragment(a, b, t) for a, b, t in specials)
         frags.sort(key=lambda f: f.start)
