@@ -1,0 +1,629 @@
+"""Byte-level BPE as llama.cpp's ``llm_tokenizer_bpe_session`` runs it.
+
+A fragment is split into words (``pretokenize``); each word is GPT-2
+byte-encoded (or, for SPM-style vocabularies such as Gemma 4, kept as UTF-8
+characters with spaces escaped to ``\u2581``), then merged: the adjacent pair
+with the lowest merge rank is joined, the leftmost first on a tie, until no
+pair has a rank. Every resulting symbol becomes its token, or, when the
+vocabulary lacks it, one token per byte (missing bytes are dropped, as in
+llama.cpp).
+
+Ranks are looked up by the merge text ``"left right"`` (llama.cpp splits a
+merge at its first space after index 0 and keeps the first duplicate), so no
+pair table has to be built from the 500 000 merges of a large vocabulary;
+the rank dict is made on first use. Results are cached per word.
+
+Spans are UTF-8 byte offsets into the original fragment: a byte-level
+symbol covers exactly its bytes; an escaped space (``\u2581``, three bytes)
+covers its one space byte.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from heapq import heappop, heappush
+from typing import Optional
+
+# (the ignores are for running mypy on the source tree, where the
+# ``tokenprism`` namespace only exists once installed)
+from tokenprism.core.tokenizer import (  # type: ignore[import-not-found, unused-ignore]
+    FragmentResult, TokenizerConfig, resolve_special_ids)
+from tokenprism.core.vocab import Vocab  # type: ignore[import-not-found, unused-ignore]
+
+from . import pretokenizers as pt
+from .pretokenize import Splitter, UnicodeTables, tables
+
+_BIG = 1 << 62
+_CACHE_LIMIT = 200_000
+_HEAP_MIN = 48  # words with at least this many symbols use the heap merge
+_ESCAPED_SPACE = "\u2581"
+_DNA_MARKER = "\ue000"
+
+
+def _byte_glyphs() -> list[str]:
+    """GPT-2's byte -> printable character table (``unicode_byte_to_utf8_map``)."""
+    glyph: list[str] = [""] * 256
+    keep = list(range(0x21, 0x7F)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    for b in keep:
+        glyph[b] = chr(b)
+    n = 0
+    for b in range(256):
+        if not glyph[b]:
+            glyph[b] = chr(256 + n)
+            n += 1
+    return glyph
+
+
+BYTE_GLYPHS: list[str] = _byte_glyphs()
+GLYPH_TO_BYTE: dict[str, int] = {g: b for b, g in enumerate(BYTE_GLYPHS)}
+# latin-1 text of a byte string -> its glyphs
+_GLYPH_TRANS: dict[int, str] = {b: BYTE_GLYPHS[b] for b in range(256) if BYTE_GLYPHS[b] != chr(b)}
+# the vocabulary text of a single raw byte (pieces are read with surrogateescape)
+_RAW_BYTE_TEXT: list[str] = [chr(b) if b < 0x80 else chr(0xDC00 + b) for b in range(256)]
+_HEX_BYTE_TEXT: list[str] = [f"<0x{b:02X}>" for b in range(256)]
+
+MODE_PLAIN = 0
+MODE_DNA = 1
+MODE_WHITESPACE = 2
+
+
+class WordResult:
+    """Tokens of one word: ids and byte spans relative to the word, and the
+    word's length in UTF-8 bytes."""
+
+    ids: list[int]
+    starts: list[int]
+    ends: list[int]
+    nbytes: int
+
+    def __init__(self, ids: list[int], starts: list[int], ends: list[int], nbytes: int) -> None:
+        self.ids = ids
+        self.starts = starts
+        self.ends = ends
+        self.nbytes = nbytes
+
+
+class BpeTokenizer:
+    """llama.cpp's BPE tokenizer for one vocabulary (``gpt2``, ``gemma4``,
+    ``hybriddna`` and ``whitespace`` models)."""
+
+    vocab: Vocab
+    config: TokenizerConfig
+
+    def __init__(self, vocab: Vocab) -> None:
+        self.vocab = vocab
+        model = vocab.model
+        forced = pt.MODEL_FORCED_PRE.get(model)
+        if forced is None:
+            raise ValueError(f"the BPE plugin does not handle tokenizer model {model!r}")
+        pre_name = forced or vocab.pre or "default"
+        pre = pt.PRE_NAMES.get(pre_name)
+        if pre is None:
+            raise ValueError(f"unknown pre-tokenizer type: {pre_name!r}")
+        ptype = pt.PRE_TYPES[pre.pre_type]
+        self.pre_name = pre_name
+        self.pre_type = pre.pre_type
+        self.byte_encode: bool = ptype.byte_encode
+        self.ignore_merges: bool = pre.ignore_merges
+        self.escape: bool = pre.escape_whitespaces
+        self.newline_fix: bool = pre.pre_type == "GEMMA4"
+        self.lowercase: bool = model == "whitespace" and vocab.flag("normalizer_lowercase", False)
+        self.mode: int = MODE_DNA if model == "hybriddna" else MODE_WHITESPACE if model == "whitespace" else MODE_PLAIN
+        # a symbol with a space after its first char never has a rank (see _rank)
+        self.check_space: bool = not self.byte_encode and not self.escape
+
+        t2i = vocab.token_to_id
+        self.t2i: dict[str, int] = t2i if isinstance(t2i, dict) else dict(t2i)
+        self.splitter = Splitter(ptype.regexes)
+        self.tab: UnicodeTables = tables()
+        self._ranks: Optional[dict[str, int]] = None
+        self._safe_split: Optional[re.Pattern[str]] = None
+        self._lock = threading.Lock()
+        self.cache: dict[str, WordResult] = {}
+        self._pieces: list[Optional[bytes]] = [None] * len(vocab.pieces)
+        self.dna_oov: int = self.t2i.get("<oov>", -1) if model == "hybriddna" else -1
+
+        defaults = dict(pt.MODEL_DEFAULT_SPECIAL.get(model, {}))
+        if pre.bos_none:
+            defaults.pop("bos", None)
+        special = resolve_special_ids(vocab, defaults)
+        if pre.bos_none and "bos" not in vocab.special_ids:
+            special.pop("bos", None)
+        add_bos = vocab.flag("add_bos", pre.add_bos)
+        if pre.pre_type in pt.FORCE_ADD_BOS_TYPES:
+            add_bos = True
+        add_eos = vocab.flag("add_eos", False)
+        prefix: tuple[int, ...] = (special["bos"],) if add_bos and "bos" in special else ()
+        suffix: tuple[int, ...] = (special["eos"],) if add_eos and "eos" in special else ()
+        self.config = TokenizerConfig(
+            kind="BPE",
+            special_ids=special,
+            special_prefix=prefix,
+            special_suffix=suffix,
+            add_bos=add_bos,
+            add_eos=add_eos,
+            add_space_prefix=vocab.flag("add_space_prefix", False),
+            clean_spaces=pre.clean_spaces,
+            byte_level=self.byte_encode and not self.escape,
+            normalizes=self.escape or self.lowercase,
+        )
+
+    # ------------------------------------------------------------ ranks
+
+    def ranks(self) -> dict[str, int]:
+        """Merge text -> rank, the first of duplicates winning (built once)."""
+        r = self._ranks
+        if r is None:
+            with self._lock:
+                r = self._ranks
+                if r is None:
+                    merges = self.vocab.merges
+                    n = len(merges)
+                    r = dict(zip(merges, range(n)))
+                    if len(r) != n:  # duplicates: llama.cpp keeps the first
+                        r = dict(zip(reversed(merges), range(n - 1, -1, -1)))
+                    self._ranks = r
+        return r
+
+    def safe_split(self) -> re.Pattern[str]:
+        """Where a line of an escaped vocabulary can be cut without changing
+        its tokens: before a space run, unless some merge joins the char
+        before it with a piece starting with ``\u2581``."""
+        p = self._safe_split
+        if p is None:
+            bad: set[str] = set()
+            for m in self.vocab.merges:
+                if " " + _ESCAPED_SPACE in m:
+                    k = m.find(" ", 1)
+                    if k > 0 and m[k + 1:k + 2] == _ESCAPED_SPACE and m[k - 1] != _ESCAPED_SPACE:
+                        bad.add(m[k - 1])
+            excl = "".join(sorted(bad | {" ", _ESCAPED_SPACE}))
+            p = re.compile("(?<=[^" + re.escape(excl).replace("\\ ", " ") + "])(?=[ " + _ESCAPED_SPACE + "])")
+            self._safe_split = p
+        return p
+
+    # ------------------------------------------------------------ merging
+
+    def merge(self, syms: list[str]) -> list[str]:
+        """Apply merges to ``syms`` (one char each) as llama.cpp does."""
+        n = len(syms)
+        if n < 2:
+            return syms
+        if n >= _HEAP_MIN:
+            return self.merge_heap("".join(syms))
+        ranks = self.ranks()
+        check = self.check_space
+        big = _BIG
+        pr: list[int] = []
+        for i in range(n - 1):
+            a = syms[i]
+            if check and " " in a[1:]:
+                pr.append(big)
+            else:
+                pr.append(ranks.get(a + " " + syms[i + 1], big))
+        while True:
+            best = min(pr)
+            if best == big:
+                break
+            i = pr.index(best)
+            merged = syms[i] + syms[i + 1]
+            syms[i] = merged
+            del syms[i + 1]
+            del pr[i]
+            if i > 0:
+                left = syms[i - 1]
+                if check and " " in left[1:]:
+                    pr[i - 1] = big
+                else:
+                    pr[i - 1] = ranks.get(left + " " + merged, big)
+            if i < len(syms) - 1:
+                if check and " " in merged[1:]:
+                    pr[i] = big
+                else:
+                    pr[i] = ranks.get(merged + " " + syms[i + 1], big)
+            if not pr:
+                break
+        return syms
+
+    def merge_heap(self, word: str) -> list[str]:
+        """The same merges with llama.cpp's priority queue, for long words."""
+        ranks = self.ranks()
+        check = self.check_space
+        n = len(word)
+        size: list[int] = [1] * n
+        nxt: list[int] = list(range(1, n + 1))
+        nxt[n - 1] = -1
+        prv: list[int] = list(range(-1, n - 1))
+        heap: list[tuple[int, int, int, int, int]] = []
+        for i in range(n - 1):
+            a = word[i]
+            r = ranks.get(a + " " + word[i + 1], -1)
+            if r >= 0:
+                heap.append((r, i, i + 1, 1, 1))
+        heap.sort()
+        while heap:
+            r, left, right, ls, rs = heappop(heap)
+            if size[left] != ls or size[right] != rs or nxt[left] != right:
+                continue
+            size[left] = ls + rs
+            size[right] = 0
+            nr = nxt[right]
+            nxt[left] = nr
+            if nr >= 0:
+                prv[nr] = left
+            msym = word[left:left + ls + rs]
+            p = prv[left]
+            if p >= 0:
+                psym = word[p:p + size[p]]
+                if not (check and " " in psym[1:]):
+                    rk = ranks.get(psym + " " + msym, -1)
+                    if rk >= 0:
+                        heappush(heap, (rk, p, left, size[p], ls + rs))
+            if nr >= 0:
+                if not (check and " " in msym[1:]):
+                    rk = ranks.get(msym + " " + word[nr:nr + size[nr]], -1)
+                    if rk >= 0:
+                        heappush(heap, (rk, left, nr, ls + rs, size[nr]))
+        out: list[str] = []
+        i = 0
+        while i >= 0:
+            out.append(word[i:i + size[i]])
+            i = nxt[i]
+        return out
+
+    # ------------------------------------------------------------ words
+
+    def word_bytelevel(self, word: str) -> WordResult:
+        """Tokens of one pre-tokenized word of a GPT-2 byte-level vocabulary."""
+        raw = word.encode("utf-8")
+        nbytes = len(raw)
+        glyphs = raw.decode("latin-1").translate(_GLYPH_TRANS)
+        t2i = self.t2i
+        if self.ignore_merges:
+            tid = t2i.get(glyphs, -1)
+            if tid >= 0:
+                return WordResult([tid], [0], [nbytes], nbytes)
+        syms = self.merge(list(glyphs))
+        ids: list[int] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        pos = 0
+        for s in syms:
+            ln = len(s)
+            tid = t2i.get(s, -1)
+            if tid >= 0:
+                ids.append(tid)
+                starts.append(pos)
+                ends.append(pos + ln)
+            else:
+                # llama.cpp looks up each UTF-8 byte of the symbol's glyphs
+                for k in range(ln):
+                    for b in s[k].encode("utf-8", "surrogateescape"):
+                        bt = t2i.get(_RAW_BYTE_TEXT[b], -1)
+                        if bt >= 0:
+                            ids.append(bt)
+                            starts.append(pos + k)
+                            ends.append(pos + k + 1)
+            pos += ln
+        return WordResult(ids, starts, ends, nbytes)
+
+    def word_utf8(self, word: str) -> WordResult:
+        """Tokens of one word of a vocabulary of UTF-8 pieces (Gemma 4):
+        spaces escaped, ``<0xNN>`` byte fallback."""
+        esc = word.replace(" ", _ESCAPED_SPACE) if self.escape else word
+        is_ascii = word.isascii()
+        nbytes = len(word) if is_ascii else len(word.encode("utf-8", "surrogateescape"))
+        t2i = self.t2i
+        if self.ignore_merges or (self.newline_fix and esc.strip("\n") == ""):
+            tid = t2i.get(esc, -1)
+            if tid >= 0:
+                return WordResult([tid], [0], [nbytes], nbytes)
+        syms = self.merge(list(esc))
+        # byte offset of each char of the word
+        offs: list[int] = []
+        if not is_ascii:
+            b = 0
+            for ch in word:
+                offs.append(b)
+                b += len(ch.encode("utf-8", "surrogateescape"))
+            offs.append(b)
+        ids: list[int] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        pos = 0
+        for s in syms:
+            ln = len(s)
+            tid = t2i.get(s, -1)
+            a = pos if is_ascii else offs[pos]
+            z = pos + ln if is_ascii else offs[pos + ln]
+            if tid >= 0:
+                ids.append(tid)
+                starts.append(a)
+                ends.append(z)
+            else:
+                for k in range(ln):
+                    cb = pos + k if is_ascii else offs[pos + k]
+                    spaced = self.escape and word[pos + k] == " "
+                    j = 0
+                    for by in s[k].encode("utf-8", "surrogateescape"):
+                        bt = t2i.get(_HEX_BYTE_TEXT[by], -1)
+                        if bt >= 0:
+                            ids.append(bt)
+                            if spaced:
+                                starts.append(cb)
+                                ends.append(cb + 1)
+                            else:
+                                starts.append(cb + j)
+                                ends.append(cb + j + 1)
+                        j += 1
+            pos += ln
+        return WordResult(ids, starts, ends, nbytes)
+
+    def word(self, word: str) -> WordResult:
+        if self.byte_encode:
+            return self.word_bytelevel(word)
+        return self.word_utf8(word)
+
+    # ------------------------------------------------------------ encoding
+
+    def units(self, text: str) -> list[str]:
+        """Pre-tokenized words of ``text`` as pieces of the original text (a
+        word of an escaped vocabulary is further cut where that is safe)."""
+        if not self.escape:
+            return self.splitter.split(text)
+        words = self.splitter.split(text.replace(" ", _ESCAPED_SPACE))
+        out: list[str] = []
+        pos = 0
+        safe = None if self.ignore_merges else self.safe_split()
+        for w in words:
+            orig = text[pos:pos + len(w)]
+            pos += len(w)
+            if safe is not None and len(orig) > 1:
+                out.extend(safe.split(orig))
+            else:
+                out.append(orig)
+        return out
+
+    def encode_text(self, text: str, ids: list[int], starts: list[int], ends: list[int], base: int) -> int:
+        """BPE-tokenize ``text`` (``llm_tokenizer_bpe_session::tokenize``),
+        appending tokens with spans shifted by ``base``; returns the byte
+        offset after the text."""
+        cache = self.cache
+        for w in self.units(text):
+            r = cache.get(w)
+            if r is None:
+                r = self.word(w)
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                cache[w] = r
+            rid = r.ids
+            if len(rid) == 1:
+                ids.append(rid[0])
+                starts.append(base + r.starts[0])
+                ends.append(base + r.ends[0])
+            else:
+                ids.extend(rid)
+                for x in r.starts:
+                    starts.append(base + x)
+                for x in r.ends:
+                    ends.append(base + x)
+            base += r.nbytes
+        return base
+
+    def encode_fragment(self, text: str, after_special: bool) -> FragmentResult:
+        ids: list[int] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        if self.mode == MODE_DNA:
+            self.encode_dna(text, ids, starts, ends)
+        elif self.mode == MODE_WHITESPACE:
+            self.encode_whitespace(text, ids, starts, ends)
+        else:
+            self.encode_text(text, ids, starts, ends, 0)
+        return FragmentResult(ids, starts, ends)
+
+    def encode_dna(self, text: str, ids: list[int], starts: list[int], ends: list[int]) -> None:
+        """``llm_tokenizer_hybriddna_session``: text inside ``<dna>..</dna>``
+        becomes 6-mer tokens (uppercased, the last one padded with ``A``)."""
+        t2i = self.t2i
+        begin_id = t2i.get("<dna>", -1)
+        end_id = t2i.get("</dna>", -1)
+        oov = self.dna_oov
+        if begin_id < 0 or end_id < 0 or oov < 0:
+            self.encode_text(text, ids, starts, ends, 0)
+            return
+        pos = 0
+        base = 0
+        n = len(text)
+        while pos < n:
+            start = text.find("<dna>", pos)
+            if start < 0:
+                base = self.encode_text(text[pos:], ids, starts, ends, base)
+                break
+            if start > pos:
+                base = self.encode_text(text[pos:start], ids, starts, ends, base)
+            ids.append(begin_id)
+            starts.append(base)
+            ends.append(base + 5)
+            base += 5
+            cstart = start + 5
+            end = text.find("</dna>", cstart)
+            cend = n if end < 0 else end
+            base = self.dna_kmers(text[cstart:cend], ids, starts, ends, base)
+            if end < 0:
+                break
+            ids.append(end_id)
+            starts.append(base)
+            ends.append(base + 6)
+            base += 6
+            pos = end + 6
+
+    def dna_kmers(self, seq: str, ids: list[int], starts: list[int], ends: list[int], base: int) -> int:
+        raw = seq.encode("utf-8")
+        up = bytes([c - 32 if 0x61 <= c <= 0x7A else c for c in raw])
+        t2i = self.t2i
+        k = 6
+        i = 0
+        while i < len(up):
+            kmer = up[i:i + k]
+            if len(kmer) < k:
+                kmer = kmer + b"A" * (k - len(kmer))
+            tid = t2i.get(kmer.decode("utf-8", "surrogateescape") + _DNA_MARKER, self.dna_oov)
+            ids.append(tid)
+            starts.append(base + i)
+            ends.append(base + min(i + k, len(up)))
+            i += k
+        return base + len(raw)
+
+    def encode_whitespace(self, text: str, ids: list[int], starts: list[int], ends: list[int]) -> None:
+        """``llm_tokenizer_whitespace_session``: whitespace separates
+        segments and is dropped; segments may be lowercased."""
+        tab = self.tab
+        ws = tab.whitespace
+        n = len(text)
+        i = 0
+        base = 0
+        while i < n:
+            if ord(text[i]) in ws:
+                base += 1 if text[i] < "\x80" else len(text[i].encode("utf-8"))
+                i += 1
+                continue
+            j = i
+            while j < n and ord(text[j]) not in ws:
+                j += 1
+            seg = text[i:j]
+            seg_bytes = len(seg.encode("utf-8"))
+            if self.lowercase:
+                low = "".join([chr(tab.tolower(ord(c))) for c in seg])
+                if low != seg and len(low.encode("utf-8")) != seg_bytes:
+                    self.encode_remapped(seg, low, ids, starts, ends, base)
+                else:
+                    self.encode_text(low, ids, starts, ends, base)
+            else:
+                self.encode_text(seg, ids, starts, ends, base)
+            base += seg_bytes
+            i = j
+
+    def encode_remapped(self, orig: str, low: str, ids: list[int], starts: list[int], ends: list[int],
+                        base: int) -> None:
+        """Tokenize ``low`` (same chars as ``orig``, other UTF-8 lengths) and
+        map its byte spans back onto ``orig``."""
+        lids: list[int] = []
+        ls: list[int] = []
+        le: list[int] = []
+        self.encode_text(low, lids, ls, le, 0)
+        # byte offset in low -> char index; char index -> byte offset in orig
+        char_at: list[int] = []
+        for ci, ch in enumerate(low):
+            for _ in range(len(ch.encode("utf-8"))):
+                char_at.append(ci)
+        char_at.append(len(low))
+        ob: list[int] = [0]
+        for ch in orig:
+            ob.append(ob[-1] + len(ch.encode("utf-8")))
+        for t in range(len(lids)):
+            ids.append(lids[t])
+            starts.append(base + ob[char_at[ls[t]]])
+            e = le[t]
+            ce = char_at[e - 1] + 1 if e > 0 else 0
+            ends.append(base + ob[ce])
+
+    # ------------------------------------------------------------ decoding
+
+    def piece_bytes(self, token_id: int) -> bytes:
+        cached = self._pieces[token_id]
+        if cached is not None:
+            return cached
+        piece: str = self.vocab.pieces[token_id]
+        if self.dna_oov >= 0 and token_id > self.dna_oov and len(piece) > 1 and piece.endswith(_DNA_MARKER):
+            piece = piece[:-1]
+        if self.escape:
+            out = piece.replace(_ESCAPED_SPACE, " ").encode("utf-8", "surrogateescape")
+        else:
+            out = decode_text(piece)
+        self._pieces[token_id] = out
+        return out
+
+    def normalized(self, text: str) -> str:
+        if self.escape:
+            return text.replace(" ", _ESCAPED_SPACE)
+        if self.lowercase:
+            tab = self.tab
+            ws = tab.whitespace
+            return "".join([c if ord(c) in ws else chr(tab.tolower(ord(c))) for c in text])
+        return text
+
+
+def decode_text(piece: str) -> bytes:
+    """``llama_decode_text``: byte-level glyphs back to bytes; a char that is
+    no glyph becomes ``[UNK_BYTE_0x<its utf-8 hex><the whole piece>]``."""
+    raw = piece.encode("utf-8", "surrogateescape")
+    cpts = [ord(c) for c in piece] if raw.isascii() or not _has_surrogates(piece) else llama_cpts(raw)
+    out = bytearray()
+    for c in cpts:
+        b = GLYPH_TO_BYTE.get(chr(c), -1) if c <= 0x10FFFF and not 0xD800 <= c <= 0xDFFF else -1
+        if b >= 0:
+            out.append(b)
+        else:
+            out += b"[UNK_BYTE_0x" + cpt_utf8(c).hex().encode("ascii") + raw + b"]"
+    return bytes(out)
+
+
+def _has_surrogates(s: str) -> bool:
+    for c in s:
+        if 0xD800 <= ord(c) <= 0xDFFF:
+            return True
+    return False
+
+
+def cpt_utf8(c: int) -> bytes:
+    """``unicode_cpt_to_utf8`` (surrogate code points included)."""
+    if c <= 0x7F:
+        return bytes([c])
+    if c <= 0x7FF:
+        return bytes([0xC0 | (c >> 6), 0x80 | (c & 0x3F)])
+    if c <= 0xFFFF:
+        return bytes([0xE0 | (c >> 12), 0x80 | ((c >> 6) & 0x3F), 0x80 | (c & 0x3F)])
+    return bytes([0xF0 | (c >> 18), 0x80 | ((c >> 12) & 0x3F), 0x80 | ((c >> 6) & 0x3F), 0x80 | (c & 0x3F)])
+
+
+def llama_cpts(raw: bytes) -> list[int]:
+    """``unicode_cpts_from_utf8``: lenient UTF-8 decoding, an invalid byte
+    giving U+FFFD."""
+    out: list[int] = []
+    i = 0
+    n = len(raw)
+    while i < n:
+        b0 = raw[i]
+        if not b0 & 0x80:
+            out.append(b0)
+            i += 1
+            continue
+        if b0 & 0x40:
+            if not b0 & 0x20:
+                if i + 1 < n and raw[i + 1] & 0xC0 == 0x80:
+                    out.append(((b0 & 0x1F) << 6) | (raw[i + 1] & 0x3F))
+                    i += 2
+                    continue
+            elif not b0 & 0x10:
+                if i + 2 < n and raw[i + 1] & 0xC0 == 0x80 and raw[i + 2] & 0xC0 == 0x80:
+                    out.append(((b0 & 0x0F) << 12) | ((raw[i + 1] & 0x3F) << 6) | (raw[i + 2] & 0x3F))
+                    i += 3
+                    continue
+            elif not b0 & 0x08:
+                if (i + 3 < n and raw[i + 1] & 0xC0 == 0x80 and raw[i + 2] & 0xC0 == 0x80
+                        and raw[i + 3] & 0xC0 == 0x80):
+                    out.append(((b0 & 0x07) << 18) | ((raw[i + 1] & 0x3F) << 12) | ((raw[i + 2] & 0x3F) << 6)
+                               | (raw[i + 3] & 0x3F))
+                    i += 4
+                    continue
+        out.append(0xFFFD)
+        i += 1
+    return out
+
+
+def build_bpe(vocab: Vocab) -> BpeTokenizer:
+    """Build the BPE tokenizer of ``vocab`` (raises ``ValueError`` for an
+    unknown pre-tokenizer)."""
+    return BpeTokenizer(vocab)

@@ -1,0 +1,13 @@
+"""Registers the BPE tokenizer with TokenPrism's plugin host."""
+
+from __future__ import annotations
+
+from tokenprism.core.hookspecs import hookimpl  # type: ignore[import-not-found, unused-ignore]
+from tokenprism.core.plugin_types import TokenizerSpec  # type: ignore[import-not-found, unused-ignore]
+
+from .bpe import build_bpe
+
+
+@hookimpl  # type: ignore[untyped-decorator, unused-ignore]
+def tokenprism_tokenizers() -> list[TokenizerSpec]:
+    return [TokenizerSpec("bpe", ("gpt2", "gemma4", "hybriddna", "whitespace"), build_bpe, "Byte-level BPE")]

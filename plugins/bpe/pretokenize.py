@@ -1,0 +1,750 @@
+"""Pre-tokenization exactly as llama.cpp's ``unicode_regex_split`` does it.
+
+llama.cpp splits text with a list of regexes, each one applied inside every
+piece the previous one produced. It does not run them through a Unicode
+regex engine:
+
+* a few well-known regexes (GPT-2, LLaMA-3, Qwen2, Qwen3.5, Kimi-K2,
+  AFMoE digits, newline runs) go to hand-written splitters that classify
+  code points with llama.cpp's own Unicode tables (``unicode_data``);
+* every other regex runs through C++ ``std::regex`` (ECMAScript). When it
+  uses ``\\p{..}`` categories, the text is first "collapsed": every
+  non-ASCII code point becomes one byte standing for its category
+  (whitespace -> ``\\v``, number, letter, punctuation, mark, symbol, other)
+  and each ``\\p{X}`` becomes that byte plus an ASCII range. Without
+  categories, non-ASCII whitespace is replaced by ``\\v``.
+
+Python's ``re`` gives the same matches as ``std::regex`` for these
+patterns (both are backtracking, first-alternative-wins engines), so each
+llama.cpp regex is translated once into a Python regex over the ORIGINAL
+text whose character classes are the exact sets of code points that the
+collapsed or substituted text would let through. The hand-written
+splitters for GPT-2/LLaMA-3/Qwen2/Qwen3.5 behave like their regexes with
+llama.cpp's tables (``|\\s+`` added for GPT-2), so they are translated the
+same way; Kimi-K2 and AFMoE digits are reimplemented as code.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from typing import Optional
+
+from . import unicode_data as ud
+
+MAX_CP = 0x10FFFF
+
+# the hand-written splitters of unicode.cpp, keyed by the regex text that
+# selects them (unicode_regex_split_custom)
+GPT2_REGEX = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"
+LLAMA3_REGEX = ("(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
+                "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+LLAMA3_REGEX_ORIG = ("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}|"
+                     " ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+QWEN2_REGEX = ("(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
+               "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+QWEN35_REGEX = ("(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|"
+                "\\p{N}| ?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+")
+KIMI_K2_REGEX = "\\p{Han}+"
+AFMOE_REGEX = "\\p{AFMoE_digits}"
+TINY_AYA_DIGITS_REGEX = "\\d{1,3}(?=(?:\\d{3})*\\b)"
+NEWLINES_REGEX = "[^\\n]+|[\\n]+"
+
+# what the custom splitters are equivalent to (a regex with llama.cpp's tables)
+_CUSTOM_AS_REGEX: dict[str, str] = {
+    GPT2_REGEX: GPT2_REGEX + "|\\s+",
+    LLAMA3_REGEX: LLAMA3_REGEX,
+    LLAMA3_REGEX_ORIG: LLAMA3_REGEX,
+    QWEN2_REGEX: QWEN2_REGEX,
+    QWEN35_REGEX: QWEN35_REGEX,
+    NEWLINES_REGEX: NEWLINES_REGEX,
+}
+
+# unicode_regex_split: the categories that trigger the collapsed text
+_UCAT_ENUM: dict[str, int] = {
+    "\\p{N}": ud.NUMBER, "\\p{L}": ud.LETTER, "\\p{P}": ud.PUNCTUATION, "\\p{M}": ud.ACCENT_MARK,
+    "\\p{S}": ud.SYMBOL, "\\p{Lu}": ud.LETTER, "\\p{Ll}": ud.LETTER, "\\p{Lt}": ud.LETTER,
+    "\\p{Lm}": ud.LETTER, "\\p{Lo}": ud.LETTER,
+}
+_UCAT_CPT: dict[int, int] = {
+    ud.NUMBER: 0xD1, ud.LETTER: 0xD2, ud.PUNCTUATION: 0xD3, ud.ACCENT_MARK: 0xD4, ud.SYMBOL: 0xD5,
+}
+_UCAT_MAP: dict[int, str] = {
+    ud.NUMBER: "\x30-\x39",
+    ud.LETTER: "\x41-\x5A\x61-\x7A",
+    ud.PUNCTUATION: "\x21-\x23\x25-\x2A\x2C-\x2F\x3A-\x3B\x3F-\x40\\\x5B-\\\x5D\x5F\\\x7B\\\x7D",
+    ud.ACCENT_MARK: "",
+    ud.SYMBOL: "\\\x24\\\x2B\x3C-\x3E\x5E\x60\\\x7C\\\x7E",
+}
+_COLLAPSED_OTHER = 0xD0
+# the char that stands for each class of non-ASCII code points in our own
+# collapsed text (keyed by llama.cpp's collapsed byte; 0x0B = whitespace)
+COLLAPSED_REP: dict[int, int] = {0x0B: 0x80, 0xD0: 0x81, 0xD1: 0x82, 0xD2: 0x83, 0xD3: 0x84, 0xD4: 0x85, 0xD5: 0x86}
+_C_SPACE: list[tuple[int, int]] = [(0x09, 0x0D), (0x20, 0x20)]  # isspace() in the "C" locale
+
+Ranges = list[tuple[int, int]]
+
+
+# ---------------------------------------------------------------- range sets
+
+def _normalize(rs: Ranges) -> Ranges:
+    rs = sorted(rs)
+    out: Ranges = []
+    for lo, hi in rs:
+        if lo > hi:
+            continue
+        if out and lo <= out[-1][1] + 1:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _complement(rs: Ranges, top: int) -> Ranges:
+    out: Ranges = []
+    nxt = 0
+    for lo, hi in _normalize(rs):
+        if lo > nxt:
+            out.append((nxt, lo - 1))
+        nxt = max(nxt, hi + 1)
+    if nxt <= top:
+        out.append((nxt, top))
+    return out
+
+
+def _intersect(a: Ranges, b: Ranges) -> Ranges:
+    out: Ranges = []
+    a = _normalize(a)
+    b = _normalize(b)
+    i = 0
+    j = 0
+    while i < len(a) and j < len(b):
+        lo = max(a[i][0], b[j][0])
+        hi = min(a[i][1], b[j][1])
+        if lo <= hi:
+            out.append((lo, hi))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _subtract(a: Ranges, b: Ranges) -> Ranges:
+    return _intersect(a, _complement(b, MAX_CP))
+
+
+def _contains(rs: Ranges, c: int) -> bool:
+    for lo, hi in rs:
+        if lo <= c <= hi:
+            return True
+    return False
+
+
+class UnicodeTables:
+    """llama.cpp's code point flags, as range sets and a lookup."""
+
+    def __init__(self) -> None:
+        data = ud.FLAG_RANGES
+        self.starts: list[int] = [data[i] for i in range(0, len(data), 2)]
+        self.flags: list[int] = [data[i + 1] for i in range(0, len(data), 2)]
+        self.whitespace: frozenset[int] = frozenset(ud.WHITESPACE)
+        low = ud.LOWERCASE
+        self.lower: dict[int, int] = {low[i]: low[i + 1] for i in range(0, len(low), 2)}
+        self.cats: dict[int, Ranges] = {}
+        for bit in (ud.NUMBER, ud.LETTER, ud.PUNCTUATION, ud.ACCENT_MARK, ud.SYMBOL):
+            rs: Ranges = []
+            for k in range(len(self.starts) - 1):
+                if self.flags[k] & bit:
+                    rs.append((self.starts[k], self.starts[k + 1] - 1))
+            self.cats[bit] = _normalize(rs)
+        self.ws_ranges: Ranges = _normalize([(c, c) for c in ud.WHITESPACE])
+        self.nonascii_ws: Ranges = _normalize([(c, c) for c in ud.WHITESPACE if c >= 0x80])
+        nonascii: Ranges = [(0x80, MAX_CP)]
+        known: Ranges = list(self.nonascii_ws)
+        self.cat_nonascii: dict[int, int] = {}
+        self.collapsed_sets: dict[int, Ranges] = {}
+        for bit, val in _UCAT_CPT.items():
+            part = _subtract(_intersect(self.cats[bit], nonascii), self.nonascii_ws)
+            self.collapsed_sets[val] = part
+            known.extend(part)
+        self.collapsed_sets[_COLLAPSED_OTHER] = _subtract(nonascii, known)
+        self._collapse_table: Optional[str] = None
+
+    def collapse_table(self) -> str:
+        """``str.translate`` table: ASCII stays, every other code point
+        becomes the representative char of its class (``COLLAPSED_REP``)."""
+        t = self._collapse_table
+        if t is None:
+            buf = bytearray(range(128)) + bytearray([COLLAPSED_REP[_COLLAPSED_OTHER]]) * (MAX_CP + 1 - 128)
+            for val, part in self.collapsed_sets.items():
+                rep = COLLAPSED_REP[val]
+                for lo, hi in part:
+                    buf[lo:hi + 1] = bytes([rep]) * (hi - lo + 1)
+            for lo, hi in self.nonascii_ws:
+                buf[lo:hi + 1] = bytes([COLLAPSED_REP[0x0B]]) * (hi - lo + 1)
+            t = buf.decode("latin-1")
+            self._collapse_table = t
+        return t
+
+    def flag(self, cpt: int) -> int:
+        """``unicode_cpt_flags_from_cpt`` (categories and the whitespace bit 0x100)."""
+        if cpt > MAX_CP:
+            return ud.UNDEFINED
+        f = self.flags[bisect_right(self.starts, cpt) - 1]
+        if cpt in self.whitespace:
+            f |= 0x100
+        return f
+
+    def tolower(self, cpt: int) -> int:
+        return self.lower.get(cpt, cpt)
+
+
+_tables: Optional[UnicodeTables] = None
+
+
+def tables() -> UnicodeTables:
+    global _tables
+    if _tables is None:
+        _tables = UnicodeTables()
+    return _tables
+
+
+# ---------------------------------------------------- ECMAScript -> Python
+
+def _collapse_regex(regex: str) -> str:
+    """llama.cpp's rewriting of a regex for the collapsed text (categories
+    become their marker byte, here a char U+00D1..U+00D5, plus ASCII ranges),
+    including its simple-minded tracking of ``[...]``."""
+    out: list[str] = []
+    inside = False
+    i = 0
+    n = len(regex)
+    while i < n:
+        c = regex[i]
+        if c == "[" and (i == 0 or regex[i - 1] != "\\"):
+            out.append("[")
+            inside = True
+            i += 1
+            continue
+        if inside and c == "]" and regex[i - 1] != "\\":
+            out.append("]")
+            inside = False
+            i += 1
+            continue
+        if c == "\\" and i + 3 < n and regex[i + 1] == "p" and regex[i + 2] == "{":
+            close = regex.find("}", i + 3)
+            if close != -1 and close <= i + 10:
+                pat = regex[i:close + 1]
+                if pat in _UCAT_ENUM:
+                    cat = _UCAT_ENUM[pat]
+                    if not inside:
+                        out.append("[")
+                    out.append(chr(_UCAT_CPT[cat]))
+                    out.append(_UCAT_MAP[cat])
+                    if not inside:
+                        out.append("]")
+                    i = close + 1
+                    continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+class _Translator:
+    """Parses one ECMAScript regex (as ``std::regex`` sees it) and writes the
+    Python regex that matches the same code points of the original text."""
+
+    def __init__(self, regex: str, collapsed: bool, exact: bool) -> None:
+        self.src = regex
+        self.collapsed = collapsed
+        self.exact = exact
+        self.pos = 0
+        self.tab = tables()
+        self.top = 0xFF if collapsed else MAX_CP
+        self.uses_anchor_start = False
+
+    def error(self, msg: str) -> ValueError:
+        return ValueError(f"unsupported regex {self.src!r} at {self.pos}: {msg}")
+
+    # sets over the values std::regex compares: chars of the collapsed text
+    # (0..0xFF) or code points of the substituted wide text
+    def to_unicode(self, s: Ranges) -> Ranges:
+        tab = self.tab
+        s = _normalize(s)
+        if self.collapsed and not self.exact:
+            # over our collapsed text: ASCII plus one char per class
+            out = _intersect(s, [(0, 0x7F)])
+            for val, rep in COLLAPSED_REP.items():
+                if _contains(s, val):
+                    out.append((rep, rep))
+            return _normalize(out)
+        if self.collapsed:
+            out = _intersect(s, [(0, 0x7F)])
+            if _contains(s, 0x0B):
+                out.extend(tab.nonascii_ws)
+            for val, part in tab.collapsed_sets.items():
+                if _contains(s, val):
+                    out.extend(part)
+            return _normalize(out)
+        out = _subtract(s, tab.nonascii_ws)
+        if _contains(s, 0x0B):
+            out.extend(tab.nonascii_ws)
+        return _normalize(out)
+
+    def emit_set(self, s: Ranges) -> str:
+        u = self.to_unicode(s)
+        if not u:
+            return "(?!)"
+        comp = _complement(u, MAX_CP)
+        if len(u) == 1 and u[0][0] == u[0][1]:
+            return re.escape(chr(u[0][0]))
+        if len(comp) < len(u):
+            if not comp:
+                return "[\\x00-\\U0010ffff]"
+            return "[^" + _class_body(comp) + "]"
+        return "[" + _class_body(u) + "]"
+
+    def class_escape(self, c: str) -> Ranges:
+        """A ``\\d \\D \\s \\S \\w \\W`` class as values."""
+        word: Ranges = [(0x30, 0x39), (0x41, 0x5A), (0x5F, 0x5F), (0x61, 0x7A)]
+        if c == "d":
+            return [(0x30, 0x39)]
+        if c == "D":
+            return _complement([(0x30, 0x39)], self.top)
+        if c == "s":
+            return list(_C_SPACE)
+        if c == "S":
+            return _complement(_C_SPACE, self.top)
+        if c == "w":
+            return word
+        if c == "W":
+            return _complement(word, self.top)
+        raise self.error("bad class escape")
+
+    def char_escape(self) -> int:
+        """The value of a character escape after the backslash (pos at the
+        char after ``\\``); advances past it."""
+        src = self.src
+        c = src[self.pos]
+        self.pos += 1
+        simple = {"n": 0x0A, "r": 0x0D, "t": 0x09, "v": 0x0B, "f": 0x0C, "0": 0x00}
+        if c in simple:
+            return simple[c]
+        if c == "x":
+            v = int(src[self.pos:self.pos + 2], 16)
+            self.pos += 2
+            return v
+        if c == "u":
+            v = int(src[self.pos:self.pos + 4], 16)
+            self.pos += 4
+            return v
+        if c == "c":
+            v = ord(src[self.pos]) % 32
+            self.pos += 1
+            return v
+        if c.isdigit() or c.isalpha():
+            raise self.error(f"escape \\{c}")
+        return ord(c)
+
+    def parse_class(self) -> str:
+        # pos is after '['
+        src = self.src
+        negate = False
+        if self.pos < len(src) and src[self.pos] == "^":
+            negate = True
+            self.pos += 1
+        items: Ranges = []
+        while True:
+            if self.pos >= len(src):
+                raise self.error("unterminated class")
+            c = src[self.pos]
+            if c == "]":
+                self.pos += 1
+                break
+            lo = self.class_atom(items)
+            if lo < 0:
+                continue
+            if self.pos + 1 < len(src) and src[self.pos] == "-" and src[self.pos + 1] != "]":
+                self.pos += 1
+                hi = self.class_atom(items)
+                if hi < 0:
+                    raise self.error("class escape in range")
+                if hi < lo:
+                    raise self.error("bad range")
+                items.append((lo, hi))
+            else:
+                items.append((lo, lo))
+        if negate:
+            items = _complement(items, self.top)
+        return self.emit_set(items)
+
+    def class_atom(self, items: Ranges) -> int:
+        """One class atom: returns its value, or -1 after adding a class
+        escape's set to ``items``."""
+        src = self.src
+        c = src[self.pos]
+        self.pos += 1
+        if c != "\\":
+            return ord(c)
+        e = src[self.pos]
+        if e in "dDsSwW":
+            self.pos += 1
+            items.extend(self.class_escape(e))
+            return -1
+        if e == "b":
+            self.pos += 1
+            return 0x08
+        return self.char_escape()
+
+    def translate(self) -> str:
+        src = self.src
+        out: list[str] = []
+        n = len(src)
+        while self.pos < n:
+            c = src[self.pos]
+            if c == "\\":
+                self.pos += 1
+                e = src[self.pos]
+                if e in "dDsSwW":
+                    self.pos += 1
+                    out.append(self.emit_set(self.class_escape(e)))
+                elif e in "bB":
+                    self.pos += 1
+                    w = self.emit_set(self.class_escape("w"))
+                    if e == "b":
+                        out.append(f"(?:(?<={w})(?!{w})|(?<!{w})(?={w}))")
+                    else:
+                        out.append(f"(?:(?<={w})(?={w})|(?<!{w})(?!{w}))")
+                    self.uses_anchor_start = True
+                else:
+                    v = self.char_escape()
+                    out.append(self.emit_set([(v, v)]))
+            elif c == "[":
+                self.pos += 1
+                out.append(self.parse_class())
+            elif c == "(":
+                self.pos += 1
+                if src.startswith("?:", self.pos) or src.startswith("?=", self.pos) or src.startswith("?!", self.pos):
+                    out.append("(" + src[self.pos:self.pos + 2])
+                    self.pos += 2
+                elif src.startswith("?", self.pos):
+                    raise self.error("group kind")
+                else:
+                    out.append("(?:")
+            elif c in ")|*+?":
+                out.append(c)
+                self.pos += 1
+            elif c == "{":
+                close = src.find("}", self.pos)
+                if close < 0 or not re.fullmatch(r"\{\d+(,\d*)?\}", src[self.pos:close + 1]):
+                    raise self.error("brace")
+                out.append(src[self.pos:close + 1])
+                self.pos = close + 1
+            elif c == ".":
+                self.pos += 1
+                out.append(self.emit_set(_complement([(0x0A, 0x0A), (0x0D, 0x0D)], self.top)))
+            elif c == "$":
+                self.pos += 1
+                out.append("(?![\\x00-\\U0010ffff])")
+            elif c == "^":
+                self.pos += 1
+                out.append("(?<![\\x00-\\U0010ffff])")
+                self.uses_anchor_start = True
+            else:
+                self.pos += 1
+                v = ord(c)
+                out.append(self.emit_set([(v, v)]))
+        return "".join(out)
+
+
+def _class_body(rs: Ranges) -> str:
+    parts: list[str] = []
+    for lo, hi in rs:
+        if lo == hi:
+            parts.append(_class_char(lo))
+        elif hi == lo + 1:
+            parts.append(_class_char(lo) + _class_char(hi))
+        else:
+            parts.append(_class_char(lo) + "-" + _class_char(hi))
+    return "".join(parts)
+
+
+def _class_char(c: int) -> str:
+    if (0x30 <= c <= 0x39) or (0x41 <= c <= 0x5A) or (0x61 <= c <= 0x7A):
+        return chr(c)
+    if c <= 0xFFFF:
+        return f"\\u{c:04x}"
+    return f"\\U{c:08x}"
+
+
+def uses_categories(regex: str) -> bool:
+    return any(k in regex for k in _UCAT_ENUM)
+
+
+def translate_regex(regex: str, exact: bool = False) -> tuple[str, bool, bool]:
+    """The Python regex equivalent to one llama.cpp regex run through
+    ``std::regex``, whether it runs on the collapsed text (it uses
+    categories; with ``exact`` it is written for the original text
+    instead), and whether it must run on a sliced piece (it looks behind
+    its start)."""
+    collapsed = uses_categories(regex)
+    if collapsed:
+        if any(ord(c) >= 128 for c in regex):
+            raise ValueError(f"regex {regex!r} mixes Unicode categories and non-ASCII characters "
+                             "(llama.cpp rejects it)")
+        src = _collapse_regex(regex)
+    else:
+        src = regex
+    t = _Translator(src, collapsed, exact)
+    return t.translate(), collapsed and not exact, t.uses_anchor_start
+
+
+# ---------------------------------------------------------------- splitting
+
+STAGE_REGEX = 0
+STAGE_KIMI_K2 = 1
+STAGE_AFMOE_DIGITS = 2
+
+
+class Stage:
+    """One regex of the list: a compiled Python regex or a custom splitter."""
+
+    def __init__(self, source: str, kind: int, pattern: Optional[re.Pattern[str]], tiles: bool,
+                 slice_pieces: bool, collapsed: bool) -> None:
+        self.source = source
+        self.kind = kind
+        self.pattern = pattern
+        self.collapsed = collapsed
+        """``pattern`` runs on the collapsed text."""
+        self.tiles = tiles
+        """The matches of ``pattern`` always cover the whole text."""
+        self.slice_pieces = slice_pieces
+
+
+def make_stage(regex: str, exact: bool = False) -> Stage:
+    if regex == KIMI_K2_REGEX:
+        return Stage(regex, STAGE_KIMI_K2, None, True, False, False)
+    if regex == AFMOE_REGEX or regex == TINY_AYA_DIGITS_REGEX:
+        return Stage(regex, STAGE_AFMOE_DIGITS, None, True, False, False)
+    custom = _CUSTOM_AS_REGEX.get(regex)
+    py, collapsed, anchored = translate_regex(custom if custom is not None else regex, exact)
+    return Stage(regex, STAGE_REGEX, re.compile(py), custom is not None, anchored, collapsed)
+
+
+class Splitter:
+    """Splits text into words like ``unicode_regex_split`` (without the
+    byte encoding). Words tile the text; empty words are dropped."""
+
+    def __init__(self, regexes: tuple[str, ...], exact: bool = False) -> None:
+        self.stages: list[Stage] = [make_stage(r, exact) for r in regexes]
+        self.tab = tables()
+        self.collapse: str = self.tab.collapse_table() if any(st.collapsed for st in self.stages) else ""
+
+    def split(self, text: str) -> list[str]:
+        if not text:
+            return []
+        stages = self.stages
+        is_ascii = text.isascii()
+        ctext = text if is_ascii or not self.collapse else text.translate(self.collapse)
+        pat = stages[0].pattern
+        if len(stages) == 1 and stages[0].tiles and pat is not None:
+            if not stages[0].collapsed or is_ascii:
+                return pat.findall(text)
+            cwords: list[str] = pat.findall(ctext)
+            out: list[str] = []
+            pos = 0
+            for cw in cwords:
+                n = len(cw)
+                out.append(text[pos:pos + n])
+                pos += n
+            return out
+        bounds: list[int] = [0, len(text)]
+        for st in stages:
+            bounds = self.split_stage(st, ctext if st.collapsed else text, bounds)
+        words: list[str] = []
+        for k in range(len(bounds) - 1):
+            a = bounds[k]
+            b = bounds[k + 1]
+            if b > a:
+                words.append(text[a:b])
+        return words
+
+    def split_stage(self, st: Stage, text: str, bounds: list[int]) -> list[int]:
+        """Split every piece ``[bounds[k], bounds[k+1])``; returns the new
+        boundaries (pieces may be empty)."""
+        out: list[int] = [bounds[0]]
+        for k in range(len(bounds) - 1):
+            a = bounds[k]
+            b = bounds[k + 1]
+            if b <= a:
+                out.append(b)
+                continue
+            if st.kind == STAGE_KIMI_K2:
+                kimi_k2_split(self.tab, text, a, b, out)
+            elif st.kind == STAGE_AFMOE_DIGITS:
+                afmoe_split(self.tab, text, a, b, out)
+            else:
+                pat = st.pattern
+                assert pat is not None
+                if st.slice_pieces:
+                    regex_split(pat, text[a:b], 0, b - a, a, out)
+                else:
+                    regex_split(pat, text, a, b, 0, out)
+        return out
+
+
+def regex_split(pat: re.Pattern[str], text: str, a: int, b: int, shift: int, out: list[int]) -> None:
+    """``unicode_regex_split_stl`` on ``text[a:b]``: matches and the gaps
+    between them each become a piece (appends piece ends to ``out``)."""
+    prev = a
+    for m in pat.finditer(text, a, b):
+        s = m.start()
+        e = m.end()
+        if s > prev:
+            out.append(s + shift)
+        out.append(e + shift)
+        prev = e
+    if prev < b:
+        out.append(b + shift)
+
+
+def _is_han(c: int) -> bool:
+    return ((0x4E00 <= c <= 0x9FFF) or (0x3400 <= c <= 0x4DBF) or (0x20000 <= c <= 0x2A6DF)
+            or (0x2A700 <= c <= 0x2B73F) or (0x2B740 <= c <= 0x2B81F) or (0x2B820 <= c <= 0x2CEAF)
+            or (0x2CEB0 <= c <= 0x2EBEF) or (0xF900 <= c <= 0xFAFF) or (0x2F800 <= c <= 0x2FA1F))
+
+
+_WS = 0x100
+_OUT = 0xFFFFFFFF
+
+
+def kimi_k2_split(tab: UnicodeTables, text: str, ini: int, end: int, out: list[int]) -> None:
+    """``unicode_regex_split_custom_kimi_k2`` on ``text[ini:end]``."""
+    cpts: list[int] = [ord(ch) for ch in text[ini:end]]
+    flg: list[int] = [tab.flag(c) for c in cpts]
+    n = len(cpts)
+    cpts.append(_OUT)
+    cpts.append(_OUT)
+    cpts.append(_OUT)
+    flg.append(0)
+    flg.append(0)
+    flg.append(0)
+    prev_end = 0
+    pos = 0
+    L = ud.LETTER
+    N = ud.NUMBER
+    while pos < n:
+        cpt = cpts[pos]
+        flags = flg[pos]
+        if _is_han(cpt):
+            while pos < n and _is_han(cpts[pos]):
+                pos += 1
+            prev_end = _add(out, ini, prev_end, pos)
+            continue
+        is_letter_pattern = ((flags & L) != 0 and not _is_han(cpt)) or (
+            not (cpt == 13 or cpt == 10 or (flags & L) != 0 or (flags & N) != 0)
+            and (flg[pos + 1] & L) != 0 and not _is_han(cpts[pos + 1]))
+        if is_letter_pattern:
+            has_leading = False
+            if not (cpt == 13 or cpt == 10 or (flags & L) != 0 or (flags & N) != 0):
+                has_leading = True
+                pos += 1
+            has_letters = False
+            while (flg[pos] & L) != 0 and not _is_han(cpts[pos]):
+                has_letters = True
+                pos += 1
+            if has_letters or (not has_leading and (flg[pos] & L) != 0 and not _is_han(cpts[pos])):
+                if not has_letters:
+                    pos += 1
+                while (flg[pos] & L) != 0 and not _is_han(cpts[pos]):
+                    pos += 1
+                if cpts[pos] == 0x27 and pos + 1 < n:
+                    nx = tab.tolower(cpts[pos + 1])
+                    if nx == 0x73 or nx == 0x74 or nx == 0x6D or nx == 0x64:
+                        pos += 2
+                    elif pos + 2 < n:
+                        nn = tab.tolower(cpts[pos + 2])
+                        if (nx == 0x72 and nn == 0x65) or (nx == 0x76 and nn == 0x65) or (nx == 0x6C and nn == 0x6C):
+                            pos += 3
+                prev_end = _add(out, ini, prev_end, pos)
+                continue
+            elif has_leading:
+                pos -= 1
+        if flags & N:
+            start = pos
+            while (flg[pos] & N) != 0:
+                pos += 1
+                if pos - start >= 3:
+                    prev_end = _add(out, ini, prev_end, pos)
+                    start = pos
+            prev_end = _add(out, ini, prev_end, pos)
+            continue
+        flags2 = flg[pos + 1] if cpt == 0x20 else flags
+        if not (flags2 & (_WS | L | N)) and flags2 != 0:
+            if cpt == 0x20:
+                pos += 1
+            while not (flags2 & (_WS | L | N)) and flags2 != 0:
+                pos += 1
+                flags2 = flg[pos]
+            c2 = cpts[pos]
+            while c2 == 13 or c2 == 10:
+                pos += 1
+                c2 = cpts[pos]
+            prev_end = _add(out, ini, prev_end, pos)
+            continue
+        nws = 0
+        last_rn = 0
+        while flg[pos + nws] & _WS:
+            c2 = cpts[pos + nws]
+            if c2 == 13 or c2 == 10:
+                last_rn = pos + nws + 1
+            nws += 1
+        if last_rn > 0:
+            pos = last_rn
+            prev_end = _add(out, ini, prev_end, pos)
+            continue
+        if nws > 1 and cpts[pos + nws] != _OUT:
+            pos += nws - 1
+            prev_end = _add(out, ini, prev_end, pos)
+            continue
+        if nws > 0:
+            pos += nws
+            prev_end = _add(out, ini, prev_end, pos)
+            continue
+        pos += 1
+        prev_end = _add(out, ini, prev_end, pos)
+
+
+def _add(out: list[int], ini: int, prev_end: int, end: int) -> int:
+    if end > prev_end:
+        out.append(ini + end)
+    return end
+
+
+def afmoe_split(tab: UnicodeTables, text: str, ini: int, end: int, out: list[int]) -> None:
+    """``unicode_regex_split_custom_afmoe`` on ``text[ini:end]`` (the
+    non-digit text before a digit run goes with its first group, as there)."""
+    n = end - ini
+    isnum: list[bool] = [(tab.flag(ord(ch)) & ud.NUMBER) != 0 for ch in text[ini:end]]
+    prev_end = 0
+    pos = 0
+    while pos < n:
+        if isnum[pos]:
+            start = pos
+            while pos < n and isnum[pos]:
+                pos += 1
+            count = pos - start
+            rem = count % 3
+            cur = start
+            if rem > 0:
+                prev_end = _add(out, ini, prev_end, cur + rem)
+                cur += rem
+            while cur < start + count:
+                prev_end = _add(out, ini, prev_end, cur + 3)
+                cur += 3
+            continue
+        pos += 1
+    if prev_end < n:
+        _add(out, ini, prev_end, n)

@@ -1,0 +1,143 @@
+"""The BPE plugin's data: the pre-tokenizer table and the Unicode tables
+are checked against llama.cpp's sources when those are at hand
+(``TOKENPRISM_LLAMA_CPP_SRC`` = llama.cpp's ``src/`` folder), and the regex
+translation is checked on hand-picked cases."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from tokenprism.plugins.bpe import pretokenize as P
+from tokenprism.plugins.bpe import unicode_data as ud
+from tokenprism.plugins.bpe.pretokenizers import PRE_NAMES, PRE_TYPES
+
+_CANDIDATES = [os.environ.get("TOKENPRISM_LLAMA_CPP_SRC", ""),
+               "/work/oracle/llama_cpp_python-0.3.36/vendor/llama.cpp/src"]
+SRC = next((Path(c) for c in _CANDIDATES if c and (Path(c) / "llama-vocab.cpp").is_file()), None)
+needs_src = pytest.mark.skipif(SRC is None, reason="llama.cpp sources not found (TOKENPRISM_LLAMA_CPP_SRC)")
+
+
+def _c_string(body: str) -> str:
+    esc = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", '"': '"', "'": "'"}
+    return re.sub(r"\\(.)", lambda m: esc[m.group(1)], body)
+
+
+@needs_src
+def test_unicode_tables_match_llama_cpp() -> None:
+    assert SRC is not None
+    src = (SRC / "unicode-data.cpp").read_text()
+    part = src[src.index("unicode_ranges_flags ="):src.index("unicode_set_whitespace =")]
+    flags = [int(x, 16) for pair in re.findall(r"\{0x([0-9A-F]+), 0x([0-9A-F]+)\}", part) for x in pair]
+    assert tuple(flags) == ud.FLAG_RANGES
+    part = src[src.index("unicode_set_whitespace ="):src.index("unicode_map_lowercase =")].split("{", 1)[1]
+    assert tuple(int(x, 16) for x in re.findall(r"0x([0-9A-F]+)", part)) == ud.WHITESPACE
+    part = src[src.index("unicode_map_lowercase ="):src.index("unicode_map_uppercase =")]
+    low = [int(x, 16) for pair in re.findall(r"\{0x([0-9A-F]+), 0x([0-9A-F]+)\}", part) for x in pair]
+    assert tuple(low) == ud.LOWERCASE
+
+
+@needs_src
+def test_pre_types_match_llama_cpp() -> None:
+    assert SRC is not None
+    src = (SRC / "llama-vocab.cpp").read_text()
+    ctor = src[src.index("llm_tokenizer_bpe(const llama_vocab & vocab) {"):
+               src.index("std::vector<std::string> regex_exprs;\n    bool byte_encode")]
+    found: dict[str, tuple[tuple[str, ...], bool]] = {}
+    for block in re.split(r"\n\s*break;", ctor):
+        cases = re.findall(r"case LLAMA_VOCAB_PRE_TYPE_(\w+):", block)
+        if "default:" in block:
+            cases.append("DEFAULT")
+        if "regex_exprs = {" not in block:
+            continue
+        body = block[block.index("regex_exprs = {"):]
+        body = body[:body.index("};")]
+        regexes = tuple(_c_string(m.group(1)) for line in body.split("\n")
+                        if (m := re.match(r'\s*"((?:[^"\\]|\\.)*)"', line)))
+        for c in cases:
+            found[c] = (regexes, "byte_encode = false" not in block)
+    assert set(found) == set(PRE_TYPES)
+    for name, (regexes, byte_encode) in found.items():
+        assert PRE_TYPES[name].regexes == regexes, name
+        assert PRE_TYPES[name].byte_encode == byte_encode, name
+
+
+@needs_src
+def test_pre_names_match_llama_cpp() -> None:
+    assert SRC is not None
+    src = (SRC / "llama-vocab.cpp").read_text()
+    chain = src[src.index('} else if (tokenizer_pre == "default") {'):
+                src.index("} else if (type == LLAMA_VOCAB_TYPE_SPM) {")]
+    seen = set()
+    for branch in chain.split("} else if (")[1:]:
+        names = re.findall(r'tokenizer_pre == "([^"]+)"', branch)
+        ptype = re.search(r"pre_type = LLAMA_VOCAB_PRE_TYPE_(\w+);", branch)
+        assert names and ptype
+        opts = {k: m.group(1) == "true" for k in ("ignore_merges", "clean_spaces", "add_bos", "escape_whitespaces")
+                if (m := re.search(k + r" = (true|false);", branch))}
+        for n in names:
+            seen.add(n)
+            pre = PRE_NAMES[n]
+            assert pre.pre_type == ptype.group(1), n
+            assert pre.ignore_merges == opts.get("ignore_merges", False), n
+            assert pre.clean_spaces == opts.get("clean_spaces", True), n
+            assert pre.add_bos == opts.get("add_bos", False), n
+            assert pre.escape_whitespaces == opts.get("escape_whitespaces", False), n
+            assert pre.bos_none == ("special_bos_id = LLAMA_TOKEN_NULL" in branch), n
+    assert seen == set(PRE_NAMES)
+
+
+def test_tables_are_consistent() -> None:
+    assert len(PRE_NAMES) >= 90
+    assert all(p.pre_type in PRE_TYPES for p in PRE_NAMES.values())
+    assert ud.FLAG_RANGES[0] == 0 and ud.FLAG_RANGES[-2] == 0x110000
+    for t in PRE_TYPES.values():
+        P.Splitter(t.regexes)  # every regex translates and compiles
+
+
+def _split(regexes: tuple[str, ...], text: str) -> list[str]:
+    return P.Splitter(regexes).split(text)
+
+
+def test_gpt2_splitter() -> None:
+    gpt2 = PRE_TYPES["GPT2"].regexes
+    assert _split(gpt2, "Hello world's  end") == ["Hello", " world", "'s", " ", " end"]
+    assert _split(gpt2, "a \t\n b") == ["a", " \t\n", " b"]
+    # U+3000 is whitespace in llama.cpp's table; U+200B is not
+    assert _split(gpt2, "x\u3000\u3000y\u200bz") == ["x", "\u3000", "\u3000", "y", "\u200b", "z"]
+    assert _split(gpt2, "x  ") == ["x", "  "]
+
+
+def test_llama3_splitter() -> None:
+    llama3 = PRE_TYPES["LLAMA3"].regexes
+    assert _split(llama3, "I'M 12345 ok\r\n\n  x") == ["I", "'M", " ", "123", "45", " ok", "\r\n\n", " ", " x"]
+    assert _split(llama3, "!!'s\n") == ["!!'", "s", "\n"]
+
+
+def test_std_regex_whitespace() -> None:
+    # std::regex \s is the C locale's six; non-ASCII whitespace only counts
+    # because llama.cpp replaced it by \v first
+    assert P.Splitter(("\\s+",)).split("a\x1c\u3000 b") == ["a\x1c", "\u3000 ", "b"]
+    # a non-ASCII whitespace char in a class never matches (it became \v)
+    assert P.Splitter(("[\u3000-\u3002]+",)).split("\u3000\u3001") == ["\u3000", "\u3001"]
+
+
+def test_collapsed_categories() -> None:
+    # \p{N} covers non-ASCII digits; \p{P} and ASCII punctuation per llama.cpp's map
+    assert _split(("\\p{N}",), "a\u0663\u00bd") == ["a", "\u0663", "\u00bd"]
+    assert _split(PRE_TYPES["DEFAULT"].regexes, "x$+y,,1234") == ["x", "$+", "y", ",,", "123", "4"]
+
+
+def test_afmoe_digits_and_kimi() -> None:
+    stage = P.Splitter(("\\p{AFMoE_digits}",))
+    assert stage.split("ab12345c") == ["ab12", "345", "c"]
+    kimi = P.Splitter(("\\p{Han}+",))
+    assert kimi.split("你好world's 123456 x") == ["你好", "world's", " ", "123", "456", " x"]
+
+
+def test_regex_mixing_categories_and_non_ascii_is_rejected() -> None:
+    with pytest.raises(ValueError):
+        P.translate_regex("\\p{L}\u00e9")
