@@ -1,0 +1,1 @@
+"""WordPiece (``tokenizer.ggml.model`` = ``bert``), as llama.cpp's WPM tokenizer."""

@@ -1,0 +1,477 @@
+"""WordPiece (``tokenizer.ggml.model`` = ``bert``), exactly as llama.cpp's
+``llm_tokenizer_wpm_session`` does it.
+
+Preprocessing (llama.cpp ``preprocess``), per code point of the fragment:
+
+1. with ``strip_accents``, the code point is replaced by the FIRST code point
+   of its NFD (llama.cpp's one-to-one NFD table), and its flags are taken
+   from that code point;
+2. whitespace ends the current word;
+3. U+0000, U+FFFD and controls (categories Cc, Cf, Co, Cs) are dropped, and
+   with ``strip_accents`` so are marks (category M);
+4. the code point is lowercased (simple mapping) with ``lowercase``;
+5. punctuation (category P), ASCII symbols (S below U+007F) and CJK
+   ideographs become one-character words; everything else joins the word.
+
+Each word then gets the word-start marker ``▁`` and is cut greedily, longest
+vocabulary match first; a word with a position where nothing matches becomes
+one unknown token.
+
+Implementation: the fragment is cut with one regular expression into pieces
+"leading whitespace + one word" whose character classes are computed per
+ORIGINAL code point (through NFD when accents are stripped), so nothing is
+rewritten before cutting and spans stay exact. Each distinct piece is
+tokenized once and remembered with its byte offsets relative to the piece,
+so repeated words cost one dictionary lookup.
+
+Spans: a token covers the original characters its normalized characters
+came from, together with the dropped characters (accents, controls) that
+follow them inside the word; the first token of a word also covers dropped
+characters at the word's start. A ``▁``-only token is empty at the word start.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from bisect import bisect_right
+from typing import Final
+
+from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
+from tokenprism.core.vocab import Vocab
+
+from . import unicode_tables as _ut
+
+WORD_MARK: Final = "\u2581"
+
+# llama.cpp's defaults for "bert" vocabularies (llama_vocab::impl::load)
+DEFAULT_SPECIAL_IDS: Final[dict[str, int]] = {"bos": 101, "unk": 100, "sep": 102, "pad": 0, "mask": 103}
+
+# llm_tokenizer_wpm_session::is_chinese_char
+CHINESE_RANGES: Final[tuple[tuple[int, int], ...]] = (
+    (0x04E00, 0x09FFF),
+    (0x03400, 0x04DBF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F),
+    (0x2B920, 0x2CEAF),  # sic: llama.cpp follows HF's 0x2B920, not 0x2B820
+    (0x0F900, 0x0FAFF),
+    (0x2F800, 0x2FA1F),
+)
+
+# remembered pieces per tokenizer; longer pieces are not remembered
+_CACHE_LIMIT: Final = 1 << 16
+_CACHE_MAX_CHARS: Final = 48
+
+Ranges = list[tuple[int, int]]
+
+
+# ---- character classes ------------------------------------------------------
+
+
+def _normalize_ranges(rs: Ranges) -> Ranges:
+    """Sorted, merged copy of inclusive ranges."""
+    out: Ranges = []
+    for a, b in sorted(rs):
+        if out and a <= out[-1][1] + 1:
+            if b > out[-1][1]:
+                out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
+
+
+def _subtract(rs: Ranges, minus: Ranges) -> Ranges:
+    """``rs`` without the code points of ``minus`` (both normalized)."""
+    out: Ranges = []
+    j = 0
+    for a, b in rs:
+        lo = a
+        while j < len(minus) and minus[j][1] < lo:
+            j += 1
+        k = j
+        while k < len(minus) and minus[k][0] <= b:
+            ma, mb = minus[k]
+            if ma > lo:
+                out.append((lo, ma - 1))
+            lo = max(lo, mb + 1)
+            if lo > b:
+                break
+            k += 1
+        if lo <= b:
+            out.append((lo, b))
+    return out
+
+
+def _points(cps: list[int]) -> Ranges:
+    return _normalize_ranges([(c, c) for c in cps])
+
+
+class _RangeSet:
+    """Membership in normalized inclusive ranges, by binary search."""
+
+    def __init__(self, rs: Ranges) -> None:
+        self.starts = [a for a, _ in rs]
+        self.ends = [b for _, b in rs]
+
+    def __contains__(self, cp: int) -> bool:
+        i = bisect_right(self.starts, cp) - 1
+        return i >= 0 and cp <= self.ends[i]
+
+
+def _nfd_pairs() -> list[tuple[int, int]]:
+    """(code point, first code point of its NFD) for every code point it changes."""
+    out: list[tuple[int, int]] = []
+    for first, last, target in _ut.NFD:
+        for cp in range(first, last + 1):
+            out.append((cp, target))
+    return out
+
+
+# classes of one code point
+WS: Final = 0
+DROP: Final = 1
+SPLIT: Final = 2
+WORD: Final = 3
+
+
+class CharClasses:
+    """The whitespace, dropped and split sets for one ``strip_accents``
+    setting, as ranges over ORIGINAL code points."""
+
+    def __init__(self, strip_accents: bool) -> None:
+        ws = _points(list(_ut.WHITESPACE))
+        drop_l: Ranges = list(_ut.CONTROL) + [(0, 0), (0xFFFD, 0xFFFD)]
+        if strip_accents:
+            drop_l += list(_ut.MARK)
+        drop = _subtract(_normalize_ranges(drop_l), ws)
+        split_l: Ranges = list(_ut.PUNCT) + list(CHINESE_RANGES) + [(ord(c), ord(c)) for c in _ut.ASCII_SYMBOL]
+        split = _subtract(_subtract(_normalize_ranges(split_l), ws), drop)
+        if strip_accents:
+            # flags are those of the NFD's first code point
+            sets = (_RangeSet(ws), _RangeSet(drop), _RangeSet(split))
+            moved: dict[int, list[int]] = {WS: [], DROP: [], SPLIT: [], WORD: []}
+            changed: list[int] = []
+            for cp, target in _nfd_pairs():
+                a, b = _classify(sets, cp), _classify(sets, target)
+                if a != b:
+                    changed.append(cp)
+                    moved[b].append(cp)
+            ch = _points(changed)
+            ws = _normalize_ranges(_subtract(ws, ch) + _points(moved[WS]))
+            drop = _normalize_ranges(_subtract(drop, ch) + _points(moved[DROP]))
+            split = _normalize_ranges(_subtract(split, ch) + _points(moved[SPLIT]))
+        self.ws: Ranges = ws
+        self.drop: Ranges = drop
+        self.split: Ranges = split
+        self._sets = (_RangeSet(ws), _RangeSet(drop), _RangeSet(split))
+
+    def char_class(self, cp: int) -> int:
+        """WS, DROP, SPLIT or WORD for an original code point."""
+        return _classify(self._sets, cp)
+
+
+def _classify(sets: tuple[_RangeSet, _RangeSet, _RangeSet], cp: int) -> int:
+    if cp in sets[0]:
+        return WS
+    if cp in sets[1]:
+        return DROP
+    if cp in sets[2]:
+        return SPLIT
+    return WORD
+
+
+def _regex_class(rs: Ranges, negate: bool = False) -> str:
+    parts: list[str] = []
+    for a, b in rs:
+        if a == b:
+            parts.append(f"\\U{a:08x}")
+        else:
+            parts.append(f"\\U{a:08x}-\\U{b:08x}")
+    return ("[^" if negate else "[") + "".join(parts) + "]"
+
+
+def _translate_table(lowercase: bool, strip_accents: bool) -> dict[int, int]:
+    """Code point -> its normalized code point, for every one that changes
+    (dropped code points are removed before translating)."""
+    lower: dict[int, int] = dict(_ut.LOWER) if lowercase else {}
+    table: dict[int, int] = {}
+    if strip_accents:
+        for cp, target in _nfd_pairs():
+            table[cp] = lower.get(target, target)
+    for cp, lc in lower.items():
+        if cp not in table:
+            table[cp] = lc
+    return {k: v for k, v in table.items() if k != v}
+
+
+def _clip(rs: Ranges, hi: int) -> Ranges:
+    """The part of ``rs`` at or below ``hi``."""
+    return [(a, min(b, hi)) for a, b in rs if a <= hi]
+
+
+def _pieces_pattern(ws_r: Ranges, split_r: Ranges) -> str:
+    """Leading whitespace + one word, or trailing whitespace alone.
+
+    The word class is spelled out positively: ``re`` tests a negated class
+    by scanning all its ranges above U+FFFF for every character."""
+    word_r = _subtract([(0, 0x10FFFF)], _normalize_ranges(ws_r + split_r))
+    ws = _regex_class(ws_r)
+    return f"{ws}*(?:{_regex_class(word_r)}+|{_regex_class(split_r)})|{ws}+"
+
+
+class _Tables:
+    """Compiled data for one (lowercase, strip_accents) setting."""
+
+    def __init__(self, lowercase: bool, strip_accents: bool) -> None:
+        cc = CharClasses(strip_accents)
+        self.pieces_re: re.Pattern[str] = re.compile(_pieces_pattern(cc.ws, cc.split))
+        # the same classes cut to ASCII: a smaller, faster pattern for ASCII text
+        self.ascii_pieces_re: re.Pattern[str] = re.compile(_pieces_pattern(_clip(cc.ws, 0x7F), _clip(cc.split, 0x7F)))
+        keep = _regex_class(_subtract([(0, 0x10FFFF)], cc.drop))
+        self.keep_re: re.Pattern[str] = re.compile(keep)
+        self.all_kept_re: re.Pattern[str] = re.compile(keep + "*")
+        self.ws_chars: str = "".join(chr(c) for c in _ut.WHITESPACE)
+        self.table: dict[int, int] = _translate_table(lowercase, strip_accents)
+        self.classes = cc
+
+
+_tables_lock = threading.Lock()
+_tables_cache: dict[tuple[bool, bool], _Tables] = {}
+
+
+def _get_tables(lowercase: bool, strip_accents: bool) -> _Tables:
+    key = (lowercase, strip_accents)
+    with _tables_lock:
+        t = _tables_cache.get(key)
+        if t is None:
+            t = _Tables(lowercase, strip_accents)
+            _tables_cache[key] = t
+        return t
+
+
+# ---- tokenizing ---------------------------------------------------------------
+
+
+class Piece:
+    """The tokens of one piece (leading whitespace + one word), with byte
+    offsets relative to the piece."""
+
+    def __init__(self, ids: list[int], starts: list[int], ends: list[int], nbytes: int, word: str) -> None:
+        self.ids = ids
+        self.starts = starts
+        self.ends = ends
+        self.nbytes = nbytes
+        self.word = word
+
+
+def _utf8_offsets(text: str) -> list[int]:
+    """UTF-8 byte offset of every character of ``text``, and of its end."""
+    out = [0] * (len(text) + 1)
+    pos = 0
+    i = 0
+    for ch in text:
+        out[i] = pos
+        o = ord(ch)
+        pos += 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
+        i += 1
+    out[i] = pos
+    return out
+
+
+class WpmTokenizer:
+    """llama.cpp's WPM tokenizer for one vocabulary."""
+
+    def __init__(self, vocab: Vocab) -> None:
+        self.vocab = vocab
+        lowercase = vocab.flag("normalizer_lowercase", True)
+        strip_accents = vocab.flag("normalizer_strip_accents", lowercase)
+        self.lowercase: bool = lowercase
+        self.strip_accents: bool = strip_accents
+        special = resolve_special_ids(vocab, DEFAULT_SPECIAL_IDS)
+        bos = special.get("bos", -1)
+        sep = special.get("sep", -1)
+        self.config = TokenizerConfig(
+            kind="WPM",
+            special_ids=special,
+            special_prefix=(bos,) if bos >= 0 else (),
+            special_suffix=(sep,) if sep >= 0 else (),
+            add_bos=vocab.flag("add_bos", True),
+            add_eos=vocab.flag("add_eos", False),
+            add_space_prefix=False,
+            clean_spaces=True,
+            byte_level=False,
+            normalizes=True,
+        )
+        self._unk: int = special.get("unk", -1)
+        self._t2i: dict[str, int] = dict(vocab.token_to_id)
+        self._max_len: int = max(1, vocab.max_piece_chars)
+        tables = _get_tables(lowercase, strip_accents)
+        self._pieces_re: re.Pattern[str] = tables.pieces_re
+        self._ascii_pieces_re: re.Pattern[str] = tables.ascii_pieces_re
+        self._all_kept_re: re.Pattern[str] = tables.all_kept_re
+        self._keep_re: re.Pattern[str] = tables.keep_re
+        self._ws_chars: str = tables.ws_chars
+        self._table: dict[int, int] = tables.table
+        self._cache: dict[str, Piece] = {}
+
+    # ---- the contract ---------------------------------------------------
+
+    def encode_fragment(self, text: str, after_special: bool) -> FragmentResult:
+        ids: list[int] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        pos = 0
+        for p in self._split(text):
+            r = self._piece(p)
+            n = len(r.ids)
+            if n == 1:
+                ids.append(r.ids[0])
+                starts.append(pos + r.starts[0])
+                ends.append(pos + r.ends[0])
+            elif n > 1:
+                ids.extend(r.ids)
+                for s in r.starts:
+                    starts.append(pos + s)
+                for e in r.ends:
+                    ends.append(pos + e)
+            pos += r.nbytes
+        return FragmentResult(ids, starts, ends)
+
+    def piece_bytes(self, token_id: int) -> bytes:
+        return self.vocab.pieces[token_id].replace(WORD_MARK, " ").encode("utf-8", "surrogateescape")
+
+    def normalized(self, text: str) -> str:
+        """The words llama.cpp's preprocessing makes, joined by spaces."""
+        words: list[str] = []
+        for p in self._split(text):
+            w = self._piece(p).word
+            if w:
+                words.append(w)
+        return " ".join(words)
+
+    # ---- extras -----------------------------------------------------------
+
+    def words(self, text: str) -> list[str]:
+        """The normalized words of ``text``, as llama.cpp's ``preprocess`` returns them."""
+        out: list[str] = []
+        for p in self._split(text):
+            w = self._piece(p).word
+            if w:
+                out.append(w)
+        return out
+
+    def word_indices(self, text: str) -> list[int]:
+        """For each token ``encode_fragment(text)`` gives, the index of the
+        word (in ``words(text)``) it comes from."""
+        out: list[int] = []
+        k = 0
+        for p in self._split(text):
+            r = self._piece(p)
+            if r.word:
+                for _ in r.ids:
+                    out.append(k)
+                k += 1
+        return out
+
+    def clear_cache(self) -> None:
+        """Forget the remembered pieces (for benchmarks; results never change)."""
+        self._cache.clear()
+
+    # ---- internals ----------------------------------------------------------
+
+    def _split(self, text: str) -> list[str]:
+        """Pieces "leading whitespace + one word" (and trailing whitespace);
+        joined, they give ``text`` back."""
+        if text.isascii():
+            pieces: list[str] = self._ascii_pieces_re.findall(text)
+        else:
+            pieces = self._pieces_re.findall(text)
+        return pieces
+
+    def _piece(self, p: str) -> Piece:
+        cache = self._cache
+        r = cache.get(p)
+        if r is None:
+            r = self._tokenize_piece(p)
+            if len(p) <= _CACHE_MAX_CHARS:
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                cache[p] = r
+        return r
+
+    def _tokenize_piece(self, p: str) -> Piece:
+        core = p.lstrip(self._ws_chars)
+        k = len(p) - len(core)
+        n_core = len(core)
+        ids: list[int] = []
+        cstarts: list[int] = []
+        cends: list[int] = []
+        if self._all_kept_re.fullmatch(core) is not None:
+            kept = core
+            origin: list[int] = []
+        else:
+            origin = [m.start() for m in self._keep_re.finditer(core)]
+            kept = "".join([core[i] for i in origin])
+        nk = len(kept)
+        word = kept.translate(self._table)
+        if nk > 0:
+            if not self._greedy(WORD_MARK + word, ids, cstarts, cends):
+                ids.clear()
+                cstarts.clear()
+                cends.clear()
+                if self._unk >= 0:
+                    ids.append(self._unk)
+                    cstarts.append(k)
+                    cends.append(len(p))
+            else:
+                # token ranges are in "▁" + word; map them to characters of p
+                for t in range(len(ids)):
+                    a = cstarts[t] - 1
+                    b = cends[t] - 1
+                    if a < 0:
+                        a = 0
+                    if b <= a:
+                        cstarts[t] = k
+                        cends[t] = k
+                        continue
+                    if origin:
+                        cstarts[t] = k if a == 0 else k + origin[a]
+                        cends[t] = k + n_core if b == nk else k + origin[b]
+                    else:
+                        cstarts[t] = k + a
+                        cends[t] = k + b
+        if p.isascii():
+            return Piece(ids, cstarts, cends, len(p), word)
+        offs = _utf8_offsets(p)
+        return Piece(ids, [offs[s] for s in cstarts], [offs[e] for e in cends], offs[len(p)], word)
+
+    def _greedy(self, w1: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
+        """Longest-match-first cut of ``w1``; False when some position has no match."""
+        t2i = self._t2i
+        n = len(w1)
+        max_len = self._max_len
+        i = 0
+        while i < n:
+            j = i + max_len
+            if j > n:
+                j = n
+            found = -1
+            while j > i:
+                tid = t2i.get(w1[i:j], -1)
+                if tid >= 0:
+                    found = tid
+                    break
+                j -= 1
+            if found < 0:
+                return False
+            ids.append(found)
+            starts.append(i)
+            ends.append(j)
+            i = j
+        return True
+
+
+def build_wpm(vocab: Vocab) -> WpmTokenizer:
+    """The WPM tokenizer for a ``bert`` vocabulary."""
+    return WpmTokenizer(vocab)
