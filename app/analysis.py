@@ -1,0 +1,324 @@
+"""What the views need from one tokenization, computed off the GUI thread.
+
+An :class:`Analysis` wraps an :class:`~tokenprism.core.Encoding` with numpy
+arrays the Qt views can search without building one Python object per token:
+token and span positions in UTF-16 code units (Qt's document positions, which
+differ from Python ``str`` indices as soon as the text holds characters
+outside the BMP, such as emoji), one display style per token and per span,
+and the statistics shown in the status bar.
+
+A *span* is what the editor draws as one box: a token with a non-empty
+character span, or a whole group of tokens that share a character (byte
+fallback, or a byte-level piece cutting a character).
+
+Nothing here imports Qt, so it runs in worker threads and is easy to test.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+
+from tokenprism.core import Attr, Encoding, Model
+
+
+class Style(IntEnum):
+    """How a token or span is drawn; a higher value wins inside a group."""
+
+    NORMAL = 0
+    BYTES = 1
+    """Byte fallback, or a group of tokens that split one character."""
+    USER = 2
+    """User-defined token (always split out of the text as a whole)."""
+    CONTROL = 3
+    UNKNOWN = 4
+
+
+def style_of_attr(attr: int) -> Style:
+    """The style of a token with llama.cpp attribute bits ``attr``."""
+    if attr & Attr.UNKNOWN:
+        return Style.UNKNOWN
+    if attr & Attr.CONTROL:
+        return Style.CONTROL
+    if attr & Attr.USER_DEFINED:
+        return Style.USER
+    if attr & Attr.BYTE:
+        return Style.BYTES
+    return Style.NORMAL
+
+
+class ModelInfo:
+    """A loaded :class:`Model` plus per-id lookup arrays, built once in the
+    loader thread so that every tokenization can classify its tokens with
+    one numpy indexing operation."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        self.path = model.path
+        attrs = np.asarray(model.vocab.attrs, dtype=np.int64)
+        self.attrs = attrs
+        styles = np.zeros(len(attrs), dtype=np.uint8)
+        # assigned lowest priority first so the highest one sticks
+        styles[(attrs & Attr.BYTE) != 0] = Style.BYTES
+        styles[(attrs & Attr.USER_DEFINED) != 0] = Style.USER
+        styles[(attrs & Attr.CONTROL) != 0] = Style.CONTROL
+        styles[(attrs & Attr.UNKNOWN) != 0] = Style.UNKNOWN
+        self.styles = styles
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    @property
+    def kind(self) -> str:
+        return self.model.kind
+
+    def __repr__(self) -> str:
+        return f"<ModelInfo {self.model!r}>"
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Numbers shown in the status bar."""
+
+    tokens: int
+    chars: int
+    utf8_bytes: int
+    unknown: int
+    byte_fallback: int
+    encode_ms: float
+    total_ms: float
+
+    @property
+    def chars_per_token(self) -> float:
+        return self.chars / self.tokens if self.tokens else 0.0
+
+    @property
+    def bytes_per_token(self) -> float:
+        return self.utf8_bytes / self.tokens if self.tokens else 0.0
+
+
+class Utf16Map:
+    """Converts between Python ``str`` indices and UTF-16 positions of one
+    text. Costs nothing for texts without astral characters (the usual case);
+    otherwise it keeps only the sorted indices of the astral characters."""
+
+    def __init__(self, text: str, codepoints: np.ndarray | None = None) -> None:
+        self.length = len(text)
+        self._astral: np.ndarray | None = None  # str indices of astral characters
+        self._astral16: np.ndarray | None = None  # their UTF-16 positions
+        if text.isascii():
+            return
+        if codepoints is None:
+            codepoints = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        astral = np.flatnonzero(codepoints > 0xFFFF)
+        if len(astral):
+            self._astral = astral
+            self._astral16 = astral + np.arange(len(astral))
+
+    @property
+    def identity(self) -> bool:
+        return self._astral is None
+
+    def to16(self, index: np.ndarray) -> np.ndarray:
+        """UTF-16 positions of the ``str`` indices in ``index``."""
+        index = np.asarray(index, dtype=np.int64)
+        if self._astral is None:
+            return index
+        return index + np.searchsorted(self._astral, index, "left")
+
+    def from16(self, pos16: int) -> int:
+        """The ``str`` index of the character at (or holding) UTF-16 ``pos16``."""
+        if self._astral16 is None:
+            return max(0, min(pos16, self.length))
+        # astral characters that end at or before pos16 take two units each
+        done = int(np.searchsorted(self._astral16, pos16 - 1, "left"))
+        index = pos16 - done
+        if done < len(self._astral16) and self._astral16[done] == pos16 - 1:
+            index -= 1  # pos16 is the second half of a surrogate pair
+        return max(0, min(index, self.length))
+
+
+def _array(values: tuple[int, ...]) -> np.ndarray:
+    """``np.asarray`` in slices: one call over a quarter of a million Python
+    ints holds the GIL long enough to stall the GUI thread."""
+    if len(values) <= _CHUNK:
+        return np.asarray(values, dtype=np.int64)
+    return np.concatenate([np.asarray(values[i:i + _CHUNK], dtype=np.int64)
+                           for i in range(0, len(values), _CHUNK)])
+
+
+_CHUNK = 32_768
+
+
+@dataclass(frozen=True, eq=False)
+class Analysis:
+    """One tokenization of one text by one model, ready for the views.
+
+    ``generation`` is the editor revision the text was taken from; a view
+    shows an analysis only while that is still the editor's revision.
+    """
+
+    encoding: Encoding
+    info: ModelInfo
+    generation: int
+    stats: Stats
+    u16: Utf16Map
+    ids: np.ndarray
+    tok_start16: np.ndarray
+    tok_end16: np.ndarray
+    tok_span: np.ndarray
+    """Span index of each token, -1 for a token with an empty span."""
+    tok_style: np.ndarray
+    tok_newline: np.ndarray
+    """True for tokens whose text holds a line break (the chips view wraps there)."""
+    span_start16: np.ndarray
+    span_end16: np.ndarray
+    span_end16_max: np.ndarray
+    """Running maximum of ``span_end16``, so that a sorted search finds every
+    span reaching into a range even if spans overlap."""
+    span_style: np.ndarray
+    span_first: np.ndarray
+    span_last: np.ndarray
+    """Token index range ``[span_first, span_last)`` of each span."""
+    empty_tokens: np.ndarray
+    """Indices of tokens with an empty span (BOS/EOS, an inserted prefix space)."""
+    empty_pos16: np.ndarray
+    extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return self.encoding.text
+
+    @property
+    def model(self) -> Model:
+        return self.info.model
+
+    def __len__(self) -> int:
+        return len(self.encoding)
+
+    # ---- lookups -----------------------------------------------------------
+
+    def spans_in(self, begin16: int, end16: int) -> tuple[int, int]:
+        """``[lo, hi)`` indices of the spans that intersect ``[begin16, end16)``."""
+        lo = int(np.searchsorted(self.span_end16_max, begin16, "right"))
+        hi = int(np.searchsorted(self.span_start16, end16, "left"))
+        return lo, max(lo, hi)
+
+    def empties_in(self, begin16: int, end16: int) -> tuple[int, int]:
+        """``[lo, hi)`` indices into ``empty_tokens`` placed in ``[begin16, end16]``."""
+        lo = int(np.searchsorted(self.empty_pos16, begin16, "left"))
+        hi = int(np.searchsorted(self.empty_pos16, end16, "right"))
+        return lo, hi
+
+    def span_at(self, pos16: int) -> int:
+        """The span holding the character at UTF-16 ``pos16``, or -1."""
+        k = int(np.searchsorted(self.span_start16, pos16, "right")) - 1
+        while k >= 0:
+            if self.span_start16[k] <= pos16 < self.span_end16[k]:
+                return k
+            if self.span_end16_max[k] <= pos16:
+                break
+            k -= 1
+        return -1
+
+    def span_of_token(self, index: int) -> int:
+        """The span holding token ``index``, or -1 for a token with an empty span."""
+        return int(self.tok_span[index])
+
+    def token_range(self, index: int) -> tuple[int, int]:
+        """``[first, last)`` tokens drawn together with token ``index``."""
+        k = self.span_of_token(index)
+        if k < 0:
+            return index, index + 1
+        return int(self.span_first[k]), int(self.span_last[k])
+
+    def range16(self, first: int, last: int) -> tuple[int, int]:
+        """UTF-16 ``[start, end)`` covered by tokens ``[first, last)``."""
+        s = int(self.tok_start16[first:last].min())
+        e = int(self.tok_end16[first:last].max())
+        return s, e
+
+
+def analyze(encoding: Encoding, info: ModelInfo, generation: int, encode_ms: float) -> Analysis:
+    """Build the :class:`Analysis` of ``encoding`` (vectorized; meant for a
+    worker thread)."""
+    t0 = time.perf_counter()
+    text = encoding.text
+    n = len(encoding)
+    ids = _array(encoding.token_ids)
+    starts = _array(encoding.starts)
+    ends = _array(encoding.ends)
+    groups = _array(encoding.groups)
+    cps = None if text.isascii() else np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    u16 = Utf16Map(text, cps)
+    start16 = u16.to16(starts)
+    end16 = u16.to16(ends)
+    if n:
+        style = info.styles[ids]
+        attrs = info.attrs[ids]
+    else:
+        style = np.zeros(0, dtype=np.uint8)
+        attrs = np.zeros(0, dtype=np.int64)
+
+    # tokens holding a line break: is there a break position in [start, end)?
+    if "\n" in text or "\r" in text or "\u2028" in text:
+        if cps is None:
+            cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        breaks = np.flatnonzero((cps == 10) | (cps == 13) | (cps == 0x2028))
+        newline = np.searchsorted(breaks, starts, "left") < np.searchsorted(breaks, ends, "left")
+    else:
+        newline = np.zeros(n, dtype=bool)
+
+    idx = np.arange(n, dtype=np.int64)
+    nonempty = starts < ends
+    head = nonempty & ((groups < 0) | (groups == idx))
+    ne_idx = np.flatnonzero(nonempty)
+    heads_in_ne = np.flatnonzero(head[ne_idx])
+    if len(heads_in_ne):
+        span_start = np.minimum.reduceat(start16[ne_idx], heads_in_ne)
+        span_end = np.maximum.reduceat(end16[ne_idx], heads_in_ne)
+        span_style = np.maximum.reduceat(style[ne_idx], heads_in_ne)
+        span_first = ne_idx[heads_in_ne]
+        span_last = np.maximum.reduceat(ne_idx, heads_in_ne) + 1
+        grouped = groups[span_first] >= 0
+        span_style = np.where(grouped, np.maximum(span_style, int(Style.BYTES)), span_style)
+        tok_span = np.full(n, -1, dtype=np.int64)
+        tok_span[ne_idx] = np.cumsum(head[ne_idx]) - 1
+        if np.any(np.diff(span_start) < 0):  # never seen; keep searches valid anyway
+            order = np.argsort(span_start, kind="stable")
+            span_start, span_end = span_start[order], span_end[order]
+            span_style, span_first, span_last = span_style[order], span_first[order], span_last[order]
+            inverse = np.argsort(order)
+            tok_span[ne_idx] = inverse[tok_span[ne_idx]]
+        span_end_max = np.maximum.accumulate(span_end)
+    else:
+        span_start = span_end = span_end_max = span_first = span_last = np.zeros(0, dtype=np.int64)
+        span_style = np.zeros(0, dtype=np.uint8)
+        tok_span = np.full(n, -1, dtype=np.int64)
+    empty = np.flatnonzero(~nonempty)
+    empty = empty[np.argsort(start16[empty], kind="stable")]
+
+    stats = Stats(
+        tokens=n, chars=len(text),
+        utf8_bytes=len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass")),
+        unknown=int(np.count_nonzero(attrs & Attr.UNKNOWN)),
+        byte_fallback=int(np.count_nonzero(attrs & Attr.BYTE)),
+        encode_ms=encode_ms, total_ms=encode_ms + (time.perf_counter() - t0) * 1000.0)
+    return Analysis(
+        encoding=encoding, info=info, generation=generation, stats=stats, u16=u16,
+        ids=ids, tok_start16=start16, tok_end16=end16, tok_span=tok_span, tok_style=style, tok_newline=newline,
+        span_start16=span_start, span_end16=span_end, span_end16_max=span_end_max,
+        span_style=span_style.astype(np.uint8), span_first=span_first, span_last=span_last,
+        empty_tokens=empty, empty_pos16=start16[empty])
+
+
+def tokenize(info: ModelInfo, text: str, generation: int, add_special: bool,
+             parse_special: bool) -> Analysis:
+    """Encode ``text`` with ``info``'s model and analyze the result."""
+    t0 = time.perf_counter()
+    enc = info.model.encode(text, add_special=add_special, parse_special=parse_special)
+    return analyze(enc, info, generation, (time.perf_counter() - t0) * 1000.0)

@@ -1,0 +1,478 @@
+"""The TokenPrism main window and :func:`run_gui`, the desktop app's entry
+point (the ``tokenprism`` command calls it).
+
+The window wires the parts together: a :class:`ModelLoader` opens models in
+the background, a :class:`LiveTokenizer` retokenizes the editor text after
+every change, and each finished :class:`Analysis` goes to the editor, the
+token table, the chips view and the status bar at once, so all of them
+always show the same tokens of the same model.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import (QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication,
+                           QIcon, QKeySequence)
+from PySide6.QtWidgets import (QApplication, QFileDialog, QMainWindow, QMessageBox, QSplitter, QStackedWidget,
+                               QTabWidget, QToolBar, QToolButton, QVBoxLayout, QWidget)
+
+from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
+from .analysis import Analysis, ModelInfo
+from .demo import SAMPLE_TEXT, demo_model, resource_path
+from .pieces import format_ids
+from .qt_chips import QChipsView
+from .qt_editor import QTokenEditor, gguf_paths
+from .qt_status import QEmptyState, QMessageBanner, QStatsBar
+from .qt_token_table import QTokenTable
+from .settings import APPLICATION, ORGANIZATION, AppSettings
+from .styles import QLegend
+from .workers import LiveTokenizer, ModelLoader
+
+BUSY_DELAY_MS = 150  # quick jobs never flash the busy indicator
+SHORTCUTS = (
+    ("Ctrl+O", "Open a model"), ("Ctrl+Shift+C", "Copy token ids"),
+    ("Ctrl+Shift+B", "Add special tokens (BOS/EOS)"), ("Ctrl+Shift+P", "Parse special tokens"),
+    ("Ctrl+Shift+W", "Show whitespace"), ("Ctrl+1 / Ctrl+2", "Token table / chips"),
+    ("Ctrl+E", "Focus the editor"), ("Ctrl+T", "Focus the token view"),
+    ("Ctrl+Tab", "Leave the editor (Tab types a tab)"), ("Ctrl++ / Ctrl+- / Ctrl+0", "Zoom"),
+    ("Esc", "Dismiss a message"),
+)
+
+
+class TokenPrismWindow(QMainWindow):
+    """The main window: editor with live tokens, token table and chips."""
+
+    def __init__(self, settings: AppSettings | None = None, restore: bool = True) -> None:
+        super().__init__()
+        self.settings = settings or AppSettings()
+        self.model_info: ModelInfo | None = None
+        self.setWindowTitle("TokenPrism")
+        self.setAcceptDrops(True)
+        self._zoom = 0
+
+        self.loader = ModelLoader(self)
+        self.editor = QTokenEditor()
+        self.live = LiveTokenizer(self.editor.token_text, self)
+        self.table = QTokenTable()
+        self.chips = QChipsView()
+        self.stats = QStatsBar()
+        self.banner = QMessageBanner()
+        self.empty = QEmptyState()
+        self._busy_timer = QTimer(self)
+        self._busy_timer.setSingleShot(True)
+        self._busy_timer.setInterval(BUSY_DELAY_MS)
+        self._busy_timer.timeout.connect(lambda: self.stats.set_busy("Tokenizing…"))
+
+        self._build_layout()
+        self._build_actions()
+        self._connect()
+        if restore:
+            self._restore()
+        else:
+            self.editor.setPlainText(SAMPLE_TEXT)
+            self.resize(1200, 760)
+        self.live.set_options(self.act_add_special.isChecked(), self.act_parse_special.isChecked())
+        self.editor.set_show_whitespace(self.act_show_ws.isChecked())
+        self._show_empty_state(True)
+
+    # ---- construction -------------------------------------------------------------
+
+    def _build_layout(self) -> None:
+        left = QWidget()
+        lv = QVBoxLayout(left)
+        lv.setContentsMargins(0, 0, 0, 0)
+        lv.setSpacing(2)
+        lv.addWidget(self.editor, 1)
+        self.legend = QLegend()
+        lv.addWidget(self.legend)
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.table, "Tokens")
+        self.tabs.addTab(self.chips, "Chips")
+        self.tabs.setTabToolTip(0, "One row per token (Ctrl+1)")
+        self.tabs.setTabToolTip(1, "Token pieces as chips with their ids (Ctrl+2)")
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(self.tabs)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setChildrenCollapsible(False)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.empty)
+        self.stack.addWidget(self.splitter)
+        central = QWidget()
+        cv = QVBoxLayout(central)
+        cv.setContentsMargins(4, 4, 4, 0)
+        cv.addWidget(self.banner)
+        cv.addWidget(self.stack, 1)
+        self.setCentralWidget(central)
+        self.statusBar().addPermanentWidget(self.stats, 1)
+        self.statusBar().setSizeGripEnabled(True)
+        QWidget.setTabOrder(self.editor, self.tabs)
+        QWidget.setTabOrder(self.tabs, self.table)
+        QWidget.setTabOrder(self.table, self.chips)
+
+    def _action(self, text: str, shortcut: str | QKeySequence.StandardKey | None = None,
+                slot: object = None, checkable: bool = False, tip: str = "") -> QAction:
+        act = QAction(text, self)
+        if shortcut is not None:
+            act.setShortcut(QKeySequence(shortcut))
+        act.setCheckable(checkable)
+        if tip:
+            act.setToolTip(tip)
+        if slot is not None:
+            act.triggered.connect(slot)
+        self.addAction(act)  # shortcuts work even with the menu bar hidden
+        return act
+
+    def _build_actions(self) -> None:
+        self.act_open = self._action("&Open Model…", QKeySequence.StandardKey.Open, self.open_dialog,
+                                     tip="Open a GGUF model (Ctrl+O)")
+        self.act_quit = self._action("&Quit", QKeySequence.StandardKey.Quit, self.close)
+        self.act_copy_ids = self._action("Copy Token &IDs", "Ctrl+Shift+C", self.copy_ids,
+                                         tip="Copy the token ids (Ctrl+Shift+C)")
+        self.act_add_special = self._action("Add &Special Tokens (BOS/EOS)", "Ctrl+Shift+B", checkable=True,
+                                            tip="Add the model's BOS/EOS tokens as llama.cpp does (Ctrl+Shift+B)")
+        self.act_parse_special = self._action("&Parse Special Tokens", "Ctrl+Shift+P", checkable=True,
+                                              tip="Turn special-token text such as <s> into control tokens "
+                                                  "(Ctrl+Shift+P)")
+        self.act_show_ws = self._action("Show &Whitespace", "Ctrl+Shift+W", checkable=True,
+                                        tip="Show spaces, tabs and line breaks in the editor (Ctrl+Shift+W)")
+        self.act_table = self._action("Token &Table", "Ctrl+1", lambda: self.tabs.setCurrentIndex(0))
+        self.act_chips = self._action("Token &Chips", "Ctrl+2", lambda: self.tabs.setCurrentIndex(1))
+        self.act_focus_editor = self._action("Focus &Editor", "Ctrl+E", self.editor.setFocus)
+        self.act_focus_tokens = self._action("Focus Token &View", "Ctrl+T",
+                                             lambda: self.tabs.currentWidget().setFocus())
+        self.act_zoom_in = self._action("Zoom &In", QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(1))
+        self.act_zoom_out = self._action("Zoom &Out", QKeySequence.StandardKey.ZoomOut, lambda: self.zoom(-1))
+        self.act_zoom_reset = self._action("&Reset Zoom", "Ctrl+0", lambda: self.zoom(0))
+        self.act_dismiss = self._action("Dismiss Message", "Esc", self.banner.hide)
+        self.act_dismiss.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        self.id_formats = QActionGroup(self)
+        self.act_fmt_space = self._action("Space-separated", checkable=True, tip="1 15043 3186")
+        self.act_fmt_json = self._action("JSON List", checkable=True, tip="[1, 15043, 3186]")
+        for act, fmt in ((self.act_fmt_space, "space"), (self.act_fmt_json, "json")):
+            act.setData(fmt)
+            self.id_formats.addAction(act)
+        self.act_fmt_space.setChecked(True)
+
+        mb = self.menuBar()
+        m = mb.addMenu("&File")
+        m.addAction(self.act_open)
+        self.recent_menu = m.addMenu("Open &Recent")
+        self.act_demo = self._action("Open &Demo Model", None, self.open_demo)
+        m.addAction(self.act_demo)
+        m.addSeparator()
+        m.addAction(self.act_quit)
+        m = mb.addMenu("&Edit")
+        m.addAction(self.act_copy_ids)
+        fm = m.addMenu("Token ID &Format")
+        fm.addActions([self.act_fmt_space, self.act_fmt_json])
+        m = mb.addMenu("&Tokenize")
+        m.addActions([self.act_add_special, self.act_parse_special])
+        m = mb.addMenu("&View")
+        m.addActions([self.act_show_ws])
+        m.addSeparator()
+        m.addActions([self.act_table, self.act_chips, self.act_focus_editor, self.act_focus_tokens])
+        m.addSeparator()
+        m.addActions([self.act_zoom_in, self.act_zoom_out, self.act_zoom_reset])
+        m = mb.addMenu("&Help")
+        m.addAction(self._action("&Keyboard Shortcuts", QKeySequence.StandardKey.HelpContents, self.show_shortcuts))
+        m.addAction(self._action("&About TokenPrism", None, self.show_about))
+
+        tb = QToolBar("Main")
+        tb.setObjectName("mainToolbar")
+        tb.setMovable(False)
+        tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        tb.addAction(self.act_open)
+        tb.addSeparator()
+        for act, short in ((self.act_add_special, "Add special"), (self.act_parse_special, "Parse special"),
+                           (self.act_show_ws, "Show whitespace")):
+            act.setIconText(short)  # toolbar buttons show the short text, menus the long one
+            tb.addAction(act)
+        tb.addSeparator()
+        copy_btn = QToolButton()
+        copy_btn.setDefaultAction(self.act_copy_ids)
+        copy_btn.setText("Copy IDs")
+        copy_btn.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
+        copy_btn.setMenu(fm)
+        tb.addWidget(copy_btn)
+        self.addToolBar(tb)
+        self.toolbar = tb
+
+    def _connect(self) -> None:
+        self.loader.loaded.connect(self._on_model_loaded)
+        self.loader.failed.connect(self._on_load_failed)
+        self.loader.busyChanged.connect(self._on_loader_busy)
+        self.editor.document().contentsChange.connect(self._on_text_change)
+        self.live.resultReady.connect(self._on_result)
+        self.live.failed.connect(lambda msg: self.banner.show_message(msg))
+        self.live.busyChanged.connect(self._on_tokenizer_busy)
+        self.editor.cursorTokenChanged.connect(self._on_cursor_tokens)
+        self.editor.modelFilesDropped.connect(lambda paths: self.open_path(paths[0]))
+        self.table.tokensActivated.connect(self._on_view_tokens)
+        self.chips.tokensActivated.connect(self._on_view_tokens)
+        for act in (self.act_add_special, self.act_parse_special):
+            act.toggled.connect(self._on_options)
+        self.act_show_ws.toggled.connect(self.editor.set_show_whitespace)
+        self.empty.openRequested.connect(self.open_dialog)
+        self.empty.recentRequested.connect(self.open_path)
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+
+    # ---- settings ---------------------------------------------------------------------
+
+    def _restore(self) -> None:
+        s = self.settings
+        geo = s.geometry()
+        if geo is None or not self.restoreGeometry(geo):
+            self.resize(1200, 760)
+        state = s.window_state()
+        if state is not None:
+            self.restoreState(state)
+        split = s.splitter_state()
+        if split is not None:
+            self.splitter.restoreState(split)
+        self.act_add_special.setChecked(s.option("addSpecial", False))
+        self.act_parse_special.setChecked(s.option("parseSpecial", False))
+        self.act_show_ws.setChecked(s.option("showWhitespace", False))
+        (self.act_fmt_json if s.id_format == "json" else self.act_fmt_space).setChecked(True)
+        self.tabs.setCurrentIndex(min(max(s.current_tab, 0), 1))
+        text = s.last_text
+        self.editor.setPlainText(SAMPLE_TEXT if text is None else text)
+
+    def save_settings(self) -> None:
+        s = self.settings
+        s.save_window(self.saveGeometry(), self.saveState(), self.splitter.saveState())
+        s.set_option("addSpecial", self.act_add_special.isChecked())
+        s.set_option("parseSpecial", self.act_parse_special.isChecked())
+        s.set_option("showWhitespace", self.act_show_ws.isChecked())
+        s.id_format = self.id_format
+        s.current_tab = self.tabs.currentIndex()
+        s.last_text = self.editor.token_text()
+        if self.model_info is not None:
+            s.last_model = self.model_info.path
+        s.sync()
+
+    @property
+    def id_format(self) -> str:
+        act = self.id_formats.checkedAction()
+        return str(act.data()) if act is not None else "space"
+
+    # ---- models --------------------------------------------------------------------------
+
+    def start(self, paths: list[str]) -> None:
+        """Open what the command line names, else the last model, else the demo."""
+        if paths:
+            for p in reversed(paths[1:]):
+                self.settings.add_recent_file(p)
+            self.open_path(paths[0])
+            return
+        for candidate in [self.settings.last_model, *self.settings.recent_files()]:
+            if candidate and os.path.isfile(candidate):
+                self.open_path(candidate)
+                return
+        self.open_demo(quiet=True)
+
+    def open_demo(self, quiet: bool = False) -> None:
+        path = demo_model()
+        if path is not None:
+            self.open_path(str(path))
+        elif not quiet:
+            self.banner.show_message("No demo model is bundled with this installation; "
+                                     "open any .gguf file instead.", error=False)
+
+    def open_dialog(self) -> None:
+        start = os.path.dirname(self.model_info.path) if self.model_info else ""
+        path, _ = QFileDialog.getOpenFileName(self, "Open GGUF model", start,
+                                              "GGUF models (*.gguf);;All files (*)")
+        if path:
+            self.open_path(path)
+
+    def open_path(self, path: str) -> None:
+        """Load ``path`` in the background; the current model stays usable."""
+        self.stats.set_busy(f"Loading {os.path.basename(path)}…")
+        self.loader.load(os.path.abspath(path))
+
+    def _on_loader_busy(self, busy: bool) -> None:
+        if not busy:
+            self.stats.set_busy("")
+
+    def _on_model_loaded(self, info: ModelInfo) -> None:
+        self.model_info = info
+        self.settings.add_recent_file(info.path)
+        self.settings.last_model = info.path
+        self.banner.hide()
+        self.setWindowTitle(f"{info.name} ({info.kind}) — TokenPrism")
+        self._show_analysis(None)  # never show the old model's tokens under the new name
+        self.stats.show_analysis(None, f"{info.name} · {info.kind}")
+        self._show_empty_state(False)
+        self.live.set_model(info)
+
+    def _on_load_failed(self, path: str, message: str) -> None:
+        if not os.path.exists(path):
+            self.settings.remove_recent_file(path)
+        if self.model_info is not None:
+            message += f" Still using {self.model_info.name}."
+        self.banner.show_message(message)
+
+    def _show_empty_state(self, empty: bool) -> None:
+        if empty and self.model_info is None:
+            self.empty.set_recent([p for p in self.settings.recent_files() if os.path.isfile(p)])
+            self.stack.setCurrentWidget(self.empty)
+            self.act_demo.setEnabled(demo_model() is not None)
+        else:
+            self.stack.setCurrentWidget(self.splitter)
+
+    def _fill_recent_menu(self) -> None:
+        m = self.recent_menu
+        m.clear()
+        files = self.settings.recent_files()
+        for i, path in enumerate(files):
+            act = m.addAction(f"&{i + 1}  {os.path.basename(path)}" if i < 9 else os.path.basename(path))
+            act.setToolTip(path)
+            act.triggered.connect(lambda _=False, p=path: self.open_path(p))
+        if not files:
+            m.addAction("No recent models").setEnabled(False)
+        m.addSeparator()
+        clear = m.addAction("Clear Recent")
+        clear.setEnabled(bool(files))
+        clear.triggered.connect(self.settings.clear_recent_files)
+
+    # ---- tokenization ------------------------------------------------------------------------
+
+    def _on_text_change(self, pos: int, removed: int, added: int) -> None:
+        if removed or added:
+            self.live.text_changed()
+
+    def _on_options(self) -> None:
+        self.live.set_options(self.act_add_special.isChecked(), self.act_parse_special.isChecked())
+
+    def _on_tokenizer_busy(self, busy: bool) -> None:
+        if busy:
+            if not self._busy_timer.isActive() and not self.stats.busy.isVisible():
+                self._busy_timer.start()
+        else:
+            self._busy_timer.stop()
+            if not self.loader.busy:
+                self.stats.set_busy("")
+
+    def _on_result(self, a: Analysis) -> None:
+        if a.info is not self.model_info:
+            return  # belongs to a model the window no longer shows
+        self._show_analysis(a)
+        self.editor.emit_cursor_token()
+
+    def _show_analysis(self, a: Analysis | None) -> None:
+        self.editor.set_analysis(a)
+        self.table.set_analysis(a)
+        self.chips.set_analysis(a)
+        if a is not None:
+            self.stats.show_analysis(a)
+
+    @property
+    def analysis(self) -> Analysis | None:
+        """The analysis on screen."""
+        return self.table.token_model.analysis
+
+    # ---- linked selection ------------------------------------------------------------------------
+
+    def _on_cursor_tokens(self, first: int, last: int) -> None:
+        if first < 0:
+            self.table.clear_token_selection()
+            self.chips.select_tokens(-1, -1)
+            return
+        self.table.select_tokens(first, last)
+        self.chips.select_tokens(first, last)
+
+    def _on_view_tokens(self, first: int, last: int) -> None:
+        self.editor.select_tokens(first, last)
+        if self.sender() is not self.table:
+            self.table.select_tokens(first, last)
+        if self.sender() is not self.chips:
+            self.chips.select_tokens(first, last)
+
+    # ---- commands ---------------------------------------------------------------------------------
+
+    def copy_ids(self) -> None:
+        a = self.analysis
+        if a is None:
+            self.stats.flash("Nothing to copy yet")
+            return
+        QGuiApplication.clipboard().setText(format_ids(a.encoding.token_ids, self.id_format))
+        self.stats.flash(f"Copied {len(a):,} ids")
+
+    def zoom(self, step: int) -> None:
+        self._zoom = 0 if step == 0 else max(-6, min(12, self._zoom + step))
+        for w in (self.editor, self.table, self.chips):
+            f = w.font()
+            base = w.property("baseFontSize")
+            if base is None:
+                base = f.pointSizeF()
+                w.setProperty("baseFontSize", base)
+            f.setPointSizeF(float(base) + self._zoom)
+            w.setFont(f)
+        self.editor.setTabStopDistance(self.editor.fontMetrics().horizontalAdvance(" ") * 4)
+
+    def show_shortcuts(self) -> None:
+        rows = "".join(f"<tr><td><b>{k}</b></td><td>{v}</td></tr>" for k, v in SHORTCUTS)
+        QMessageBox.information(self, "Keyboard shortcuts", f"<table cellpadding='3'>{rows}</table>")
+
+    def show_about(self) -> None:
+        QMessageBox.about(self, "About TokenPrism",
+                          "<b>TokenPrism</b><br>See how a language model's tokenizer cuts text: "
+                          "token boundaries, ids, scores and byte fallback, live as you type, "
+                          "with llama.cpp-exact token ids.")
+
+    # ---- window events ---------------------------------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if gguf_paths(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = gguf_paths(event.mimeData())
+        if paths:
+            event.acceptProposedAction()
+            self.open_path(paths[0])
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_settings()
+        self.shutdown()
+        super().closeEvent(event)
+
+    def shutdown(self) -> None:
+        """Stop background work (waits for a running job to end)."""
+        self.live.shutdown()
+        self.loader.shutdown()
+        self.chips.shutdown()
+
+
+def app_icon() -> QIcon:
+    path = resource_path("tokenprism.svg")
+    return QIcon(str(path)) if path is not None else QIcon()
+
+
+def run_gui(paths: list[str]) -> int:
+    """Start the desktop app: open ``paths`` (or the last/demo model) and
+    run the event loop; returns the exit code."""
+    app = QApplication.instance()
+    if app is None:
+        QApplication.setOrganizationName(ORGANIZATION)
+        QApplication.setApplicationName(APPLICATION)
+        app = QApplication(sys.argv[:1])
+    assert isinstance(app, QApplication)
+    app.setApplicationDisplayName("TokenPrism")
+    app.setWindowIcon(app_icon())
+    window = TokenPrismWindow()
+    window.show()
+    window.start(list(paths))
+    return _run_event_loop(app)
+
+
+def _run_event_loop(app: QApplication) -> int:
+    """``app.exec()`` (a separate function so tests can run their own loop)."""
+    return int(app.exec())
+

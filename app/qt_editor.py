@@ -1,0 +1,454 @@
+"""The text editor that shows token boundaries in place.
+
+Token spans are drawn like a ``QSyntaxHighlighter`` draws: as additional
+formats of each block's layout, but only for the blocks in the viewport,
+and only once per result (a block remembers, in its user state, which
+result styled it), so a megabyte of text costs the same per keystroke as a
+line. Scrolling styles the blocks that come into view. A block too long to
+lay out again cheaply (a megabyte on one line) gets ``ExtraSelections`` for
+its visible part instead. Boxes around the current token, markers for
+tokens that cover no text (BOS/EOS) and for tokens that hold a line break
+are painted over the viewport.
+"""
+
+from __future__ import annotations
+
+import os
+
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import (QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QFontDatabase,
+                           QHelpEvent, QPainter, QPaintEvent, QPen, QTextCharFormat, QTextCursor,
+                           QTextLayout, QTextLine, QTextOption)
+from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
+
+from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
+from .analysis import Analysis, Style
+from .pieces import tooltip_html
+from .styles import TokenColors, token_colors
+
+MAX_SELECTIONS = 6000  # a viewport never shows more spans than this
+BLOCK_MARGIN = 1024  # characters beyond the visible lines that are styled too
+HUGE_BLOCK = 20_000  # longer blocks are styled with ExtraSelections (no relayout)
+_serials = iter(range(1, 2**31 - 1))  # block user states; -1 is Qt's "never set"
+
+
+def gguf_paths(mime: object) -> list[str]:
+    """Local ``.gguf`` files in a drag's mime data."""
+    urls = getattr(mime, "urls", lambda: [])()
+    paths = [u.toLocalFile() for u in urls if u.isLocalFile()]
+    return [p for p in paths if p.lower().endswith(".gguf")]
+
+
+def _x(line: QTextLine, pos: int) -> float:
+    r = line.cursorToX(pos)
+    return float(r[0] if isinstance(r, tuple) else r)
+
+
+class QTokenEditor(QPlainTextEdit):
+    """Plain-text editor that draws the tokens of its own text."""
+
+    cursorTokenChanged = Signal(int, int)
+    """Token range ``[first, last)`` under the text cursor; (-1, -1) for none."""
+    modelFilesDropped = Signal(list)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setPointSizeF(max(font.pointSizeF(), 11.0))
+        self.setFont(font)
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.setTabStopDistance(self.fontMetrics().horizontalAdvance(" ") * 4)
+        self.setPlaceholderText("Type or paste text here…")
+        self.setAcceptDrops(True)
+        self._analysis: Analysis | None = None
+        self._stale = True
+        self._current: tuple[int, int] | None = None
+        self._suppress_cursor = False
+        self._colors: TokenColors = token_colors(self.palette())
+        self._formats: dict[tuple[int, int], QTextCharFormat] = {}
+        self._build_formats()
+        self._serial = next(_serials)
+        self._has_extra = False
+        self.shown_spans: tuple[int, int] = (0, 0)
+        """Span index range styled by the last pass (for tests and benchmarks)."""
+        self.newline_marks: list[tuple[int, int]] = []
+        """(position, span) of the line breaks drawn as token parts by the last paint."""
+        self._refresh = QTimer(self)
+        self._refresh.setSingleShot(True)
+        self._refresh.setInterval(0)
+        self._refresh.timeout.connect(self.apply_visible)
+        self.verticalScrollBar().valueChanged.connect(self._refresh.start)
+        self.horizontalScrollBar().valueChanged.connect(self._refresh.start)
+        self.document().contentsChange.connect(self._on_contents_change)
+        self.cursorPositionChanged.connect(self._on_cursor_moved)
+
+    # ---- text -------------------------------------------------------------------
+
+    def token_text(self) -> str:
+        """The text exactly as it is tokenized: the document's raw text (no
+        space substituted for NBSP as ``toPlainText`` does) with paragraph
+        separators as ``\\n``. Its UTF-16 offsets equal document positions."""
+        return self.document().toRawText().replace("\u2029", "\n")
+
+    def set_show_whitespace(self, on: bool) -> None:
+        opt = self.document().defaultTextOption()
+        flags = opt.flags()
+        ws = QTextOption.Flag.ShowTabsAndSpaces | QTextOption.Flag.ShowLineAndParagraphSeparators
+        opt.setFlags(flags | ws if on else flags & ~ws)
+        self.document().setDefaultTextOption(opt)
+        self.viewport().update()
+
+    @property
+    def analysis(self) -> Analysis | None:
+        return self._analysis
+
+    @property
+    def stale(self) -> bool:
+        """True when the text changed after the shown analysis was made."""
+        return self._stale
+
+    # ---- analysis ---------------------------------------------------------------
+
+    def set_analysis(self, analysis: Analysis | None) -> None:
+        """Show ``analysis``, which must be of the editor's current text."""
+        self._analysis = analysis
+        self._stale = analysis is None
+        self._current = None
+        self._serial = next(_serials)
+        self.apply_visible()
+        self.viewport().update()
+
+    def _on_contents_change(self, pos: int, removed: int, added: int) -> None:
+        if removed or added:
+            self._stale = True
+            self._current = None
+
+    def _build_formats(self) -> None:
+        self._formats = {(int(s), p): self._colors.char_format(int(s), p) for s in Style for p in (0, 1)}
+
+    def visible_range(self) -> tuple[int, int]:
+        """Document positions ``[begin, end)`` of the visible blocks (at most
+        ``BLOCK_MARGIN`` characters beyond the visible lines)."""
+        vp = self.viewport().rect()
+        top = self.cursorForPosition(QPoint(0, 0)).position()
+        bottom = self.cursorForPosition(QPoint(vp.width() - 1, vp.height() - 1)).position()
+        doc = self.document()
+        tb = doc.findBlock(top)
+        bb = doc.findBlock(bottom)
+        begin = max(tb.position(), top - BLOCK_MARGIN)
+        end = min(bb.position() + bb.length(), bottom + BLOCK_MARGIN)
+        return begin, max(begin, end)
+
+    def apply_visible(self) -> None:
+        """Style the visible blocks that the current result has not styled yet."""
+        a = self._analysis
+        if a is not None and self._stale:
+            return  # positions no longer match; the next result restyles
+        begin, end = self.visible_range()
+        doc = self.document()
+        block = doc.findBlock(begin)
+        serial = self._serial
+        extra: list[QTextEdit.ExtraSelection] = []
+        lo_all, hi_all = -1, -1
+        while block.isValid() and block.position() < end:
+            bpos, blen = block.position(), block.length() - 1
+            if blen > HUGE_BLOCK:
+                if a is not None:
+                    lo, hi = a.spans_in(max(bpos, begin), min(bpos + blen, end))
+                    extra.extend(self._selections(a, lo, min(hi, lo + MAX_SELECTIONS)))
+                    lo_all, hi_all = (lo if lo_all < 0 else lo_all), hi
+            elif block.userState() != serial:
+                ranges: list[QTextLayout.FormatRange] = []
+                if a is not None:
+                    lo, hi = a.spans_in(bpos, bpos + blen)
+                    ranges = self._ranges(a, lo, hi, bpos, blen)
+                    lo_all, hi_all = (lo if lo_all < 0 else lo_all), hi
+                layout = block.layout()
+                if layout is not None:
+                    layout.setFormats(ranges)
+                    doc.markContentsDirty(bpos, blen + 1)  # repaint with the new formats
+                block.setUserState(serial)
+            elif a is not None:
+                lo, hi = a.spans_in(bpos, bpos + blen)
+                lo_all, hi_all = (lo if lo_all < 0 else lo_all), hi
+            block = block.next()
+        if extra or self._has_extra:
+            self.setExtraSelections(extra)
+            self._has_extra = bool(extra)
+        self.shown_spans = (max(lo_all, 0), max(hi_all, 0))
+
+    def _ranges(self, a: Analysis, lo: int, hi: int, bpos: int, blen: int) -> list[QTextLayout.FormatRange]:
+        """Formats of spans ``[lo, hi)`` clipped to one block's text."""
+        formats = self._formats
+        out: list[QTextLayout.FormatRange] = []
+        bend = bpos + blen
+        for k, s, e, st in zip(range(lo, hi), a.span_start16[lo:hi].tolist(),
+                               a.span_end16[lo:hi].tolist(), a.span_style[lo:hi].tolist()):
+            s, e = max(s, bpos), min(e, bend)
+            if e <= s:
+                continue  # only the line break: painted by paintEvent
+            r = QTextLayout.FormatRange()
+            r.start = s - bpos
+            r.length = e - s
+            r.format = formats[(st, k & 1)]
+            out.append(r)
+        return out
+
+    def _selections(self, a: Analysis, lo: int, hi: int) -> list[QTextEdit.ExtraSelection]:
+        doc = self.document()
+        formats = self._formats
+        keep = QTextCursor.MoveMode.KeepAnchor
+        sels: list[QTextEdit.ExtraSelection] = []
+        for k, s, e, st in zip(range(lo, hi), a.span_start16[lo:hi].tolist(),
+                               a.span_end16[lo:hi].tolist(), a.span_style[lo:hi].tolist()):
+            sel = QTextEdit.ExtraSelection()
+            c = QTextCursor(doc)
+            c.setPosition(s)
+            c.setPosition(e, keep)
+            sel.cursor = c  # type: ignore[misc]
+            sel.format = formats[(st, k & 1)]  # type: ignore[misc]
+            sels.append(sel)
+        return sels
+
+    def styled_spans(self) -> list[tuple[int, int, QTextCharFormat]]:
+        """(start, end, format) of every span drawn in the visible blocks, read
+        back from Qt (block formats and extra selections), for tests."""
+        out: list[tuple[int, int, QTextCharFormat]] = []
+        begin, end = self.visible_range()
+        block = self.document().findBlock(begin)
+        while block.isValid() and block.position() < end:
+            layout = block.layout()
+            if layout is not None:
+                for r in layout.formats():
+                    out.append((block.position() + r.start, block.position() + r.start + r.length,
+                                QTextCharFormat(r.format)))
+            block = block.next()
+        for sel in self.extraSelections():
+            out.append((sel.cursor.selectionStart(), sel.cursor.selectionEnd(), QTextCharFormat(sel.format)))
+        return sorted(out, key=lambda t: t[0])
+
+    def resizeEvent(self, event: object) -> None:
+        super().resizeEvent(event)  # type: ignore[arg-type]
+        self._refresh.start()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._colors = token_colors(self.palette())
+            self._build_formats()
+            self._serial = next(_serials)
+            self.apply_visible()
+
+    # ---- current token ------------------------------------------------------------
+
+    def _on_cursor_moved(self) -> None:
+        if self._suppress_cursor:
+            return
+        self.emit_cursor_token()
+
+    def emit_cursor_token(self) -> None:
+        """Report the token under the text cursor (and box it)."""
+        a = self._analysis
+        if a is None or self._stale:
+            return
+        pos = self.textCursor().position()
+        k = a.span_at(pos)
+        if k < 0 and pos > 0:
+            k = a.span_at(pos - 1)
+        if k < 0:
+            self._current = None
+            self.viewport().update()
+            self.cursorTokenChanged.emit(-1, -1)
+            return
+        first, last = int(a.span_first[k]), int(a.span_last[k])
+        self._current = (first, last)
+        self.viewport().update()
+        self.cursorTokenChanged.emit(first, last)
+
+    def select_tokens(self, first: int, last: int) -> None:
+        """Select the text of tokens ``[first, last)`` without reporting the
+        cursor move back (the caller already knows the token)."""
+        a = self._analysis
+        if a is None or self._stale or not 0 <= first < last <= len(a):
+            return
+        s, e = a.range16(first, last)
+        c = self.textCursor()
+        self._suppress_cursor = True
+        try:
+            c.setPosition(s)
+            c.setPosition(e, QTextCursor.MoveMode.KeepAnchor)
+            self.setTextCursor(c)
+            self.ensureCursorVisible()
+        finally:
+            self._suppress_cursor = False
+        self._current = (first, last)
+        self.viewport().update()
+
+    @property
+    def current_tokens(self) -> tuple[int, int] | None:
+        return self._current
+
+    # ---- painting -------------------------------------------------------------------
+
+    def range_rects(self, s: int, e: int) -> list[QRectF]:
+        """Viewport rectangles covering document positions ``[s, e)``, one per line."""
+        doc = self.document()
+        offset = self.contentOffset()
+        height = self.viewport().height()
+        rects: list[QRectF] = []
+        block = doc.findBlock(s)
+        while block.isValid() and block.position() < e:
+            geo = self.blockBoundingGeometry(block).translated(offset)
+            if geo.top() > height:
+                break
+            bpos = block.position()
+            a, b = max(s, bpos) - bpos, min(e, bpos + block.length()) - bpos
+            layout = block.layout()
+            if geo.bottom() >= 0 and layout is not None:
+                for li in range(layout.lineCount()):
+                    line = layout.lineAt(li)
+                    ls, le = line.textStart(), line.textStart() + line.textLength()
+                    lo, hi = max(a, ls), min(b, le)
+                    ends_line = b > le and li == layout.lineCount() - 1  # holds the line break
+                    if lo >= hi and not (ends_line and lo <= le):
+                        continue
+                    x1 = _x(line, lo)
+                    x2 = _x(line, hi) if not ends_line else max(_x(line, le), x1) + line.height() * 0.4
+                    rects.append(QRectF(geo.left() + x1, geo.top() + line.y(), max(x2 - x1, 2.0),
+                                        line.height()))
+            block = block.next()
+        return rects
+
+    def _marker_pos(self, pos: int) -> QPointF | None:
+        block = self.document().findBlock(pos)
+        layout = block.layout()
+        if not block.isValid() or layout is None:
+            return None
+        line = layout.lineForTextPosition(pos - block.position())
+        if not line.isValid():
+            return None
+        geo = self.blockBoundingGeometry(block).translated(self.contentOffset())
+        return QPointF(geo.left() + _x(line, pos - block.position()), geo.top() + line.y())
+
+    def _paint_newlines(self, p: QPainter, a: Analysis) -> None:
+        """A block's layout cannot draw a format on its line break, so the
+        part of a token that is a line break is painted here, at the end of
+        the block's last line."""
+        marks: list[tuple[int, int]] = []
+        block = self.firstVisibleBlock()
+        offset = self.contentOffset()
+        height = self.viewport().height()
+        width = self.fontMetrics().horizontalAdvance(" ")
+        colors = self._colors
+        while block.isValid():
+            geo = self.blockBoundingGeometry(block).translated(offset)
+            if geo.top() > height:
+                break
+            layout = block.layout()
+            pos = block.position() + block.length() - 1
+            k = a.span_at(pos) if block.next().isValid() else -1
+            if k >= 0 and layout is not None and layout.lineCount():
+                line = layout.lineAt(layout.lineCount() - 1)
+                x = geo.left() + _x(line, block.length() - 1)
+                style = int(a.span_style[k])
+                fill = QColor(colors.bg(style, k))
+                fill.setAlphaF(0.8)  # lets a whitespace mark (¶) show through
+                p.setPen(QPen(colors.border[style], 1.0) if style != Style.NORMAL else Qt.PenStyle.NoPen)
+                p.setBrush(fill)
+                p.drawRect(QRectF(x + 0.5, geo.top() + line.y() + 0.5, width - 1, line.height() - 1))
+                marks.append((pos, k))
+            block = block.next()
+        self.newline_marks = marks
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        a = self._analysis
+        if a is None or self._stale:
+            return
+        p = QPainter(self.viewport())
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        line_h = self.fontMetrics().height()
+        self._paint_newlines(p, a)
+        begin, end = self.visible_range()
+        lo, hi = a.empties_in(begin, end)
+        color = self._colors.border[Style.CONTROL]
+        for k in range(lo, min(hi, lo + 200)):
+            pt = self._marker_pos(int(a.empty_pos16[k]))
+            if pt is not None:
+                p.setPen(Qt.PenStyle.NoPen)
+                p.setBrush(color)
+                p.drawRoundedRect(QRectF(pt.x() - 1.5, pt.y() + 1, 3, line_h - 2), 1.5, 1.5)
+        if self._current is not None:
+            first, last = self._current
+            s, e = a.range16(first, last)
+            pen = QPen(self._colors.highlight, 1.6)
+            p.setPen(pen)
+            p.setBrush(Qt.BrushStyle.NoBrush)
+            if e > s:
+                for r in self.range_rects(s, e):
+                    p.drawRoundedRect(r.adjusted(-0.5, 0.5, 0.5, -0.5), 3, 3)
+            else:
+                pt = self._marker_pos(s)
+                if pt is not None:
+                    p.drawRoundedRect(QRectF(pt.x() - 3.5, pt.y(), 7, line_h), 2, 2)
+        p.end()
+
+    # ---- tooltips ---------------------------------------------------------------------
+
+    def tokens_at_point(self, pt: QPoint) -> tuple[int, int] | None:
+        """Token range under a viewport point, or ``None``."""
+        a = self._analysis
+        if a is None or self._stale:
+            return None
+        c = self.cursorForPosition(pt)
+        pos = c.position()
+        if self.cursorRect(c).center().x() > pt.x() and pos > 0:
+            pos -= 1  # the point is on the character before the cursor position
+        lo, hi = a.empties_in(pos - 1, pos + 1)
+        for k in range(lo, hi):
+            mp = self._marker_pos(int(a.empty_pos16[k]))
+            if mp is not None and abs(mp.x() - pt.x()) <= 4 and mp.y() <= pt.y():
+                i = int(a.empty_tokens[k])
+                return i, i + 1
+        k = a.span_at(pos)
+        if k < 0:
+            return None
+        r = self.cursorRect(c)
+        if abs(r.center().y() - pt.y()) > r.height():  # below the last line
+            return None
+        return int(a.span_first[k]), int(a.span_last[k])
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            rng = self.tokens_at_point(event.pos())
+            a = self._analysis
+            if rng is None or a is None:
+                QToolTip.hideText()
+                event.ignore()
+            else:
+                QToolTip.showText(event.globalPos(), tooltip_html(a, *rng), self.viewport())
+            return True
+        return super().viewportEvent(event)
+
+    # ---- dropping model files ------------------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if gguf_paths(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
+        if gguf_paths(event.mimeData()):
+            event.acceptProposedAction()
+        else:
+            super().dragMoveEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = gguf_paths(event.mimeData())
+        if paths:
+            event.acceptProposedAction()
+            self.modelFilesDropped.emit([os.path.abspath(p) for p in paths])
+        else:
+            super().dropEvent(event)
+

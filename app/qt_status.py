@@ -1,0 +1,192 @@
+"""Small window parts: the statistics shown in the status bar, the message
+banner for errors, and the empty state shown before any model is open."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QPalette
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy,
+                               QToolButton, QVBoxLayout, QWidget)
+
+from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
+from .analysis import Analysis
+from .styles import is_dark, mix
+
+
+def _fmt_ms(ms: float) -> str:
+    return f"{ms:.1f} ms" if ms < 100 else f"{ms:,.0f} ms"
+
+
+class QStatsBar(QWidget):
+    """Model, counts and timing of the shown tokenization, plus a busy
+    indicator. Everything shown comes from one :class:`Analysis`, so the
+    model name always belongs to the tokens on screen."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(4, 0, 4, 0)
+        lay.setSpacing(14)
+        self.model_label = QLabel("No model")
+        f = QFont(self.model_label.font())
+        f.setBold(True)
+        self.model_label.setFont(f)
+        self.model_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.counts_label = QLabel("")
+        self.counts_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.special_label = QLabel("")
+        self.time_label = QLabel("")
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)  # indeterminate
+        self.busy.setTextVisible(False)
+        self.busy.setMaximumWidth(self.fontMetrics().horizontalAdvance("0") * 10)
+        self.busy.setMaximumHeight(self.fontMetrics().height())
+        self.busy_label = QLabel("")
+        self.busy.hide()
+        self._flash_timer = QTimer(self)  # a child: it dies with the bar
+        self._flash_timer.setSingleShot(True)
+        self._flash_timer.timeout.connect(self._end_flash)
+        for w in (self.model_label, self.counts_label, self.special_label, self.time_label):
+            # full width when there is room, cut short rather than widening the window
+            w.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+            w.setMinimumWidth(self.fontMetrics().horizontalAdvance("0") * 6)
+            lay.addWidget(w)
+        lay.addStretch(1)
+        lay.addWidget(self.busy_label)
+        lay.addWidget(self.busy)
+
+    def show_analysis(self, a: Analysis | None, model_text: str = "No model") -> None:
+        if a is None:
+            self.model_label.setText(model_text)
+            self.counts_label.setText("")
+            self.special_label.setText("")
+            self.time_label.setText("")
+            return
+        s = a.stats
+        self.model_label.setText(f"{a.info.name} · {a.info.kind}")
+        self.model_label.setToolTip(f"{a.info.path}\nvocabulary: {len(a.model):,} tokens "
+                                    f"({a.model.vocab.model}{', ' + a.model.vocab.pre if a.model.vocab.pre else ''})")
+        self.counts_label.setText(
+            f"<b>{s.tokens:,}</b> tokens · {s.chars:,} chars · {s.utf8_bytes:,} bytes · "
+            f"{s.chars_per_token:.2f} chars/token · {s.bytes_per_token:.2f} bytes/token")
+        self.special_label.setText(f"{s.unknown:,} unknown · {s.byte_fallback:,} byte-fallback")
+        self.special_label.setToolTip("Unknown tokens, and byte tokens spelling characters the vocabulary lacks")
+        self.time_label.setText(f"tokenized in {_fmt_ms(s.encode_ms)}")
+        self.time_label.setToolTip(f"encode {s.encode_ms:.2f} ms, with analysis {s.total_ms:.2f} ms")
+
+    def flash(self, message: str, ms: int = 2500) -> None:
+        """Show a short note (e.g. "Copied 42 ids") where the busy text goes."""
+        self.busy_label.setText(message)
+        self._flash_timer.start(ms)
+
+    def _end_flash(self) -> None:
+        if not self.busy.isVisible():
+            self.busy_label.setText("")
+
+    def set_busy(self, message: str) -> None:
+        """Show (non-empty ``message``) or hide the busy indicator."""
+        self.busy_label.setText(message)
+        self.busy.setVisible(bool(message))
+
+
+class QMessageBanner(QFrame):
+    """A dismissable message strip above the editor (errors never become
+    modal dialogs or tracebacks)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAutoFillBackground(True)
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(8, 4, 4, 4)
+        self.icon = QLabel("⚠")
+        self.label = QLabel("")
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        close = QToolButton()
+        close.setText("✕")
+        close.setAutoRaise(True)
+        close.setToolTip("Dismiss (Esc)")
+        close.clicked.connect(self.hide)
+        lay.addWidget(self.icon)
+        lay.addWidget(self.label, 1)
+        lay.addWidget(close)
+        self.hide()
+
+    @property
+    def text(self) -> str:
+        return self.label.text()
+
+    def show_message(self, text: str, error: bool = True) -> None:
+        pal = self.palette()
+        parent = self.parentWidget()
+        base = (parent.palette() if parent is not None else pal).color(QPalette.ColorRole.Window)
+        hue = QColor("#e8403a" if error else "#4f8ff7")
+        pal.setColor(QPalette.ColorRole.Window, mix(base, hue, 0.35 if is_dark(pal) else 0.18))
+        self.setPalette(pal)
+        self.icon.setText("⚠" if error else "ℹ")
+        self.label.setText(text)
+        self.show()
+
+
+class QEmptyState(QWidget):
+    """Shown while no model is open: what to do, an Open button, recent files."""
+
+    openRequested = Signal()
+    recentRequested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAcceptDrops(False)  # the window handles drops
+        outer = QVBoxLayout(self)
+        outer.addStretch(2)
+        title = QLabel("Open a GGUF model to see how it tokenizes")
+        f = QFont(title.font())
+        f.setPointSizeF(f.pointSizeF() * 1.6)
+        title.setFont(f)
+        title.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        hint = QLabel("TokenPrism reads the tokenizer from any .gguf file (a vocab-only file is enough)\n"
+                      "and tokenizes your text live as you type.")
+        hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        hint.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.open_button = QPushButton("Open model…")
+        self.open_button.setDefault(True)
+        self.open_button.setToolTip("File › Open (Ctrl+O)")
+        self.open_button.clicked.connect(self.openRequested)
+        drop = QLabel("or drop a .gguf file anywhere on this window")
+        drop.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        drop.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.open_button)
+        row.addStretch(1)
+        self.recent_box = QVBoxLayout()
+        for w in (title, hint):
+            outer.addWidget(w)
+        outer.addSpacing(12)
+        outer.addLayout(row)
+        outer.addWidget(drop)
+        outer.addSpacing(12)
+        outer.addLayout(self.recent_box)
+        outer.addStretch(3)
+
+    def set_recent(self, paths: list[str]) -> None:
+        while self.recent_box.count():
+            item = self.recent_box.takeAt(0)
+            if item is not None and item.widget() is not None:
+                item.widget().deleteLater()
+        if not paths:
+            return
+        label = QLabel("Recent models:")
+        label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.recent_box.addWidget(label)
+        for path in paths[:5]:
+            shown = self.fontMetrics().elidedText(path, Qt.TextElideMode.ElideMiddle,
+                                                  self.fontMetrics().horizontalAdvance("0") * 50)
+            b = QPushButton(shown)
+            b.setToolTip(path)
+            b.setFlat(True)
+            b.setCursor(Qt.CursorShape.PointingHandCursor)
+            b.clicked.connect(lambda _=False, p=path: self.recentRequested.emit(p))
+            self.recent_box.addWidget(b, 0, Qt.AlignmentFlag.AlignHCenter)

@@ -1,0 +1,247 @@
+"""The token table: one row per token, read straight from the encoding.
+
+:class:`QTokenTableModel` keeps no rows of its own; ``data()`` looks a cell
+up in the :class:`~tokenprism.core.Encoding`'s tuples when the view asks,
+so showing 250 000 tokens costs as much as showing 40 (only the visible
+rows are ever asked for).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import (QAbstractTableModel, QEvent, QItemSelection, QItemSelectionModel,
+                            QModelIndex, QPersistentModelIndex, Qt, Signal)
+from PySide6.QtGui import QFontDatabase, QGuiApplication, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+
+from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
+from .analysis import Analysis
+from .pieces import format_score, piece_cell, tooltip_html, type_name
+from .styles import TokenColors, token_colors
+
+COLUMNS = ("#", "ID", "Piece", "Score", "Type", "Chars", "Bytes")
+COLUMN_HELP = (
+    "Position of the token in the encoding",
+    "Token id in the vocabulary",
+    "The token's piece (▁ is a space in SentencePiece vocabularies; ␣ ↵ ⇥ show spaces, "
+    "line breaks and tabs); byte tokens also show the character their group spells",
+    "The token's score in the vocabulary",
+    "Token type (normal, byte, control, user-defined, unknown, unused)",
+    "Character span [start, end) in the text",
+    "UTF-8 byte span [start, end) in the text",
+)
+COL_INDEX, COL_ID, COL_PIECE, COL_SCORE, COL_TYPE, COL_CHARS, COL_BYTES = range(len(COLUMNS))
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class QTokenTableModel(QAbstractTableModel):
+    """Table model over an :class:`Analysis` (no per-row Python objects)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._a: Analysis | None = None
+        self._colors: TokenColors | None = None
+        self._fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+
+    @property
+    def analysis(self) -> Analysis | None:
+        return self._a
+
+    def set_analysis(self, analysis: Analysis | None) -> None:
+        self.beginResetModel()
+        self._a = analysis
+        self.endResetModel()
+
+    def set_colors(self, colors: TokenColors) -> None:
+        self._colors = colors
+        if self._a is not None and len(self._a):
+            self.dataChanged.emit(self.index(0, COL_PIECE), self.index(len(self._a) - 1, COL_PIECE),
+                                  [Qt.ItemDataRole.BackgroundRole])
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() or self._a is None else len(self._a)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(COLUMNS):
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return COLUMN_HELP[section]
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return _LEFT if section in (COL_PIECE, COL_TYPE) else _RIGHT
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        a = self._a
+        if a is None or not index.isValid():
+            return None
+        r, c = index.row(), index.column()
+        enc = a.encoding
+        if role == Qt.ItemDataRole.DisplayRole:
+            if c == COL_INDEX:
+                return r
+            tid = enc.token_ids[r]
+            if c == COL_ID:
+                return tid
+            if c == COL_PIECE:
+                return piece_cell(a, r)
+            if c == COL_SCORE:
+                return format_score(a.model.vocab.scores[tid])
+            if c == COL_TYPE:
+                return type_name(a.model.vocab.attrs[tid])
+            if c == COL_CHARS:
+                return f"{enc.starts[r]}–{enc.ends[r]}"
+            if c == COL_BYTES:
+                return f"{enc.byte_starts[r]}–{enc.byte_ends[r]}"
+            return None
+        if role == Qt.ItemDataRole.TextAlignmentRole:
+            return _LEFT if c in (COL_PIECE, COL_TYPE) else _RIGHT
+        if role == Qt.ItemDataRole.BackgroundRole and c == COL_PIECE and self._colors is not None:
+            k = a.span_of_token(r)
+            return self._colors.bg(int(a.tok_style[r]), k if k >= 0 else 0)
+        if role == Qt.ItemDataRole.FontRole and c in (COL_ID, COL_PIECE):
+            return self._fixed
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return tooltip_html(a, *a.token_range(r))
+        if role == Qt.ItemDataRole.UserRole:
+            return enc.token_ids[r]
+        return None
+
+    def row_text(self, row: int) -> str:
+        """One row as tab-separated values (for copying)."""
+        a = self._a
+        assert a is not None
+        cells = [str(self.data(self.index(row, c))) for c in range(len(COLUMNS))]
+        cells[COL_PIECE] = piece_cell(a, row, with_group=False)
+        return "\t".join(cells)
+
+
+class QTokenTable(QTableView):
+    """The token table view; selecting rows reports a token range."""
+
+    tokensActivated = Signal(int, int)
+    """The user selected tokens ``[first, last)`` (expanded to whole groups)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._model = QTokenTableModel(self)
+        self.setModel(self._model)
+        self._model.set_colors(token_colors(self.palette()))
+        self._syncing = False
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.setAlternatingRowColors(True)
+        self.setWordWrap(False)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+        self.setTabKeyNavigation(False)  # Tab leaves the table, arrows move inside
+        vh = self.verticalHeader()
+        vh.hide()
+        # fixed row heights: the header never measures 250 000 rows
+        vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self._apply_metrics()
+        hh = self.horizontalHeader()
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        hh.setStretchLastSection(True)
+        hh.setHighlightSections(False)
+        self.selectionModel().selectionChanged.connect(self._on_selection)
+
+    @property
+    def token_model(self) -> QTokenTableModel:
+        return self._model
+
+    def _apply_metrics(self) -> None:
+        fm = self.fontMetrics()
+        self.verticalHeader().setDefaultSectionSize(int(fm.height() * 1.5))
+        digit = fm.horizontalAdvance("0")
+        widths = (6, 7, 20, 9, 11, 12, 12)
+        for col, chars in enumerate(widths):
+            self.setColumnWidth(col, digit * chars)
+
+    def set_analysis(self, analysis: Analysis | None) -> None:
+        self._syncing = True
+        try:
+            self._model.set_analysis(analysis)
+        finally:
+            self._syncing = False
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._model.set_colors(token_colors(self.palette()))
+        elif event.type() == QEvent.Type.FontChange:
+            self._apply_metrics()
+
+    # ---- linked selection --------------------------------------------------------
+
+    def selected_range(self) -> tuple[int, int] | None:
+        """``[first, last)`` rows spanned by the selection, or ``None``."""
+        ranges = self.selectionModel().selection()
+        if ranges.isEmpty():
+            return None
+        first = min(r.top() for r in ranges)
+        last = max(r.bottom() for r in ranges) + 1
+        return first, last
+
+    def _on_selection(self, selected: QItemSelection, deselected: QItemSelection) -> None:
+        if self._syncing:
+            return
+        a = self._model.analysis
+        rng = self.selected_range()
+        if a is None or rng is None:
+            return
+        first = a.token_range(rng[0])[0]
+        last = a.token_range(rng[1] - 1)[1]
+        self.tokensActivated.emit(first, last)
+        self.select_tokens(first, last)
+
+    def select_tokens(self, first: int, last: int, scroll: bool = True) -> None:
+        """Select rows ``[first, last)`` without reporting it back."""
+        a = self._model.analysis
+        if a is None or not 0 <= first < last <= len(a):
+            return
+        m = self._model
+        sm = self.selectionModel()
+        self._syncing = True
+        try:
+            sel = QItemSelection(m.index(first, 0), m.index(last - 1, len(COLUMNS) - 1))
+            flags = QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows
+            sm.select(sel, flags)
+            cur = self.currentIndex()
+            if not (cur.isValid() and first <= cur.row() < last):
+                sm.setCurrentIndex(m.index(first, cur.column() if cur.isValid() else 0),
+                                   QItemSelectionModel.SelectionFlag.NoUpdate)
+            if scroll:
+                self.scrollTo(m.index(first, 0), QAbstractItemView.ScrollHint.EnsureVisible)
+        finally:
+            self._syncing = False
+
+    def clear_token_selection(self) -> None:
+        self._syncing = True
+        try:
+            self.selectionModel().clearSelection()
+        finally:
+            self._syncing = False
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.matches(QKeySequence.StandardKey.Copy):
+            self.copy_selection()
+            return
+        super().keyPressEvent(event)
+
+    def copy_selection(self) -> None:
+        """Copy the selected rows as tab-separated values (with a header)."""
+        rng = self.selected_range()
+        if rng is None or self._model.analysis is None:
+            return
+        first, last = rng[0], min(rng[1], rng[0] + 100_000)
+        lines = ["\t".join(COLUMNS)] + [self._model.row_text(r) for r in range(first, last)]
+        QGuiApplication.clipboard().setText("\n".join(lines))
+

@@ -1,0 +1,272 @@
+"""Off-GUI-thread work: loading models and live tokenization.
+
+Both controllers run their jobs in a private one-thread ``QThreadPool`` and
+report back with queued signals, so the GUI thread only ever receives
+finished results. Every job is tagged (a load ticket, or the editor
+generation plus the model and options it used) and a result that no longer
+matches what the window wants is dropped, so the view always ends up with
+the latest text's tokens from the current model and never a mix.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
+
+from tokenprism.core import GGUFError, open_model
+
+from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
+from .analysis import Analysis, ModelInfo, tokenize
+from .pieces import readable
+
+DEBOUNCE_MS = 30
+
+
+class _Relay(QObject):
+    """Carries results from a worker thread to the GUI thread (its signals
+    are emitted in the worker and delivered queued)."""
+
+    done = Signal(object)
+    failed = Signal(object)
+
+
+def describe_load_error(path: str, error: BaseException) -> str:
+    """One readable sentence about why ``path`` could not be opened."""
+    name = _clean(os.path.basename(path) or path)
+    if isinstance(error, GGUFError):
+        where = []
+        if error.offset is not None:
+            where.append(f"at byte {error.offset:,}")
+        if error.field:  # a key name read from a broken file may hold anything
+            where.append(f"in {_clean(error.field)}")
+        return f"Cannot open “{name}”: {_clean(error.reason)}" + (f" ({', '.join(where)})" if where else "") + "."
+    if isinstance(error, FileNotFoundError):
+        return f"Cannot open “{name}”: the file does not exist."
+    if isinstance(error, IsADirectoryError):
+        return f"Cannot open “{name}”: it is a folder, not a GGUF file."
+    if isinstance(error, PermissionError):
+        return f"Cannot open “{name}”: permission denied."
+    if isinstance(error, OSError):
+        return f"Cannot open “{name}”: {_clean(str(error.strerror or error))}."
+    if isinstance(error, MemoryError):
+        return f"Cannot open “{name}”: not enough memory."
+    # a bug in a tokenizer plugin must not take the app down either
+    return f"Cannot open “{name}”: unexpected {type(error).__name__}: {_clean(str(error))}"
+
+
+def _clean(text: str, limit: int = 120) -> str:
+    """Printable, bounded text for messages."""
+    text = readable(text, visible_spaces=False)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+class ModelLoader(QObject):
+    """Opens GGUF files in a worker thread, newest request wins."""
+
+    loaded = Signal(object)
+    """A :class:`ModelInfo`."""
+    failed = Signal(str, str)
+    """(path, message)"""
+    busyChanged = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._ticket = 0
+        self._pending = 0
+        self._relay = _Relay()
+        self._relay.done.connect(self._on_done)
+        self._relay.failed.connect(self._on_failed)
+
+    @property
+    def busy(self) -> bool:
+        return self._pending > 0
+
+    def load(self, path: str) -> None:
+        """Start opening ``path``; a later call supersedes this one."""
+        self._ticket += 1
+        ticket = self._ticket
+        self._pending += 1
+        if self._pending == 1:
+            self.busyChanged.emit(True)
+        relay = self._relay
+
+        def job() -> None:  # runs in the worker thread
+            try:
+                info = ModelInfo(open_model(path))
+            except BaseException as e:  # noqa: BLE001 - reported, never raised into Qt
+                relay.failed.emit((ticket, path, describe_load_error(path, e)))
+            else:
+                relay.done.emit((ticket, path, info))
+
+        self._pool.start(job)
+
+    def _finish(self) -> None:
+        self._pending -= 1
+        if self._pending == 0:
+            self.busyChanged.emit(False)
+
+    def _on_done(self, payload: tuple[int, str, ModelInfo]) -> None:
+        ticket, _path, info = payload
+        self._finish()
+        if ticket == self._ticket:
+            self.loaded.emit(info)
+
+    def _on_failed(self, payload: tuple[int, str, str]) -> None:
+        ticket, path, message = payload
+        self._finish()
+        if ticket == self._ticket:
+            self.failed.emit(path, message)
+
+    def shutdown(self) -> None:
+        self._pool.clear()
+        self._pool.waitForDone()
+
+
+@dataclass(frozen=True)
+class Job:
+    """What one tokenization used; its result is shown only if all still hold."""
+
+    info: ModelInfo
+    generation: int
+    add_special: bool
+    parse_special: bool
+
+
+class LiveTokenizer(QObject):
+    """Retokenizes the editor text shortly after every change.
+
+    Changes restart a short debounce timer; then the current text is taken
+    and tokenized in the worker. While a job runs, further changes only mark
+    the text dirty and the next job starts when the running one ends, so at
+    most one job runs and one waits, whatever the typing speed.
+    """
+
+    resultReady = Signal(object)
+    """An :class:`Analysis` of the current text by the current model."""
+    failed = Signal(str)
+    busyChanged = Signal(bool)
+
+    def __init__(self, text_source: Callable[[], str], parent: QObject | None = None,
+                 debounce_ms: int = DEBOUNCE_MS) -> None:
+        super().__init__(parent)
+        self._text_source = text_source
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(debounce_ms)
+        self._timer.timeout.connect(self._start)
+        self._relay = _Relay()
+        self._relay.done.connect(self._on_done)
+        self._relay.failed.connect(self._on_failed)
+        self._info: ModelInfo | None = None
+        self._generation = 0
+        self._running: Job | None = None
+        self.add_special = False
+        self.parse_special = False
+        self.last_result: Analysis | None = None
+
+    # ---- inputs ---------------------------------------------------------------
+
+    @property
+    def generation(self) -> int:
+        """Bumped by every change of text, model or options."""
+        return self._generation
+
+    @property
+    def model(self) -> ModelInfo | None:
+        return self._info
+
+    @property
+    def busy(self) -> bool:
+        return self._running is not None or self._timer.isActive()
+
+    def set_model(self, info: ModelInfo | None) -> None:
+        self._info = info
+        self.last_result = None
+        self._invalidate(immediate=True)
+
+    def set_options(self, add_special: bool, parse_special: bool) -> None:
+        if (add_special, parse_special) == (self.add_special, self.parse_special):
+            return
+        self.add_special = add_special
+        self.parse_special = parse_special
+        self._invalidate(immediate=True)
+
+    def text_changed(self) -> None:
+        """The editor text changed: tokenize again after the debounce delay."""
+        self._invalidate(immediate=False)
+
+    def refresh(self) -> None:
+        self._invalidate(immediate=True)
+
+    def _invalidate(self, immediate: bool) -> None:
+        self._generation += 1
+        self._timer.start(0 if immediate else self._timer.interval())
+
+    # ---- jobs -------------------------------------------------------------------
+
+    def _current_job(self) -> Job | None:
+        if self._info is None:
+            return None
+        return Job(self._info, self._generation, self.add_special, self.parse_special)
+
+    def _is_current(self, job: Job) -> bool:
+        return job == self._current_job()
+
+    def _start(self) -> None:
+        if self._running is not None:
+            return  # _on_done starts the next job
+        job = self._current_job()
+        if job is None:
+            return
+        text = self._text_source()
+        self._running = job
+        self.busyChanged.emit(True)
+        relay = self._relay
+
+        def work() -> None:  # runs in the worker thread
+            try:
+                result = tokenize(job.info, text, job.generation, job.add_special, job.parse_special)
+            except BaseException as e:  # noqa: BLE001 - a plugin bug is reported, not raised
+                relay.failed.emit((job, f"{type(e).__name__}: {e}"))
+            else:
+                relay.done.emit((job, result))
+
+        self._pool.start(work)
+
+    def _next(self, job: Job) -> bool:
+        """Start the next job if the finished one is stale; True if nothing waits."""
+        self._running = None
+        if self._is_current(job):
+            return True
+        if self._current_job() is None:  # the model went away meanwhile
+            self.busyChanged.emit(False)
+            return False
+        if not self._timer.isActive():
+            self._start()
+        return False
+
+    def _on_done(self, payload: tuple[Job, Analysis]) -> None:
+        job, result = payload
+        if self._next(job):
+            self.last_result = result
+            self.busyChanged.emit(False)
+            self.resultReady.emit(result)
+
+    def _on_failed(self, payload: tuple[Job, str]) -> None:
+        job, message = payload
+        if self._next(job):
+            self.busyChanged.emit(False)
+            self.failed.emit(f"The {job.info.kind} tokenizer failed: {message}")
+
+    def shutdown(self) -> None:
+        self._timer.stop()
+        self._info = None
+        self._pool.clear()
+        self._pool.waitForDone()
