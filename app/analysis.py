@@ -66,6 +66,12 @@ class ModelInfo:
         styles[(attrs & Attr.USER_DEFINED) != 0] = Style.USER
         styles[(attrs & Attr.CONTROL) != 0] = Style.CONTROL
         styles[(attrs & Attr.UNKNOWN) != 0] = Style.UNKNOWN
+        # BERT vocabularies store [UNK] as a control token; it is still the
+        # token that marks text the model could not spell
+        unk = model.config.special_ids.get("unk", -1)
+        self.unk_id = unk if 0 <= unk < len(attrs) else -1
+        if self.unk_id >= 0:
+            styles[self.unk_id] = Style.UNKNOWN
         self.styles = styles
 
     @property
@@ -305,7 +311,7 @@ def analyze(encoding: Encoding, info: ModelInfo, generation: int, encode_ms: flo
     stats = Stats(
         tokens=n, chars=len(text),
         utf8_bytes=len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass")),
-        unknown=int(np.count_nonzero(attrs & Attr.UNKNOWN)),
+        unknown=int(np.count_nonzero(style == Style.UNKNOWN)),
         byte_fallback=int(np.count_nonzero(attrs & Attr.BYTE)),
         encode_ms=encode_ms, total_ms=encode_ms + (time.perf_counter() - t0) * 1000.0)
     return Analysis(

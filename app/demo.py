@@ -1,8 +1,10 @@
-"""Bundled resources: where they are, the demo model, the sample text.
+"""Bundled resources: the demo models, the welcome text, the app's own files.
 
-Resources live in the installed package (``tokenprism/app/resources``) and,
-in a source checkout, in the repository's top-level ``resources/`` folder;
-both are searched so the app finds its demo models whichever way it runs.
+The demo models and texts live in the repository's top-level ``resources/``
+folder (installed as ``tokenprism.resources``); ``tokenprism.core.resources``
+knows where. The app's own files (its icon) live in ``app/resources``. Both
+are also searched here directly, so a missing or changed helper never stops
+the app from starting: at worst it starts with the empty state.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import os
 from pathlib import Path
 
 _APP_DIR = Path(__file__).resolve().parent
+KIND_ORDER = ("spm", "bpe", "ugm", "wpm")
 
 SAMPLE_TEXT = (
     "Tokenizers cut text into pieces. Type here and watch the tokens change!\n"
@@ -23,45 +26,82 @@ SAMPLE_TEXT = (
 
 
 def resource_dirs() -> list[Path]:
-    """Folders that may hold TokenPrism resources, most specific first."""
+    """Folders that may hold resources, most specific first."""
     dirs: list[Path] = []
     env = os.environ.get("TOKENPRISM_RESOURCES")
     if env:
         dirs.append(Path(env))
     dirs.append(_APP_DIR / "resources")
-    dirs.append(_APP_DIR.parent / "resources")  # source checkout: <repo>/resources
     try:
-        from importlib.resources import files
+        from tokenprism.core import resources as core_resources
 
-        pkg = Path(str(files("tokenprism.app") / "resources"))
-        if pkg not in dirs:
-            dirs.append(pkg)
-    except (ImportError, ModuleNotFoundError, TypeError):
+        dirs.extend(core_resources.resource_dirs())
+    except (ImportError, AttributeError):
         pass
-    return [d for d in dirs if d.is_dir()]
+    dirs.append(_APP_DIR.parent / "resources")  # a source checkout: <repo>/resources
+    unique: list[Path] = []
+    for d in dirs:
+        if d.is_dir() and d.resolve() not in [u.resolve() for u in unique]:
+            unique.append(d)
+    return unique
 
 
 def resource_path(name: str) -> Path | None:
-    """The first resource called ``name``, or ``None``."""
+    """The first resource file called ``name``, or ``None``."""
     for d in resource_dirs():
         p = d / name
-        if p.exists():
+        if p.is_file():
             return p
     return None
 
 
-def demo_models() -> list[Path]:
-    """Bundled ``.gguf`` files, those named ``*demo*`` first."""
-    found: list[Path] = []
+def _kind_of(path: Path) -> str:
+    stem = path.stem.lower()
+    for kind in KIND_ORDER:
+        if kind in stem:
+            return kind
+    return ""
+
+
+def demo_models() -> dict[str, Path]:
+    """Bundled demo models, label → path: the tokenizer kind ("spm", "bpe",
+    "ugm", "wpm") for the known ones, SPM (byte fallback) first."""
+    found: dict[str, Path] = {}
+    try:
+        from tokenprism.core import resources as core_resources
+
+        found.update(core_resources.demo_models())
+    except (ImportError, AttributeError):
+        pass
     for d in resource_dirs():
-        for p in sorted(d.rglob("*.gguf")):
-            if p.is_file() and p not in found:
-                found.append(p)
-    found.sort(key=lambda p: (0 if "demo" in p.name.lower() else 1))
-    return found
+        for p in sorted(d.glob("*.gguf")):
+            if p.is_file() and p not in found.values():
+                label = _kind_of(p) if "demo" in p.name.lower() else ""
+                found.setdefault(label or p.stem, p)
+    order = {k: i for i, k in enumerate(KIND_ORDER)}
+    return dict(sorted(found.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
 
 
 def demo_model() -> Path | None:
     """The model to open when the user has not chosen one yet."""
     models = demo_models()
-    return models[0] if models else None
+    return next(iter(models.values())) if models else None
+
+
+def welcome_text() -> str:
+    """The first-start text: the bundled welcome text, else a built-in sample."""
+    try:
+        from tokenprism.core import resources as core_resources
+
+        text = core_resources.welcome_text()
+        if text:
+            return text
+    except (ImportError, AttributeError, OSError, UnicodeError):
+        pass
+    p = resource_path("welcome.txt")
+    if p is not None:
+        try:
+            return p.read_text(encoding="utf-8")
+        except (OSError, UnicodeError):
+            pass
+    return SAMPLE_TEXT

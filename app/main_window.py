@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QApplication, QFileDialog, QMainWindow, QMessageB
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import Analysis, ModelInfo
-from .demo import SAMPLE_TEXT, demo_model, resource_path
+from .demo import demo_model, demo_models, resource_path, welcome_text
 from .pieces import format_ids
 from .qt_chips import QChipsView
 from .qt_editor import QTokenEditor, gguf_paths
@@ -72,7 +72,7 @@ class TokenPrismWindow(QMainWindow):
         if restore:
             self._restore()
         else:
-            self.editor.setPlainText(SAMPLE_TEXT)
+            self.editor.setPlainText(welcome_text())
             self.resize(1200, 760)
         self.live.set_options(self.act_add_special.isChecked(), self.act_parse_special.isChecked())
         self.editor.set_show_whitespace(self.act_show_ws.isChecked())
@@ -163,8 +163,8 @@ class TokenPrismWindow(QMainWindow):
         m = mb.addMenu("&File")
         m.addAction(self.act_open)
         self.recent_menu = m.addMenu("Open &Recent")
-        self.act_demo = self._action("Open &Demo Model", None, self.open_demo)
-        m.addAction(self.act_demo)
+        self.demo_menu = m.addMenu("Open &Demo Model")
+        self.demo_menu.setToolTipsVisible(True)
         m.addSeparator()
         m.addAction(self.act_quit)
         m = mb.addMenu("&Edit")
@@ -188,6 +188,12 @@ class TokenPrismWindow(QMainWindow):
         tb.setMovable(False)
         tb.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         tb.addAction(self.act_open)
+        demo_btn = QToolButton()
+        demo_btn.setText("Demo Models")
+        demo_btn.setToolTip("Open one of the bundled demo models (one per tokenizer type)")
+        demo_btn.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        demo_btn.setMenu(self.demo_menu)
+        tb.addWidget(demo_btn)
         tb.addSeparator()
         for act, short in ((self.act_add_special, "Add special"), (self.act_parse_special, "Parse special"),
                            (self.act_show_ws, "Show whitespace")):
@@ -221,6 +227,7 @@ class TokenPrismWindow(QMainWindow):
         self.empty.openRequested.connect(self.open_dialog)
         self.empty.recentRequested.connect(self.open_path)
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.demo_menu.aboutToShow.connect(self._fill_demo_menu)
 
     # ---- settings ---------------------------------------------------------------------
 
@@ -241,7 +248,7 @@ class TokenPrismWindow(QMainWindow):
         (self.act_fmt_json if s.id_format == "json" else self.act_fmt_space).setChecked(True)
         self.tabs.setCurrentIndex(min(max(s.current_tab, 0), 1))
         text = s.last_text
-        self.editor.setPlainText(SAMPLE_TEXT if text is None else text)
+        self.editor.setPlainText(welcome_text() if text is None else text)
 
     def save_settings(self) -> None:
         s = self.settings
@@ -322,9 +329,22 @@ class TokenPrismWindow(QMainWindow):
         if empty and self.model_info is None:
             self.empty.set_recent([p for p in self.settings.recent_files() if os.path.isfile(p)])
             self.stack.setCurrentWidget(self.empty)
-            self.act_demo.setEnabled(demo_model() is not None)
+            self.demo_menu.setEnabled(demo_model() is not None)
         else:
             self.stack.setCurrentWidget(self.splitter)
+
+    def _fill_demo_menu(self) -> None:
+        m = self.demo_menu
+        m.clear()
+        names = {"spm": "SentencePiece BPE (SPM)", "bpe": "Byte-level BPE (BPE)",
+                 "ugm": "Unigram (UGM)", "wpm": "WordPiece (WPM)"}
+        models = demo_models()
+        for i, (kind, path) in enumerate(models.items()):
+            act = m.addAction(f"&{i + 1}  {names.get(kind, kind)}")
+            act.setToolTip(str(path))
+            act.triggered.connect(lambda _=False, p=str(path): self.open_path(p))
+        if not models:
+            m.addAction("No demo models installed").setEnabled(False)
 
     def _fill_recent_menu(self) -> None:
         m = self.recent_menu

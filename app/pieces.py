@@ -80,6 +80,15 @@ def type_name(attr: int) -> str:
     return "undefined"
 
 
+def type_label(analysis: Analysis, token_id: int) -> str:
+    """:func:`type_name`, noting the model's unknown token when its type
+    does not say so (BERT's ``[UNK]`` is a control token)."""
+    name = type_name(analysis.model.vocab.attrs[token_id])
+    if token_id == analysis.info.unk_id and name != "unknown":
+        name += " (unk)"
+    return name
+
+
 def hex_bytes(data: bytes, limit: int = 48) -> str:
     """``F0 9F 99 82``, shortened with an ellipsis past ``limit`` bytes."""
     shown = " ".join(f"{b:02X}" for b in data[:limit])
@@ -130,7 +139,7 @@ def tooltip_html(analysis: Analysis, first: int, last: int) -> str:
             f"<td align='right'><b>{tid}</b></td>"
             f"<td><code>{html.escape(piece_label(model, tid))}</code></td>"
             f"<td align='right'>{html.escape(format_score(vocab.scores[tid]))}</td>"
-            f"<td>{type_name(vocab.attrs[tid])}</td>"
+            f"<td>{type_label(analysis, tid)}</td>"
             f"<td><code>{hex_bytes(data, 16)}</code></td>"
             "</tr>")
     if last - first > MAX_TOOLTIP_TOKENS:

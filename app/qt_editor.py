@@ -371,12 +371,11 @@ class QTokenEditor(QPlainTextEdit):
         self._paint_newlines(p, a)
         begin, end = self.visible_range()
         lo, hi = a.empties_in(begin, end)
-        color = self._colors.border[Style.CONTROL]
+        p.setPen(Qt.PenStyle.NoPen)
         for k in range(lo, min(hi, lo + 200)):
             pt = self._marker_pos(int(a.empty_pos16[k]))
             if pt is not None:
-                p.setPen(Qt.PenStyle.NoPen)
-                p.setBrush(color)
+                p.setBrush(self._colors.border[int(a.tok_style[int(a.empty_tokens[k])])])
                 p.drawRoundedRect(QRectF(pt.x() - 1.5, pt.y() + 1, 3, line_h - 2), 1.5, 1.5)
         if self._current is not None:
             first, last = self._current

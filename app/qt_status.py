@@ -57,22 +57,36 @@ class QStatsBar(QWidget):
 
     def show_analysis(self, a: Analysis | None, model_text: str = "No model") -> None:
         if a is None:
-            self.model_label.setText(model_text)
+            self.set_model_text(model_text)
             self.counts_label.setText("")
             self.special_label.setText("")
             self.time_label.setText("")
             return
         s = a.stats
-        self.model_label.setText(f"{a.info.name} · {a.info.kind}")
-        self.model_label.setToolTip(f"{a.info.path}\nvocabulary: {len(a.model):,} tokens "
-                                    f"({a.model.vocab.model}{', ' + a.model.vocab.pre if a.model.vocab.pre else ''})")
+        self.set_model_text(f"{a.info.name} · {a.info.kind}", a)
         self.counts_label.setText(
             f"<b>{s.tokens:,}</b> tokens · {s.chars:,} chars · {s.utf8_bytes:,} bytes · "
-            f"{s.chars_per_token:.2f} chars/token · {s.bytes_per_token:.2f} bytes/token")
+            f"{s.chars_per_token:.2f} chars/tok · {s.bytes_per_token:.2f} bytes/tok")
+        self.counts_label.setToolTip(
+            f"{s.tokens:,} tokens, {s.chars:,} characters, {s.utf8_bytes:,} UTF-8 bytes\n"
+            f"{s.chars_per_token:.3f} characters and {s.bytes_per_token:.3f} bytes per token")
         self.special_label.setText(f"{s.unknown:,} unknown · {s.byte_fallback:,} byte-fallback")
         self.special_label.setToolTip("Unknown tokens, and byte tokens spelling characters the vocabulary lacks")
-        self.time_label.setText(f"tokenized in {_fmt_ms(s.encode_ms)}")
-        self.time_label.setToolTip(f"encode {s.encode_ms:.2f} ms, with analysis {s.total_ms:.2f} ms")
+        self.time_label.setText(_fmt_ms(s.encode_ms))
+        self.time_label.setToolTip(f"Last tokenization took {s.encode_ms:.2f} ms "
+                                   f"({s.total_ms:.2f} ms with preparing the views)")
+
+    def set_model_text(self, text: str, a: Analysis | None = None) -> None:
+        """The model label, shortened in the middle if long (full text in the tooltip)."""
+        fm = self.model_label.fontMetrics()
+        self.model_label.setText(fm.elidedText(text, Qt.TextElideMode.ElideMiddle,
+                                               fm.horizontalAdvance("0") * 34))
+        tip = text
+        if a is not None:
+            v = a.model.vocab
+            tip += f"\n{a.info.path}\nvocabulary: {len(a.model):,} tokens ({v.model}" \
+                   f"{', pre-tokenizer ' + v.pre if v.pre else ''})"
+        self.model_label.setToolTip(tip)
 
     def flash(self, message: str, ms: int = 2500) -> None:
         """Show a short note (e.g. "Copied 42 ids") where the busy text goes."""

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import Analysis
-from .pieces import format_score, piece_cell, tooltip_html, type_name
+from .pieces import format_score, piece_cell, tooltip_html, type_label
 from .styles import TokenColors, token_colors
 
 COLUMNS = ("#", "ID", "Piece", "Score", "Type", "Chars", "Bytes")
@@ -95,7 +95,7 @@ class QTokenTableModel(QAbstractTableModel):
             if c == COL_SCORE:
                 return format_score(a.model.vocab.scores[tid])
             if c == COL_TYPE:
-                return type_name(a.model.vocab.attrs[tid])
+                return type_label(a, tid)
             if c == COL_CHARS:
                 return f"{enc.starts[r]}–{enc.ends[r]}"
             if c == COL_BYTES:

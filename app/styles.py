@@ -90,7 +90,7 @@ def token_colors(palette: QPalette) -> TokenColors:
     base = palette.color(QPalette.ColorRole.Base)
     text = palette.color(QPalette.ColorRole.Text)
     dark = is_dark(palette)
-    tint = 0.34 if dark else 0.20
+    tint = 0.30 if dark else 0.20
     bg: dict[tuple[int, int], QColor] = {}
     border: dict[int, QColor] = {}
     underline: dict[int, QTextCharFormat.UnderlineStyle] = {}

@@ -36,8 +36,9 @@ def test_typing_shows_the_models_ids(qtbot, window, spm_vocab, models) -> None: 
     assert table_ids(window) == model.encode(text).ids
     a = window.analysis
     assert window.stats.counts_label.text().startswith(f"<b>{len(a)}</b> tokens")
-    assert model.name in window.stats.model_label.text()
-    assert "tokenized in" in window.stats.time_label.text()
+    assert window.stats.model_label.toolTip().startswith(f"{model.name} · {model.kind}")
+    assert window.stats.time_label.text().endswith(" ms")
+    assert "tokenization took" in window.stats.time_label.toolTip()
 
 
 def test_ascii_typing_with_keyclicks(qtbot, window, test_vocab, models) -> None:  # type: ignore[no-untyped-def]

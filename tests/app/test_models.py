@@ -68,7 +68,7 @@ def test_switching_models_while_typing_never_mixes(qtbot, window, test_vocab, ot
         a = window.analysis
         if a is not None:  # what is on screen belongs to the window's model and its name
             assert a.info is window.model_info
-            assert window.stats.model_label.text().startswith(a.info.name)
+            assert window.stats.model_label.toolTip().startswith(a.info.name)
             seen.append((a.info.path, a.text))
     window.live.resultReady.connect(check)
     window.editor.setFocus()
@@ -81,7 +81,7 @@ def test_switching_models_while_typing_never_mixes(qtbot, window, test_vocab, ot
     text = window.editor.token_text()
     assert window.analysis.encoding.ids == models(final).encode(text).ids
     assert window.analysis.encoding.ids[0] != apptok.BOS  # the other vocab adds no BOS
-    assert window.stats.model_label.text().startswith("other test vocab")
+    assert window.stats.model_label.toolTip().startswith("other test vocab")
     assert seen and all(p for p, _ in seen)
 
 
@@ -168,11 +168,14 @@ def test_run_gui_starts_and_quits(qtbot, test_vocab, monkeypatch) -> None:  # ty
     def fake_loop(app: QApplication) -> int:
         # a local loop instead of app.exec(): quitting the application would
         # leave Qt's quit flag set and stop every later test's event loop
-        wins = [w for w in app.topLevelWidgets() if isinstance(w, mw.TokenPrismWindow) and w.isVisible()]
+        wins = [w for w in app.topLevelWidgets() if isinstance(w, mw.TokenPrismWindow)
+                 and w.isVisible() and w not in before]
         assert len(wins) == 1
         started.append(wins[0])
         qtbot.waitUntil(lambda: wins[0].analysis is not None, timeout=10_000)
         return 0
+
+    before = set(QApplication.topLevelWidgets())
 
     monkeypatch.setattr(mw, "_run_event_loop", fake_loop)
     assert mw.run_gui([test_vocab]) == 0

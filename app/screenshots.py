@@ -1,0 +1,180 @@
+"""Render the main window to PNG files, one per tokenizer type, for the README.
+
+    python -m tokenprism.app.screenshots [OUT_DIR] [--scale 2] [--model KIND=PATH ...]
+
+Without ``--model`` it uses the bundled demo models (SPM, BPE, UGM, WPM) and
+the welcome text. Writes ``<kind>.png`` (editor and token table),
+``chips.png`` (the chips view) and ``dark.png`` (a dark palette) into
+OUT_DIR (default ``docs/screenshots``). Runs offscreen unless
+``QT_QPA_PLATFORM`` is set, and never touches the user's settings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable
+
+from PySide6.QtCore import QSettings
+from PySide6.QtGui import QColor, QPalette
+from PySide6.QtWidgets import QApplication
+
+from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
+from .analysis import Style
+from .demo import demo_models, welcome_text
+from .main_window import TokenPrismWindow, app_icon
+from .settings import AppSettings
+
+DEFAULT_OUT = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+
+
+def wait_for(cond: Callable[[], bool], timeout_s: float = 60.0) -> None:
+    """Run the event loop until ``cond()`` holds."""
+    app = QApplication.instance()
+    assert app is not None
+    end = time.monotonic() + timeout_s
+    while not cond():
+        if time.monotonic() > end:
+            raise TimeoutError("the window did not show the tokens in time")
+        app.processEvents()
+        time.sleep(0.005)
+
+
+def dark_palette() -> QPalette:
+    """A plain dark palette (what a dark desktop theme hands to Qt)."""
+    p = QPalette()
+    roles = {
+        QPalette.ColorRole.Window: "#2b2d30", QPalette.ColorRole.WindowText: "#dfe1e5",
+        QPalette.ColorRole.Base: "#1e1f22", QPalette.ColorRole.AlternateBase: "#26282b",
+        QPalette.ColorRole.Text: "#dfe1e5", QPalette.ColorRole.Button: "#393b40",
+        QPalette.ColorRole.ButtonText: "#dfe1e5", QPalette.ColorRole.Highlight: "#2f65ca",
+        QPalette.ColorRole.HighlightedText: "#ffffff", QPalette.ColorRole.ToolTipBase: "#393b40",
+        QPalette.ColorRole.ToolTipText: "#dfe1e5", QPalette.ColorRole.PlaceholderText: "#868a91",
+        QPalette.ColorRole.Light: "#4e5157", QPalette.ColorRole.Midlight: "#43454a",
+        QPalette.ColorRole.Mid: "#393b40", QPalette.ColorRole.Dark: "#1e1f22",
+        QPalette.ColorRole.Shadow: "#000000", QPalette.ColorRole.Link: "#589df6",
+    }
+    for role, color in roles.items():
+        p.setColor(role, QColor(color))
+    for role in (QPalette.ColorRole.Text, QPalette.ColorRole.WindowText, QPalette.ColorRole.ButtonText):
+        p.setColor(QPalette.ColorGroup.Disabled, role, QColor("#6f737a"))
+    return p
+
+
+def _ready(window: TokenPrismWindow) -> bool:
+    a = window.analysis
+    return (a is not None and not window.loader.busy and not window.live.busy and not window.editor.stale
+            and a.info is window.model_info and a.generation == window.live.generation)
+
+
+def _pick_token(window: TokenPrismWindow) -> None:
+    """Select something worth showing: a byte-fallback group if there is
+    one, else an unknown token, else a word split into several tokens."""
+    a = window.analysis
+    assert a is not None
+    sizes = a.span_last - a.span_first
+    for hits in (((a.span_style == Style.BYTES) & (sizes > 1)).nonzero()[0],
+                 (a.span_style == Style.UNKNOWN).nonzero()[0]):
+        if len(hits):
+            first = int(a.span_first[hits[0]])
+            window.table.selectRow(first)
+            window.table.scrollTo(window.table.model().index(first, 0),
+                                  window.table.ScrollHint.PositionAtCenter)
+            return
+    text = a.text
+    i = a.encoding.token_at(max(text.find("tokenizer"), 0))
+    if i >= 0:
+        window.table.selectRow(i)
+
+
+def render(out_dir: Path, models: dict[str, Path], text: str, size: tuple[int, int] = (1280, 760),
+           extras: bool = True) -> list[Path]:
+    """Open each model in one window, show ``text`` and save a PNG per model
+    (and, with ``extras``, the chips view and a dark-palette shot)."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = AppSettings(QSettings(os.path.join(tmp, "shots.ini"), QSettings.Format.IniFormat))
+        window = TokenPrismWindow(settings, restore=False)
+        window.resize(*size)
+        window.show()
+        window.editor.setPlainText(text)
+        first_kind = ""
+        for kind, path in models.items():
+            window.open_path(str(path))
+            wait_for(lambda p=path: window.model_info is not None  # type: ignore[misc]
+                     and os.path.samefile(window.model_info.path, p) and _ready(window))
+            window.tabs.setCurrentWidget(window.table)
+            _pick_token(window)
+            wait_for(lambda: True)
+            app.processEvents()
+            out = out_dir / f"{kind}.png"
+            window.grab().save(str(out))
+            written.append(out)
+            first_kind = first_kind or kind
+        if extras and first_kind:
+            if len(models) > 1:
+                window.open_path(str(models[first_kind]))
+                wait_for(lambda: _ready(window) and window.model_info is not None
+                         and os.path.samefile(window.model_info.path, models[first_kind]))
+            window.tabs.setCurrentWidget(window.chips)
+            wait_for(lambda: window.chips.row_count > 0)
+            _pick_token(window)
+            app.processEvents()
+            out = out_dir / "chips.png"
+            window.grab().save(str(out))
+            written.append(out)
+            old = app.palette()
+            app.setPalette(dark_palette())
+            window.tabs.setCurrentWidget(window.table)
+            window.act_show_ws.setChecked(True)
+            _pick_token(window)
+            app.processEvents()
+            out = out_dir / "dark.png"
+            window.grab().save(str(out))
+            written.append(out)
+            app.setPalette(old)
+        window.shutdown()
+        window.close()
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tokenprism.app.screenshots", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("out", nargs="?", default=str(DEFAULT_OUT), help="folder for the PNG files")
+    ap.add_argument("--model", action="append", default=[], metavar="KIND=PATH",
+                    help="a model to show instead of the demo models (repeatable)")
+    ap.add_argument("--width", type=int, default=1280)
+    ap.add_argument("--height", type=int, default=760)
+    ap.add_argument("--scale", type=float, default=1.0, help="device pixel ratio (2 for sharp images)")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if args.scale != 1.0:
+        os.environ["QT_SCALE_FACTOR"] = str(args.scale)
+    models: dict[str, Path] = {}
+    for item in args.model:
+        kind, sep, path = item.partition("=")
+        if not sep:
+            ap.error(f"--model wants KIND=PATH, not {item!r}")
+        models[kind] = Path(path)
+    if not models:
+        models = demo_models()
+    if not models:
+        print("screenshots: no demo models found; pass --model KIND=PATH", file=sys.stderr)
+        return 1
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    app.setWindowIcon(app_icon())
+    for out in render(Path(args.out), models, welcome_text(), (args.width, args.height)):
+        print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
