@@ -14,8 +14,9 @@ are painted over the viewport.
 from __future__ import annotations
 
 import os
+from typing import Any
 
-from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QFontDatabase,
                            QHelpEvent, QPainter, QPaintEvent, QPen, QTextCharFormat, QTextCursor,
                            QTextLayout, QTextLine, QTextOption)
@@ -32,15 +33,16 @@ HUGE_BLOCK = 20_000  # longer blocks are styled with ExtraSelections (no relayou
 _serials = iter(range(1, 2**31 - 1))  # block user states; -1 is Qt's "never set"
 
 
-def gguf_paths(mime: object) -> list[str]:
+def gguf_paths(mime: QMimeData | None) -> list[str]:
     """Local ``.gguf`` files in a drag's mime data."""
-    urls = getattr(mime, "urls", lambda: [])()
-    paths = [u.toLocalFile() for u in urls if u.isLocalFile()]
+    if mime is None or not mime.hasUrls():
+        return []
+    paths = [u.toLocalFile() for u in mime.urls() if u.isLocalFile()]
     return [p for p in paths if p.lower().endswith(".gguf")]
 
 
 def _x(line: QTextLine, pos: int) -> float:
-    r = line.cursorToX(pos)
+    r: Any = line.cursorToX(pos)  # PySide6 returns (x, pos)
     return float(r[0] if isinstance(r, tuple) else r)
 
 
@@ -122,6 +124,32 @@ class QTokenEditor(QPlainTextEdit):
         if removed or added:
             self._stale = True
             self._current = None
+            self._shift_formats(pos, removed, added)
+
+    def _shift_formats(self, pos: int, removed: int, added: int) -> None:
+        """Move the spans of an edited block along with its text, so they stay
+        in place until the new result restyles it (a keystroke in a long
+        text may take a while to tokenize)."""
+        block = self.document().findBlock(pos)
+        layout = block.layout()
+        bpos = block.position()
+        if layout is None or not block.isValid() or pos + added > bpos + block.length() - 1:
+            return  # the edit made or joined lines: wait for the new result
+        at, delta = pos - bpos, added - removed
+        ranges = []
+        for r in layout.formats():
+            start, end = r.start, r.start + r.length
+            if end <= at:
+                pass  # before the edit
+            elif start >= at + removed:
+                start, end = start + delta, end + delta  # after the edit
+            else:  # the edit is inside this span: it grows or shrinks with it
+                end = max(start + 1, end + delta)
+            if end > start:
+                nr = QTextLayout.FormatRange()
+                nr.start, nr.length, nr.format = start, end - start, r.format
+                ranges.append(nr)
+        layout.setFormats(ranges)
 
     def _build_formats(self) -> None:
         self._formats = {(int(s), p): self._colors.char_format(int(s), p) for s in Style for p in (0, 1)}
@@ -205,8 +233,8 @@ class QTokenEditor(QPlainTextEdit):
             c = QTextCursor(doc)
             c.setPosition(s)
             c.setPosition(e, keep)
-            sel.cursor = c  # type: ignore[misc]
-            sel.format = formats[(st, k & 1)]  # type: ignore[misc]
+            sel.cursor = c
+            sel.format = formats[(st, k & 1)]
             sels.append(sel)
         return sels
 

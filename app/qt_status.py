@@ -188,8 +188,9 @@ class QEmptyState(QWidget):
     def set_recent(self, paths: list[str]) -> None:
         while self.recent_box.count():
             item = self.recent_box.takeAt(0)
-            if item is not None and item.widget() is not None:
-                item.widget().deleteLater()
+            w = item.widget() if item is not None else None
+            if w is not None:
+                w.deleteLater()
         if not paths:
             return
         label = QLabel("Recent models:")

@@ -186,9 +186,8 @@ class QTokenTable(QTableView):
         ranges = self.selectionModel().selection()
         if ranges.isEmpty():
             return None
-        first = min(r.top() for r in ranges)
-        last = max(r.bottom() for r in ranges) + 1
-        return first, last
+        parts = [ranges.at(i) for i in range(ranges.count())]
+        return min(r.top() for r in parts), max(r.bottom() for r in parts) + 1
 
     def _on_selection(self, selected: QItemSelection, deselected: QItemSelection) -> None:
         if self._syncing:

@@ -169,10 +169,11 @@ def main(argv: list[str] | None = None) -> int:
     if not models:
         print("screenshots: no demo models found; pass --model KIND=PATH", file=sys.stderr)
         return 1
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    app.setWindowIcon(app_icon())
+    app = QApplication.instance() or QApplication(sys.argv[:1])  # kept alive until we return
+    QApplication.setWindowIcon(app_icon())
     for out in render(Path(args.out), models, welcome_text(), (args.width, args.height)):
         print(out)
+    del app
     return 0
 
 

@@ -128,10 +128,12 @@ class AppSettings:
     @property
     def current_tab(self) -> int:
         v = self.q.value("window/tab", 0)
-        try:
-            return int(v)  # type: ignore[call-overload]
-        except (TypeError, ValueError):
-            return 0
+        if isinstance(v, (int, str)):
+            try:
+                return int(v)
+            except ValueError:
+                pass
+        return 0
 
     @current_tab.setter
     def current_tab(self, index: int) -> None:

@@ -195,3 +195,18 @@ def test_edit_in_the_middle_restyles(qtbot, window, test_vocab, models) -> None:
     c = window.editor.textCursor()
     c.movePosition(QTextCursor.MoveOperation.End)
     assert window.editor.shown_spans[1] == len(window.analysis.span_start16)
+
+
+def test_spans_move_with_an_edit_before_the_new_result(qtbot, window, test_vocab) -> None:  # type: ignore[no-untyped-def]
+    open_model_in(qtbot, window, test_vocab)
+    set_text(qtbot, window, "the fox and the dog")
+    before = [(s, e) for s, e, _ in window.editor.styled_spans()]
+    window.live._timer.setInterval(10_000)  # hold the next tokenization back
+    c = window.editor.textCursor()
+    c.setPosition(0)
+    c.insertText("a ")
+    assert window.editor.stale
+    after = [(s, e) for s, e, _ in window.editor.styled_spans()]
+    assert after == [(s + 2, e + 2) for s, e in before]
+    window.live._timer.setInterval(30)
+    wait_result(qtbot, window, window.live.refresh)
