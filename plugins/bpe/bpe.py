@@ -8,10 +8,12 @@ pair has a rank. Every resulting symbol becomes its token, or, when the
 vocabulary lacks it, one token per byte (missing bytes are dropped, as in
 llama.cpp).
 
-Ranks are looked up by the merge text ``"left right"`` (llama.cpp splits a
-merge at its first space after index 0 and keeps the first duplicate), so no
-pair table has to be built from the 500 000 merges of a large vocabulary;
-the rank dict is made on first use. Results are cached per word.
+Ranks are looked up by the merge text ``"left right"``: llama.cpp splits a
+merge at its first space after index 0 and keeps the first duplicate, and
+symbols never hold a space (byte-level glyphs, escaped spaces; llama.cpp
+asserts this), so that text identifies the pair. No pair table has to be
+built from the 500 000 merges of a large vocabulary; the rank dict is made
+on first use. Results are cached per word.
 
 Spans are UTF-8 byte offsets into the original fragment: a byte-level
 symbol covers exactly its bytes; an escaped space (``\u2581``, three bytes)
@@ -35,7 +37,7 @@ from . import pretokenizers as pt
 from .pretokenize import Splitter, UnicodeTables, tables
 
 _BIG = 1 << 62
-_CACHE_LIMIT = 200_000
+_CACHE_LIMIT = 65_536
 _HEAP_MIN = 48  # words with at least this many symbols use the heap merge
 _ESCAPED_SPACE = "\u2581"
 _DNA_MARKER = "\ue000"
@@ -110,7 +112,9 @@ class BpeTokenizer:
         self.newline_fix: bool = pre.pre_type == "GEMMA4"
         self.lowercase: bool = model == "whitespace" and vocab.flag("normalizer_lowercase", False)
         self.mode: int = MODE_DNA if model == "hybriddna" else MODE_WHITESPACE if model == "whitespace" else MODE_PLAIN
-        # a symbol with a space after its first char never has a rank (see _rank)
+        # only UTF-8 vocabs that do not escape spaces can have a space inside
+        # a symbol; llama.cpp aborts then (GGML_ASSERT in find_bpe_rank, e.g.
+        # model gpt2 with pre "whitespace"), here such a pair has no rank
         self.check_space: bool = not self.byte_encode and not self.escape
 
         t2i = vocab.token_to_id
@@ -128,8 +132,6 @@ class BpeTokenizer:
         if pre.bos_none:
             defaults.pop("bos", None)
         special = resolve_special_ids(vocab, defaults)
-        if pre.bos_none and "bos" not in vocab.special_ids:
-            special.pop("bos", None)
         add_bos = vocab.flag("add_bos", pre.add_bos)
         if pre.pre_type in pt.FORCE_ADD_BOS_TYPES:
             add_bos = True
@@ -178,8 +180,8 @@ class BpeTokenizer:
                     k = m.find(" ", 1)
                     if k > 0 and m[k + 1:k + 2] == _ESCAPED_SPACE and m[k - 1] != _ESCAPED_SPACE:
                         bad.add(m[k - 1])
-            excl = "".join(sorted(bad | {" ", _ESCAPED_SPACE}))
-            p = re.compile("(?<=[^" + re.escape(excl).replace("\\ ", " ") + "])(?=[ " + _ESCAPED_SPACE + "])")
+            excl = "".join([re.escape(c) for c in sorted(bad | {" ", _ESCAPED_SPACE})])
+            p = re.compile("(?<=[^" + excl + "])(?=[ " + _ESCAPED_SPACE + "])")
             self._safe_split = p
         return p
 
@@ -198,10 +200,11 @@ class BpeTokenizer:
         pr: list[int] = []
         for i in range(n - 1):
             a = syms[i]
-            if check and " " in a[1:]:
+            b = syms[i + 1]
+            if check and (" " in a or " " in b):
                 pr.append(big)
             else:
-                pr.append(ranks.get(a + " " + syms[i + 1], big))
+                pr.append(ranks.get(a + " " + b, big))
         while True:
             best = min(pr)
             if best == big:
@@ -213,15 +216,16 @@ class BpeTokenizer:
             del pr[i]
             if i > 0:
                 left = syms[i - 1]
-                if check and " " in left[1:]:
+                if check and (" " in left or " " in merged):
                     pr[i - 1] = big
                 else:
                     pr[i - 1] = ranks.get(left + " " + merged, big)
             if i < len(syms) - 1:
-                if check and " " in merged[1:]:
+                right = syms[i + 1]
+                if check and (" " in merged or " " in right):
                     pr[i] = big
                 else:
-                    pr[i] = ranks.get(merged + " " + syms[i + 1], big)
+                    pr[i] = ranks.get(merged + " " + right, big)
             if not pr:
                 break
         return syms
@@ -238,7 +242,10 @@ class BpeTokenizer:
         heap: list[tuple[int, int, int, int, int]] = []
         for i in range(n - 1):
             a = word[i]
-            r = ranks.get(a + " " + word[i + 1], -1)
+            b = word[i + 1]
+            if check and (a == " " or b == " "):
+                continue
+            r = ranks.get(a + " " + b, -1)
             if r >= 0:
                 heap.append((r, i, i + 1, 1, 1))
         heap.sort()
@@ -256,13 +263,14 @@ class BpeTokenizer:
             p = prv[left]
             if p >= 0:
                 psym = word[p:p + size[p]]
-                if not (check and " " in psym[1:]):
+                if not (check and (" " in psym or " " in msym)):
                     rk = ranks.get(psym + " " + msym, -1)
                     if rk >= 0:
                         heappush(heap, (rk, p, left, size[p], ls + rs))
             if nr >= 0:
-                if not (check and " " in msym[1:]):
-                    rk = ranks.get(msym + " " + word[nr:nr + size[nr]], -1)
+                nsym = word[nr:nr + size[nr]]
+                if not (check and (" " in msym or " " in nsym)):
+                    rk = ranks.get(msym + " " + nsym, -1)
                     if rk >= 0:
                         heappush(heap, (rk, left, nr, ls + rs, size[nr]))
         out: list[str] = []
@@ -276,7 +284,7 @@ class BpeTokenizer:
 
     def word_bytelevel(self, word: str) -> WordResult:
         """Tokens of one pre-tokenized word of a GPT-2 byte-level vocabulary."""
-        raw = word.encode("utf-8")
+        raw = word.encode("utf-8", "surrogatepass")
         nbytes = len(raw)
         glyphs = raw.decode("latin-1").translate(_GLYPH_TRANS)
         t2i = self.t2i
@@ -313,7 +321,7 @@ class BpeTokenizer:
         spaces escaped, ``<0xNN>`` byte fallback."""
         esc = word.replace(" ", _ESCAPED_SPACE) if self.escape else word
         is_ascii = word.isascii()
-        nbytes = len(word) if is_ascii else len(word.encode("utf-8", "surrogateescape"))
+        nbytes = len(word) if is_ascii else len(word.encode("utf-8", "surrogatepass"))
         t2i = self.t2i
         if self.ignore_merges or (self.newline_fix and esc.strip("\n") == ""):
             tid = t2i.get(esc, -1)
@@ -326,7 +334,7 @@ class BpeTokenizer:
             b = 0
             for ch in word:
                 offs.append(b)
-                b += len(ch.encode("utf-8", "surrogateescape"))
+                b += len(ch.encode("utf-8", "surrogatepass"))
             offs.append(b)
         ids: list[int] = []
         starts: list[int] = []
@@ -346,7 +354,7 @@ class BpeTokenizer:
                     cb = pos + k if is_ascii else offs[pos + k]
                     spaced = self.escape and word[pos + k] == " "
                     j = 0
-                    for by in s[k].encode("utf-8", "surrogateescape"):
+                    for by in s[k].encode("utf-8", "surrogatepass"):
                         bt = t2i.get(_HEX_BYTE_TEXT[by], -1)
                         if bt >= 0:
                             ids.append(bt)
@@ -460,7 +468,7 @@ class BpeTokenizer:
             pos = end + 6
 
     def dna_kmers(self, seq: str, ids: list[int], starts: list[int], ends: list[int], base: int) -> int:
-        raw = seq.encode("utf-8")
+        raw = seq.encode("utf-8", "surrogatepass")
         up = bytes([c - 32 if 0x61 <= c <= 0x7A else c for c in raw])
         t2i = self.t2i
         k = 6
@@ -486,17 +494,17 @@ class BpeTokenizer:
         base = 0
         while i < n:
             if ord(text[i]) in ws:
-                base += 1 if text[i] < "\x80" else len(text[i].encode("utf-8"))
+                base += 1 if text[i] < "\x80" else len(text[i].encode("utf-8", "surrogatepass"))
                 i += 1
                 continue
             j = i
             while j < n and ord(text[j]) not in ws:
                 j += 1
             seg = text[i:j]
-            seg_bytes = len(seg.encode("utf-8"))
+            seg_bytes = len(seg.encode("utf-8", "surrogatepass"))
             if self.lowercase:
                 low = "".join([chr(tab.tolower(ord(c))) for c in seg])
-                if low != seg and len(low.encode("utf-8")) != seg_bytes:
+                if low != seg and len(low.encode("utf-8", "surrogatepass")) != seg_bytes:
                     self.encode_remapped(seg, low, ids, starts, ends, base)
                 else:
                     self.encode_text(low, ids, starts, ends, base)
@@ -516,12 +524,12 @@ class BpeTokenizer:
         # byte offset in low -> char index; char index -> byte offset in orig
         char_at: list[int] = []
         for ci, ch in enumerate(low):
-            for _ in range(len(ch.encode("utf-8"))):
+            for _ in range(len(ch.encode("utf-8", "surrogatepass"))):
                 char_at.append(ci)
         char_at.append(len(low))
         ob: list[int] = [0]
         for ch in orig:
-            ob.append(ob[-1] + len(ch.encode("utf-8")))
+            ob.append(ob[-1] + len(ch.encode("utf-8", "surrogatepass")))
         for t in range(len(lids)):
             ids.append(lids[t])
             starts.append(base + ob[char_at[ls[t]]])

@@ -16,12 +16,19 @@ regex engine:
 
 Python's ``re`` gives the same matches as ``std::regex`` for these
 patterns (both are backtracking, first-alternative-wins engines), so each
-llama.cpp regex is translated once into a Python regex over the ORIGINAL
-text whose character classes are the exact sets of code points that the
-collapsed or substituted text would let through. The hand-written
-splitters for GPT-2/LLaMA-3/Qwen2/Qwen3.5 behave like their regexes with
-llama.cpp's tables (``|\\s+`` added for GPT-2), so they are translated the
-same way; Kimi-K2 and AFMoE digits are reimplemented as code.
+llama.cpp regex is translated once into a Python regex whose character
+classes are exactly the code points the collapsed or substituted text
+would let through. The hand-written splitters for GPT-2/LLaMA-3/Qwen2/
+Qwen3.5 behave like their regexes with llama.cpp's tables (``|\\s+`` added
+for GPT-2), so they are translated the same way; Kimi-K2 and AFMoE digits
+are reimplemented as code.
+
+Speed: a category regex runs on our own collapsed copy of the text (ASCII
+kept, every other code point replaced by one character per class, one
+``str.translate``), so its classes stay tiny; ``exact=True`` writes the
+full Unicode classes instead (the tests check both agree). A piece is split
+by the later regexes independently of its neighbours, so the words of short
+pieces are remembered per stage.
 """
 
 from __future__ import annotations
@@ -503,6 +510,8 @@ def translate_regex(regex: str, exact: bool = False) -> tuple[str, bool, bool]:
 
 # ---------------------------------------------------------------- splitting
 
+_MEMO_MAX_CHARS = 48  # pieces up to this long have their words remembered
+_MEMO_LIMIT = 32_768
 STAGE_REGEX = 0
 STAGE_KIMI_K2 = 1
 STAGE_AFMOE_DIGITS = 2
@@ -541,6 +550,7 @@ class Splitter:
         self.stages: list[Stage] = [make_stage(r, exact) for r in regexes]
         self.tab = tables()
         self.collapse: str = self.tab.collapse_table() if any(st.collapsed for st in self.stages) else ""
+        self.memos: list[dict[str, list[str]]] = [{} for _ in range(len(self.stages) + 1)]
 
     def split(self, text: str) -> list[str]:
         if not text:
@@ -560,39 +570,55 @@ class Splitter:
                 out.append(text[pos:pos + n])
                 pos += n
             return out
-        bounds: list[int] = [0, len(text)]
-        for st in stages:
-            bounds = self.split_stage(st, ctext if st.collapsed else text, bounds)
-        words: list[str] = []
-        for k in range(len(bounds) - 1):
-            a = bounds[k]
-            b = bounds[k + 1]
-            if b > a:
-                words.append(text[a:b])
-        return words
-
-    def split_stage(self, st: Stage, text: str, bounds: list[int]) -> list[int]:
-        """Split every piece ``[bounds[k], bounds[k+1])``; returns the new
-        boundaries (pieces may be empty)."""
-        out: list[int] = [bounds[0]]
-        for k in range(len(bounds) - 1):
-            a = bounds[k]
-            b = bounds[k + 1]
-            if b <= a:
-                out.append(b)
-                continue
-            if st.kind == STAGE_KIMI_K2:
-                kimi_k2_split(self.tab, text, a, b, out)
-            elif st.kind == STAGE_AFMOE_DIGITS:
-                afmoe_split(self.tab, text, a, b, out)
-            else:
-                pat = st.pattern
-                assert pat is not None
-                if st.slice_pieces:
-                    regex_split(pat, text[a:b], 0, b - a, a, out)
-                else:
-                    regex_split(pat, text, a, b, 0, out)
+        out = []
+        self.split_from(text, ctext, 0, len(text), 0, out)
         return out
+
+    def split_from(self, text: str, ctext: str, a: int, b: int, level: int, out: list[str]) -> None:
+        """Split ``text[a:b]`` (a piece produced by the stages before
+        ``level``) with the remaining stages, appending the words to ``out``.
+
+        A piece is split independently of its neighbours, so the words of a
+        short piece are remembered per level."""
+        st = self.stages[level]
+        bounds: list[int] = [a]
+        self.split_piece(st, ctext if st.collapsed else text, a, b, bounds)
+        last = level + 1 == len(self.stages)
+        memo = self.memos[level + 1] if not last else None
+        for k in range(len(bounds) - 1):
+            s = bounds[k]
+            e = bounds[k + 1]
+            if e <= s:
+                continue
+            if memo is None:
+                out.append(text[s:e])
+            elif e - s <= _MEMO_MAX_CHARS:
+                seg = text[s:e]
+                words = memo.get(seg)
+                if words is None:
+                    words = []
+                    self.split_from(text, ctext, s, e, level + 1, words)
+                    if len(memo) >= _MEMO_LIMIT:
+                        memo.clear()
+                    memo[seg] = words
+                out.extend(words)
+            else:
+                self.split_from(text, ctext, s, e, level + 1, out)
+
+    def split_piece(self, st: Stage, text: str, a: int, b: int, out: list[int]) -> None:
+        """Split the piece ``[a, b)`` with one stage, appending piece ends
+        (pieces may be empty)."""
+        if st.kind == STAGE_KIMI_K2:
+            kimi_k2_split(self.tab, text, a, b, out)
+        elif st.kind == STAGE_AFMOE_DIGITS:
+            afmoe_split(self.tab, text, a, b, out)
+        else:
+            pat = st.pattern
+            assert pat is not None
+            if st.slice_pieces:
+                regex_split(pat, text[a:b], 0, b - a, a, out)
+            else:
+                regex_split(pat, text, a, b, 0, out)
 
 
 def regex_split(pat: re.Pattern[str], text: str, a: int, b: int, shift: int, out: list[int]) -> None:

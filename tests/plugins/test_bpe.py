@@ -190,3 +190,16 @@ def test_chatglm_has_no_default_bos(tmp_path: Path) -> None:
         cfg = open_model(path).config
         assert ("bos" in cfg.special_ids) == has_bos
         assert cfg.special_prefix == ((11,) if has_bos else ())
+
+
+@pytest.mark.parametrize("vocab,expected", [
+    # llama.cpp 0.3.36 given the text as UTF-8 with surrogatepass (lone
+    # surrogates as their 3-byte form); the core replaces them by U+FFFD
+    # before the plugin runs, the plugin itself copes with them like llama.cpp
+    ("gpt-2", [64, 169, 254, 222, 65, 2124, 169, 123, 123]),
+    ("gemma-4", [236746, 475, 398, 366, 236763, 1123, 475, 429, 429]),
+])
+def test_lone_surrogates_in_plugin(vocab: str, expected: list[int], ref_model) -> None:  # type: ignore[no-untyped-def]
+    res = ref_model(vocab).tokenizer.encode_fragment("a\ud800b x\udfff", True)
+    assert res.ids == expected
+    assert res.starts[0] == 0 and res.ends[-1] == 10
