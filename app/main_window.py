@@ -16,15 +16,16 @@ import sys
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import (QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication,
                            QIcon, QKeySequence)
-from PySide6.QtWidgets import (QApplication, QFileDialog, QMainWindow, QMessageBox, QSplitter, QStackedWidget,
+from PySide6.QtWidgets import (QApplication, QFileDialog, QMainWindow, QSplitter, QStackedWidget,
                                QTabWidget, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import Analysis, ModelInfo
-from .demo import demo_model, demo_models, resource_path, welcome_text
+from .demo import demo_model, resource_path, welcome_text
 from .pieces import format_ids
 from .qt_chips import QChipsView
 from .qt_editor import QTokenEditor, gguf_paths
+from .qt_menus import fill_demo_menu, fill_recent_menu, show_about, show_shortcuts
 from .qt_status import QEmptyState, QMessageBanner, QStatsBar
 from .qt_token_table import QTokenTable
 from .settings import APPLICATION, ORGANIZATION, AppSettings
@@ -32,15 +33,6 @@ from .styles import QLegend
 from .workers import LiveTokenizer, ModelLoader
 
 BUSY_DELAY_MS = 150  # quick jobs never flash the busy indicator
-SHORTCUTS = (
-    ("Ctrl+O", "Open a model"), ("Ctrl+Shift+C", "Copy token ids"),
-    ("Ctrl+Shift+B", "Add special tokens (BOS/EOS)"), ("Ctrl+Shift+P", "Parse special tokens"),
-    ("Ctrl+Shift+W", "Show whitespace"), ("Ctrl+1 / Ctrl+2", "Token table / chips"),
-    ("Ctrl+E", "Focus the editor"), ("Ctrl+T", "Focus the token view"),
-    ("Ctrl+Tab", "Leave the editor (Tab types a tab)"), ("Ctrl++ / Ctrl+- / Ctrl+0", "Zoom"),
-    ("Esc", "Dismiss a message"),
-)
-
 
 class TokenPrismWindow(QMainWindow):
     """The main window: editor with live tokens, token table and chips."""
@@ -52,6 +44,7 @@ class TokenPrismWindow(QMainWindow):
         self.setWindowTitle("TokenPrism")
         self.setAcceptDrops(True)
         self._zoom = 0
+        self._tokenize_error = False
 
         self.loader = ModelLoader(self)
         self.editor = QTokenEditor()
@@ -215,7 +208,7 @@ class TokenPrismWindow(QMainWindow):
         self.loader.busyChanged.connect(self._on_loader_busy)
         self.editor.document().contentsChange.connect(self._on_text_change)
         self.live.resultReady.connect(self._on_result)
-        self.live.failed.connect(lambda msg: self.banner.show_message(msg))
+        self.live.failed.connect(self._on_tokenize_failed)
         self.live.busyChanged.connect(self._on_tokenizer_busy)
         self.editor.cursorTokenChanged.connect(self._on_cursor_tokens)
         self.editor.modelFilesDropped.connect(lambda paths: self.open_path(paths[0]))
@@ -334,32 +327,10 @@ class TokenPrismWindow(QMainWindow):
             self.stack.setCurrentWidget(self.splitter)
 
     def _fill_demo_menu(self) -> None:
-        m = self.demo_menu
-        m.clear()
-        names = {"spm": "SentencePiece BPE (SPM)", "bpe": "Byte-level BPE (BPE)",
-                 "ugm": "Unigram (UGM)", "wpm": "WordPiece (WPM)"}
-        models = demo_models()
-        for i, (kind, path) in enumerate(models.items()):
-            act = m.addAction(f"&{i + 1}  {names.get(kind, kind)}")
-            act.setToolTip(str(path))
-            act.triggered.connect(lambda _=False, p=str(path): self.open_path(p))
-        if not models:
-            m.addAction("No demo models installed").setEnabled(False)
+        fill_demo_menu(self.demo_menu, self.open_path)
 
     def _fill_recent_menu(self) -> None:
-        m = self.recent_menu
-        m.clear()
-        files = self.settings.recent_files()
-        for i, path in enumerate(files):
-            act = m.addAction(f"&{i + 1}  {os.path.basename(path)}" if i < 9 else os.path.basename(path))
-            act.setToolTip(path)
-            act.triggered.connect(lambda _=False, p=path: self.open_path(p))
-        if not files:
-            m.addAction("No recent models").setEnabled(False)
-        m.addSeparator()
-        clear = m.addAction("Clear Recent")
-        clear.setEnabled(bool(files))
-        clear.triggered.connect(self.settings.clear_recent_files)
+        fill_recent_menu(self.recent_menu, self.settings, self.open_path)
 
     # ---- tokenization ------------------------------------------------------------------------
 
@@ -379,9 +350,16 @@ class TokenPrismWindow(QMainWindow):
             if not self.loader.busy:
                 self.stats.set_busy("")
 
+    def _on_tokenize_failed(self, message: str) -> None:
+        self.banner.show_message(message)
+        self._tokenize_error = True
+
     def _on_result(self, a: Analysis) -> None:
         if a.info is not self.model_info:
             return  # belongs to a model the window no longer shows
+        if self._tokenize_error:  # the text tokenizes again: the message is stale
+            self._tokenize_error = False
+            self.banner.hide()
         self._show_analysis(a)
         self.editor.emit_cursor_token()
 
@@ -437,14 +415,10 @@ class TokenPrismWindow(QMainWindow):
         self.editor.setTabStopDistance(self.editor.fontMetrics().horizontalAdvance(" ") * 4)
 
     def show_shortcuts(self) -> None:
-        rows = "".join(f"<tr><td><b>{k}</b></td><td>{v}</td></tr>" for k, v in SHORTCUTS)
-        QMessageBox.information(self, "Keyboard shortcuts", f"<table cellpadding='3'>{rows}</table>")
+        show_shortcuts(self)
 
     def show_about(self) -> None:
-        QMessageBox.about(self, "About TokenPrism",
-                          "<b>TokenPrism</b><br>See how a language model's tokenizer cuts text: "
-                          "token boundaries, ids, scores and byte fallback, live as you type, "
-                          "with llama.cpp-exact token ids.")
+        show_about(self)
 
     # ---- window events ---------------------------------------------------------------------------
 

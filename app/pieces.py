@@ -127,34 +127,36 @@ def tooltip_html(analysis: Analysis, first: int, last: int) -> str:
     enc = analysis.encoding
     model = analysis.model
     vocab = model.vocab
-    rows: list[str] = []
-    all_bytes = b""
-    for i in range(first, min(last, first + MAX_TOOLTIP_TOKENS)):
-        tid = enc.token_ids[i]
-        data = model.token_bytes(tid)
-        all_bytes += data
-        rows.append(
-            "<tr>"
-            f"<td align='right'>#{i}</td>"
-            f"<td align='right'><b>{tid}</b></td>"
-            f"<td><code>{html.escape(piece_label(model, tid))}</code></td>"
-            f"<td align='right'>{html.escape(format_score(vocab.scores[tid]))}</td>"
-            f"<td>{type_label(analysis, tid)}</td>"
-            f"<td><code>{hex_bytes(data, 16)}</code></td>"
-            "</tr>")
-    if last - first > MAX_TOOLTIP_TOKENS:
-        rows.append(f"<tr><td colspan='6'>… {last - first - MAX_TOOLTIP_TOKENS} more</td></tr>")
-    head = ("<tr><th align='right'>#</th><th align='right'>id</th><th align='left'>piece</th>"
-            "<th align='right'>score</th><th align='left'>type</th><th align='left'>bytes</th></tr>")
     cs, ce = min(enc.starts[first:last]), max(enc.ends[first:last])
     bs, be = min(enc.byte_starts[first:last]), max(enc.byte_ends[first:last])
-    lines = [f"<table cellspacing='0' cellpadding='2'>{head}{''.join(rows)}</table>"]
-    if last - first > 1:
-        what = "byte-fallback group" if any(vocab.attrs[enc.token_ids[i]] & Attr.BYTE
-                                            for i in range(first, last)) else "tokens sharing a character"
-        lines.append(f"{what}: <code>{html.escape(readable(enc.text[cs:ce]))}</code> = "
-                     f"<code>{hex_bytes(all_bytes)}</code>")
     span = f"chars {cs}–{ce}, bytes {bs}–{be}" if ce > cs else f"inserted at char {cs} (covers no text)"
+    lines: list[str] = []
+    if last - first == 1:
+        tid = enc.token_ids[first]
+        lines.append(f"<b>id {tid}</b>&nbsp;&nbsp;<code>{html.escape(piece_label(model, tid))}</code>")
+        lines.append(f"token #{first} · {type_label(analysis, tid)} · score "
+                     f"{html.escape(format_score(vocab.scores[tid]))}")
+        lines.append(f"bytes <code>{hex_bytes(model.token_bytes(tid))}</code>")
+    else:
+        rows: list[str] = []
+        for i in range(first, min(last, first + MAX_TOOLTIP_TOKENS)):
+            tid = enc.token_ids[i]
+            rows.append(
+                f"<tr><td align='right'>#{i}</td><td align='right'><b>{tid}</b></td>"
+                f"<td><code>{html.escape(piece_label(model, tid))}</code></td>"
+                f"<td align='right'>{html.escape(format_score(vocab.scores[tid]))}</td>"
+                f"<td>{type_label(analysis, tid)}</td>"
+                f"<td><code>{hex_bytes(model.token_bytes(tid), 16)}</code></td></tr>")
+        if last - first > MAX_TOOLTIP_TOKENS:
+            rows.append(f"<tr><td colspan='6'>… {last - first - MAX_TOOLTIP_TOKENS} more</td></tr>")
+        head = ("<tr><th align='right'>#</th><th align='right'>id</th><th align='left'>piece</th>"
+                "<th align='right'>score</th><th align='left'>type</th><th align='left'>bytes</th></tr>")
+        all_bytes = b"".join(model.token_bytes(enc.token_ids[i]) for i in range(first, last))
+        byte_group = any(vocab.attrs[enc.token_ids[i]] & Attr.BYTE for i in range(first, last))
+        what = "byte-fallback group" if byte_group else "tokens sharing a character"
+        lines.append(f"<b>{what}</b>: <code>{html.escape(readable(enc.text[cs:ce]))}</code> = "
+                     f"<code>{hex_bytes(all_bytes)}</code>")
+        lines.append(f"<table cellspacing='0' cellpadding='3'>{head}{''.join(rows)}</table>")
     lines.append(f"<span style='color: gray'>{span}</span>")
     return "<qt>" + "<br>".join(lines) + "</qt>"
 

@@ -187,3 +187,22 @@ def test_run_gui_starts_and_quits(qtbot, test_vocab, monkeypatch) -> None:  # ty
     assert s.q.format() == QSettings.Format.IniFormat
     assert s.last_model == test_vocab
     w.deleteLater()
+
+
+def test_a_failing_tokenizer_shows_a_message(qtbot, window, test_vocab) -> None:  # type: ignore[no-untyped-def]
+    open_model_in(qtbot, window, test_vocab)
+    model = window.model_info.model
+    real_encode = model.encode
+
+    def broken(text: str, *args: object, **kwargs: object) -> object:
+        if "boom" in text:
+            raise RuntimeError("plugin bug")
+        return real_encode(text, *args, **kwargs)  # type: ignore[arg-type]
+    model.encode = broken
+    window.editor.setPlainText("boom")
+    qtbot.waitUntil(window.banner.isVisible, timeout=10_000)
+    assert "tokenizer failed" in window.banner.text and "plugin bug" in window.banner.text
+    # the window keeps working once the text tokenizes again
+    wait_result(qtbot, window, lambda: window.editor.setPlainText("the fox"))
+    assert window.analysis.text == "the fox"
+    assert not window.banner.isVisible()

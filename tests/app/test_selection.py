@@ -114,7 +114,7 @@ def test_editor_tooltip_describes_the_token(qtbot, window, test_vocab) -> None: 
     qtbot.waitUntil(QToolTip.isVisible, timeout=2000)
     tip = QToolTip.text()
     tid = a.encoding.token_ids[i]
-    assert f"<b>{tid}</b>" in tip and "▁world" in tip and "77 6F 72 6C 64" in tip
+    assert f"<b>id {tid}</b>" in tip and "▁world" in tip and "77 6F 72 6C 64" in tip
     QToolTip.hideText()
     # far below the text there is no token
     assert ed.tokens_at_point(QPoint(5, ed.viewport().height() - 5)) is None
