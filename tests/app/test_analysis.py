@@ -131,3 +131,21 @@ def test_piece_cell_and_tooltip_show_the_group(info: ModelInfo) -> None:
     assert piece_cell(a, first + 3, with_group=False) == "<0x82>"
     html = tooltip_html(a, first, first + 4)
     assert "byte-fallback group" in html and "F0 9F 99 82" in html and "<b>243</b>" in html
+
+
+def test_the_app_never_imports_a_plugin_module() -> None:
+    import ast
+    from pathlib import Path
+
+    import tokenprism.app
+
+    for path in Path(tokenprism.app.__file__).parent.glob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            for name in names:
+                assert not name.startswith("tokenprism.plugins"), f"{path.name} imports {name}"
