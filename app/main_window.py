@@ -34,6 +34,7 @@ from .workers import LiveTokenizer, ModelLoader
 
 BUSY_DELAY_MS = 150  # quick jobs never flash the busy indicator
 
+
 class TokenPrismWindow(QMainWindow):
     """The main window: editor with live tokens, token table and chips."""
 
@@ -294,6 +295,8 @@ class TokenPrismWindow(QMainWindow):
     def open_path(self, path: str) -> None:
         """Load ``path`` in the background; the current model stays usable."""
         self.stats.set_busy(f"Loading {os.path.basename(path)}…")
+        if self.model_info is None:  # no empty-state flash while the first model loads
+            self.stack.setCurrentWidget(self.splitter)
         self.loader.load(os.path.abspath(path))
 
     def _on_loader_busy(self, busy: bool) -> None:
@@ -317,6 +320,7 @@ class TokenPrismWindow(QMainWindow):
         if self.model_info is not None:
             message += f" Still using {self.model_info.name}."
         self.banner.show_message(message)
+        self._show_empty_state(True)
 
     def _show_empty_state(self, empty: bool) -> None:
         if empty and self.model_info is None:
