@@ -1,0 +1,1 @@
+"""Unigram (SentencePiece) with a precompiled charsmap (``tokenizer.ggml.model`` = ``t5``)."""

@@ -1,0 +1,729 @@
+"""SentencePiece's precompiled charsmap and the UGM normalizer, as llama.cpp
+runs them (``llm_tokenizer_ugm_session::normalize``).
+
+The charsmap blob is a little-endian ``uint32`` byte count, that many bytes
+of XOR-compressed compact double array (XCDA) units, then NUL-terminated
+replacement strings. The XCDA maps input byte sequences to replacement
+offsets; at every input position the longest matching sequence wins.
+
+:class:`Charsmap` checks the blob once, when the model is opened: every
+node an input could reach, every index a lookup could touch and every
+replacement string, so that a malformed blob is reported as a
+:class:`GGUFError` and never turns into an out-of-range read later.
+
+The normalizer has two paths that give the same result:
+
+* ``normalize_str`` works on characters and maps every normalized character
+  to the range of original *characters* it came from. Runs of characters no
+  rule can touch are found with one regular expression and copied whole;
+  only spaces, possible charsmap keys and user-defined tokens are looked at
+  one by one. It is used whenever the result is valid Unicode, which is the
+  case for every real model and every valid input.
+* ``normalize_bytes`` is a literal transcription of llama.cpp, byte by
+  byte, including its handling of invalid UTF-8 (one byte becomes U+FFFD).
+  It is used for the rare inputs whose normalized form is not valid UTF-8
+  (a user-defined token that matches half of a character, a charsmap with
+  strings that are not UTF-8, text with lone surrogates).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import numpy.typing as npt
+
+from tokenprism.core.errors import GGUFError
+
+CHARSMAP_KEY = "tokenizer.ggml.precompiled_charsmap"
+ESCAPED_SPACE = "\u2581"
+REPLACEMENT_UTF8 = b"\xef\xbf\xbd"
+
+_SURROGATE_RE = re.compile("[\\ud800-\\udfff]")
+
+
+def _malformed(message: str) -> GGUFError:
+    return GGUFError("", f"malformed precompiled charsmap: {message}", None, CHARSMAP_KEY)
+
+
+def _xcda_base(unit: int) -> int:
+    return (unit >> 10) << ((unit & (1 << 9)) >> 6)
+
+
+def utf8_lead_byte(ch: str) -> int:
+    """The first UTF-8 byte of a character (a ``surrogateescape`` surrogate
+    as the byte it stands for)."""
+    cp = ord(ch)
+    if cp < 0x80:
+        return cp
+    if 0xDC80 <= cp <= 0xDCFF:
+        return cp - 0xDC00
+    if cp < 0x800:
+        return 0xC0 | (cp >> 6)
+    if cp < 0x10000:
+        return 0xE0 | (cp >> 12)
+    return 0xF0 | (cp >> 18)
+
+
+def _lead_range(lead: int) -> tuple[int, int] | None:
+    """The code points whose UTF-8 form starts with ``lead``."""
+    if 0xC2 <= lead <= 0xDF:
+        lo = (lead & 0x1F) << 6
+        return lo, lo + 0x3F
+    if 0xE0 <= lead <= 0xEF:
+        lo = (lead & 0x0F) << 12
+        return lo, lo + 0xFFF
+    if 0xF0 <= lead <= 0xF4:
+        lo = (lead & 0x07) << 18
+        return lo, min(lo + 0x3FFFF, 0x10FFFF)
+    return None
+
+
+def _class_item(cp: int) -> str:
+    if cp < 0x80 or 0xD800 <= cp <= 0xDFFF:
+        return f"\\x{cp:02x}" if cp < 0x100 else f"\\u{cp:04x}"
+    if cp > 0xFFFF:
+        return f"\\U{cp:08x}"
+    return chr(cp) if chr(cp) not in "\\]^-[" else "\\" + chr(cp)
+
+
+def _merge_ranges(cps: list[int], ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted([(c, c) for c in cps] + ranges):
+        if out and lo <= out[-1][1] + 1:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _class_body(ranges: list[tuple[int, int]]) -> str:
+    return "".join(_class_item(lo) if lo == hi else _class_item(lo) + "-" + _class_item(hi) for lo, hi in ranges)
+
+
+def _char_class(chars: set[str], ranges: list[tuple[int, int]]) -> str:
+    """A regular expression matching one character of ``chars`` or of the
+    code point ``ranges`` (empty when both are empty).
+
+    ``re`` tests a class of BMP characters with a bitmap but walks a list
+    for characters outside it, at every position of the text. So astral
+    characters get their own class behind a cheap test that the character
+    is astral at all; when they make too many ranges, every astral
+    character is taken (a wider set only sends a few more characters to the
+    exact slow path)."""
+    merged = _merge_ranges(sorted(ord(c) for c in chars), ranges)
+    bmp = [(lo, min(hi, 0xFFFF)) for lo, hi in merged if lo <= 0xFFFF]
+    astral = [(max(lo, 0x10000), hi) for lo, hi in merged if hi >= 0x10000]
+    if len(astral) > 1024:
+        astral = [(0x10000, 0x10FFFF)]
+    parts: list[str] = []
+    if bmp:
+        parts.append("[" + _class_body(bmp) + "]")
+    if astral:
+        body = "[" + _class_body(astral) + "]"
+        parts.append(body if astral == [(0x10000, 0x10FFFF)] else "(?=[\\U00010000-\\U0010ffff])" + body)
+    if not parts:
+        return ""
+    return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
+
+
+class Charsmap:
+    """A checked precompiled charsmap.
+
+    Besides the XCDA itself it keeps what the character path needs:
+    ``single`` (characters that are keys by themselves), ``multi_first``
+    (characters that start longer keys), ``second`` (characters that follow
+    the first character in some key) and the replacement strings decoded. ``utf8_ok`` is false when keys or replacements are not UTF-8
+    in a way the character path cannot reproduce.
+    """
+
+    def __init__(self, blob: bytes) -> None:
+        self.units: list[int] = []
+        self.size = 0
+        self.repl = b""
+        self.root = 0
+        self.utf8_ok = True
+        self.single: set[str] = set()
+        self.multi_first: set[str] = set()
+        self.second: set[str] = set()
+        self.repl_str: dict[int, str] = {}
+        self.n_values = 0
+        # ASCII bytes that occur in keys past their first character
+        self.inner_ascii: set[int] = set()
+        self.space_in_keys = False
+        if not blob:
+            # no charsmap in the file: llama.cpp copies text unchanged
+            return
+        if len(blob) < 4:
+            raise _malformed(f"{len(blob)} bytes is too small for the 4-byte XCDA size header")
+        blob_size = int.from_bytes(blob[:4], "little")
+        if blob_size + 4 >= len(blob):
+            raise _malformed(f"the XCDA claims {blob_size} bytes but only {len(blob) - 4} follow the header "
+                             "(at least one byte of replacement strings must follow it)")
+        n_units = blob_size // 4
+        self.size = n_units
+        self.repl = bytes(blob[4 + blob_size:])
+        if n_units:
+            arr: npt.NDArray[np.uint32] = np.frombuffer(blob, dtype="<u4", count=n_units, offset=4)
+            self.units = arr.tolist()
+            self.root = _xcda_base(self.units[0])
+            self._check(arr)
+            self._first_chars()
+
+    # ---- checking the double array ------------------------------------------
+
+    def _check(self, arr: npt.NDArray[np.uint32]) -> None:
+        """Visit every node reachable from the root with input bytes 1..255
+        and check every index and replacement offset a lookup would use."""
+        size = self.size
+        u = arr.astype(np.int64)
+        base = (u >> 10) << ((u & 512) >> 6)
+        lcheck = u & 0x800000FF
+        leaf = (u >> 8) & 1
+        value = u & 0x7FFFFFFF
+        # unit i is a child of the node whose children sit at offset
+        # i ^ label(i); index the children by that offset
+        positions = np.nonzero((lcheck >= 1) & (lcheck <= 255))[0].astype(np.int64)
+        parents = positions ^ lcheck[positions]
+        order = np.argsort(parents, kind="stable")
+        self._child_parent = parents[order]
+        self._child_index = positions[order]
+        self._base = base
+        self._leaf = leaf
+        self._lcheck = lcheck
+
+        repl = self.repl
+        n_repl = len(repl)
+        nul = np.frombuffer(repl, dtype=np.uint8) == 0
+        # for every offset into the strings: is there a NUL at or after it
+        has_end = np.flip(np.logical_or.accumulate(np.flip(nul)))
+
+        visited = np.zeros(size, dtype=bool)
+        first_level = True
+        root_labels = np.zeros(0, dtype=np.int64)
+        frontier = np.array([self.root], dtype=np.int64)
+        values: set[int] = set()
+        while frontier.size:
+            if int((frontier | 0xFF).max()) >= size:
+                raise _malformed(f"a node's children fall outside the {size}-unit XCDA")
+            visited[frontier] = True
+            lo = np.searchsorted(self._child_parent, frontier, side="left")
+            hi = np.searchsorted(self._child_parent, frontier, side="right")
+            counts = hi - lo
+            total = int(counts.sum())
+            if total == 0:
+                break
+            # the children of every frontier node, concatenated
+            starts = np.repeat(lo - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+            children = self._child_index[starts + np.arange(total)]
+            labels_here = lcheck[children]
+            if first_level:
+                root_labels = labels_here
+                first_level = False
+            else:
+                self.inner_ascii.update(np.unique(labels_here[labels_here < 0x80]).tolist())
+            offsets = children ^ base[children]
+            if int(offsets.max()) >= size:
+                raise _malformed(f"a node points outside the {size}-unit XCDA")
+            leaf_off = offsets[leaf[children] != 0]
+            if leaf_off.size:
+                vals = value[leaf_off]
+                if int(vals.max()) >= n_repl:
+                    raise _malformed(f"a replacement offset is outside the {n_repl} bytes of strings")
+                if not bool(has_end[vals].all()):
+                    raise _malformed("a replacement string has no terminating NUL")
+                values.update(vals.tolist())
+            if bool((offsets == self.root).any()):
+                # a path back to the root: its labels occur inside keys too
+                self.inner_ascii.update(np.unique(root_labels[root_labels < 0x80]).tolist())
+            frontier = np.unique(offsets[~visited[offsets]])
+        self.space_in_keys = 0x20 in self.inner_ascii
+        self.n_values = len(values)
+        for v in values:
+            end = repl.find(b"\0", v)
+            try:
+                self.repl_str[v] = repl[v:end].decode("utf-8")
+            except UnicodeDecodeError:
+                self.utf8_ok = False
+
+    def _children(self, offset: int) -> list[tuple[int, int]]:
+        """(label, unit index) of the children of the node at ``offset``."""
+        lo = int(np.searchsorted(self._child_parent, offset, side="left"))
+        hi = int(np.searchsorted(self._child_parent, offset, side="right"))
+        idx: list[int] = self._child_index[lo:hi].tolist()
+        return [(int(self._lcheck[i]), i) for i in idx]
+
+    def _first_chars(self) -> None:
+        """Classify every character a key can start with."""
+        # (bytes so far, offset of the node's children, bytes still needed)
+        stack: list[tuple[bytes, int, int]] = []
+        for label, idx in self._children(self.root):
+            off = idx ^ int(self._base[idx])
+            is_leaf = bool(self._leaf[idx])
+            if label < 0x80:
+                self._classify(chr(label), off, is_leaf)
+                continue
+            need = 1 if 0xC2 <= label <= 0xDF else 2 if 0xE0 <= label <= 0xEF else 3 if 0xF0 <= label <= 0xF4 else 0
+            if need == 0:
+                continue  # valid UTF-8 never starts with this byte
+            if is_leaf:
+                self.utf8_ok = False  # a key ending inside a character
+            stack.append((bytes((label,)), off, need))
+        while stack:
+            prefix, offset, need = stack.pop()
+            for label, idx in self._children(offset):
+                if not 0x80 <= label <= 0xBF:
+                    continue  # never follows this prefix in valid UTF-8
+                off = idx ^ int(self._base[idx])
+                is_leaf = bool(self._leaf[idx])
+                seq = prefix + bytes((label,))
+                if need > 1:
+                    if is_leaf:
+                        self.utf8_ok = False
+                    stack.append((seq, off, need - 1))
+                    continue
+                try:
+                    ch = seq.decode("utf-8")
+                except UnicodeDecodeError:
+                    continue  # overlong or surrogate: never in valid input
+                self._classify(ch, off, is_leaf)
+
+    def _classify(self, ch: str, offset: int, is_leaf: bool) -> None:
+        if is_leaf:
+            self.single.add(ch)
+        kids = self._children(offset)
+        if not kids:
+            return
+        self.multi_first.add(ch)
+        # the characters that can follow: a key can only be longer than one
+        # character where the next character is one of these
+        stack: list[tuple[bytes, int, int]] = []
+        for label, idx in kids:
+            if label < 0x80:
+                self.second.add(chr(label))
+                continue
+            need = 1 if 0xC2 <= label <= 0xDF else 2 if 0xE0 <= label <= 0xEF else 3 if 0xF0 <= label <= 0xF4 else 0
+            if need:
+                if self._leaf[idx]:
+                    self.utf8_ok = False  # a key ending inside a character
+                stack.append((bytes((label,)), idx ^ int(self._base[idx]), need))
+        while stack:
+            prefix, off, need = stack.pop()
+            for label, idx in self._children(off):
+                if not 0x80 <= label <= 0xBF:
+                    continue
+                seq = prefix + bytes((label,))
+                if need > 1:
+                    if self._leaf[idx]:
+                        self.utf8_ok = False
+                    stack.append((seq, idx ^ int(self._base[idx]), need - 1))
+                    continue
+                try:
+                    self.second.add(seq.decode("utf-8"))
+                except UnicodeDecodeError:
+                    pass
+
+    # ---- lookups -------------------------------------------------------------
+
+    def walk(self, data: bytes, start: int) -> tuple[int, int, bool]:
+        """llama.cpp's XCDA walk at ``data[start:]``: the length of the
+        longest matching key (0 for none), its replacement offset, and
+        whether the walk ran to the end of ``data`` (so more input could
+        give a longer key)."""
+        size = self.size
+        if size == 0:
+            return 0, 0, False
+        units = self.units
+        n = len(data)
+        node = self.root
+        best_len = 0
+        best_val = 0
+        pos = start
+        while pos < n:
+            c = data[pos]
+            if c == 0:
+                return best_len, best_val, False
+            node ^= c
+            if node >= size:
+                raise _malformed("index outside the XCDA")
+            unit = units[node]
+            if (unit & 0x800000FF) != c:
+                return best_len, best_val, False
+            node ^= (unit >> 10) << ((unit & 512) >> 6)
+            if unit & 256:
+                if node >= size:
+                    raise _malformed("index outside the XCDA")
+                best_len = pos - start + 1
+                best_val = units[node] & 0x7FFFFFFF
+            pos += 1
+        return best_len, best_val, True
+
+    def replacement(self, offset: int) -> bytes:
+        repl = self.repl
+        if offset >= len(repl):
+            raise _malformed("replacement offset outside the strings")
+        end = repl.find(b"\0", offset)
+        if end < 0:
+            raise _malformed("unterminated replacement string")
+        return repl[offset:end]
+
+
+class StrNorm:
+    """Normalized text with, for every normalized character, the range of
+    original characters ``[src_start[i], src_end[i])`` it came from, and the
+    run of dropped spaces still pending at the end (``run_start`` < 0 for
+    none; only with ``remove_extra_whitespaces``)."""
+
+    def __init__(self, text: str, src_start: list[int], src_end: list[int], run_start: int = -1,
+                 run_end: int = -1) -> None:
+        self.text = text
+        self.src_start = src_start
+        self.src_end = src_end
+        self.run_start = run_start
+        self.run_end = run_end
+
+
+class BytesNorm:
+    """Normalized bytes with, for every byte, the original byte range."""
+
+    def __init__(self, data: bytes, src_start: list[int], src_end: list[int]) -> None:
+        self.data = data
+        self.src_start = src_start
+        self.src_end = src_end
+
+
+class Normalizer:
+    """llama.cpp's UGM ``normalize``: at every position a user-defined token
+    first (the longest trie path, even one that is not a whole token), then
+    the charsmap's longest key, then one UTF-8 character (U+FFFD for an
+    invalid byte); the output then goes through the whitespace options."""
+
+    def __init__(self, charsmap: Charsmap, user_defined: list[str], add_space_prefix: bool,
+                 remove_extra_whitespaces: bool, escape_whitespaces: bool = True,
+                 treat_whitespace_as_suffix: bool = False) -> None:
+        self.charsmap = charsmap
+        self.space = ESCAPED_SPACE if escape_whitespaces else " "
+        self.space_bytes = self.space.encode("utf-8")
+        self.prepend_space = add_space_prefix and not treat_whitespace_as_suffix
+        self.append_space = add_space_prefix and treat_whitespace_as_suffix
+        self.merge_spaces = remove_extra_whitespaces
+
+        # user-defined tokens as bytes (llama.cpp's naive_trie) ...
+        self.ud_bytes_prefix: set[bytes] = set()
+        # ... and as characters, with the lead bytes that would take the
+        # byte walk half-way into the next character
+        self.ud_prefix: set[str] = set()
+        self.ud_first: set[str] = set()
+        self.ud_next_leads: dict[str, set[int]] = {}
+        for piece in user_defined:
+            if not piece:
+                continue
+            b = piece.encode("utf-8", "surrogateescape")
+            for k in range(1, len(b) + 1):
+                self.ud_bytes_prefix.add(b[:k])
+            self.ud_first.add(piece[0])
+            for k in range(len(piece)):
+                self.ud_prefix.add(piece[:k + 1])
+                if piece[k] >= "\x80":
+                    leads = self.ud_next_leads.get(piece[:k])
+                    if leads is None:
+                        leads = set()
+                        self.ud_next_leads[piece[:k]] = leads
+                    leads.add(utf8_lead_byte(piece[k]))
+        self.has_ud = bool(self.ud_bytes_prefix)
+
+        self.str_ok = charsmap.utf8_ok
+        cm_first: set[str] = charsmap.single | charsmap.multi_first
+        self.cm_first = cm_first
+        # a space that no rule but the whitespace options touches is found
+        # with str.find; everything else that needs a look is found once per
+        # text with one regular expression
+        self.simple_space = " " not in cm_first and " " not in self.ud_first
+        look: set[str] = set(charsmap.single) | self.ud_first
+        if not self.simple_space:
+            look.add(" ")
+        ranges: list[tuple[int, int]] = []
+        for lead in sorted(self.ud_next_leads.get("", set())):
+            r = _lead_range(lead)
+            if r is not None:
+                ranges.append(r)
+        alternatives: list[str] = []
+        one = _char_class(look, ranges)
+        if one:
+            alternatives.append(one)
+        if charsmap.multi_first and charsmap.second:
+            alternatives.append(_char_class(charsmap.multi_first, []) + "(?="
+                                + _char_class(charsmap.second, []) + ")")
+        # matches nothing when there is nothing to look at
+        self.look_re = re.compile("|".join(alternatives) if alternatives else "(?!)")
+
+    # ---- characters -------------------------------------------------------
+
+    def cm_match(self, text: str, i: int) -> tuple[int, str] | None:
+        """The charsmap's longest key at ``text[i:]``: (characters, replacement),
+        (0, "") for none, ``None`` when the key ends inside a character."""
+        cm = self.charsmap
+        n = len(text)
+        width = 8
+        while True:
+            end = min(n, i + width)
+            data = text[i:end].encode("utf-8")
+            length, value, at_end = cm.walk(data, 0)
+            if at_end and end < n:
+                width *= 4
+                continue
+            break
+        if length == 0:
+            return 0, ""
+        try:
+            chars = len(data[:length].decode("utf-8"))
+        except UnicodeDecodeError:
+            return None
+        rep = cm.repl_str.get(value)
+        if rep is None:
+            return None
+        return chars, rep
+
+    def normalize_str(self, text: str) -> StrNorm | None:
+        """Normalize ``text``; ``None`` when the result would not be valid
+        UTF-8 (then ``normalize_bytes`` gives the exact answer)."""
+        if not self.str_ok:
+            return None
+        if not text.isascii() and _SURROGATE_RE.search(text) is not None:
+            return None
+        return self.normalize_range(text, 0, len(text), -1, -1)
+
+    def normalize_range(self, text: str, start: int, end: int, run_s: int, run_e: int) -> StrNorm | None:
+        """Normalize ``text[start:end]`` (no lone surrogates) from the state
+        at the start of a text, except for a pending run of dropped spaces
+        ``[run_s, run_e)``; offsets are into ``text``. With
+        ``remove_extra_whitespaces`` that is the whole state after a space,
+        so a text can be normalized piece by piece between spaces."""
+        out: list[str] = []
+        ss: list[int] = []
+        se: list[int] = []
+        space = self.space
+        prepend = self.prepend_space
+        merge = self.merge_spaces
+        simple_space = self.simple_space
+        cm_first = self.cm_first
+        has_ud = self.has_ud
+        ud_first = self.ud_first
+        # every position that needs a look, other than simple spaces
+        stops: list[int] = [m.start() for m in self.look_re.finditer(text, start, end)]
+        n_stops = len(stops)
+        si = 0
+        prepended = False
+        non_ws = False
+        n = end
+        i = start
+        while i < n:
+            while si < n_stops and stops[si] < i:
+                si += 1
+            stop = stops[si] if si < n_stops else n
+            j = stop
+            if simple_space:
+                sp = text.find(" ", i, stop)
+                if sp >= 0:
+                    j = sp
+            if j > i:
+                # characters no rule touches: copy them whole
+                if not non_ws:
+                    non_ws = True
+                    if (prepend and not prepended) or merge:
+                        out.append(space)
+                        if run_s >= 0:
+                            ss.append(run_s)
+                            se.append(run_e)
+                        else:
+                            ss.append(i)
+                            se.append(i)
+                        prepended = True
+                run_s = -1
+                out.append(text[i:j])
+                ss.extend(range(i, j))
+                se.extend(range(i + 1, j + 1))
+                i = j
+                if i >= n:
+                    break
+            if j < stop:
+                # a run of simple spaces
+                k = j + 1
+                while k < n and text[k] == " ":
+                    k += 1
+                non_ws = False
+                if merge:
+                    if run_s < 0:
+                        run_s = j
+                    run_e = k
+                else:
+                    out.append(space * (k - j))
+                    ss.extend(range(j, k))
+                    se.extend(range(j + 1, k + 1))
+                i = k
+                continue
+            ch = text[i]
+            seg = ch
+            seg_end = i + 1
+            identity = True
+            matched = False
+            if has_ud:
+                length = 0
+                if ch in ud_first:
+                    length = 1
+                    ud_prefix = self.ud_prefix
+                    while i + length < n and text[i:i + length + 1] in ud_prefix:
+                        length += 1
+                if i + length < n and text[i + length] >= "\x80":
+                    leads = self.ud_next_leads.get(text[i:i + length])
+                    if leads is not None and utf8_lead_byte(text[i + length]) in leads:
+                        return None
+                if length > 0:
+                    seg = text[i:i + length]
+                    seg_end = i + length
+                    matched = True
+            if not matched and ch in cm_first:
+                res = self.cm_match(text, i)
+                if res is None:
+                    return None
+                if res[0] > 0:
+                    seg = res[1]
+                    seg_end = i + res[0]
+                    identity = False
+            for k in range(len(seg)):
+                c = seg[k]
+                if identity:
+                    a = i + k
+                    b = a + 1
+                else:
+                    a = i
+                    b = seg_end
+                if c != " ":
+                    if not non_ws:
+                        non_ws = True
+                        if (prepend and not prepended) or merge:
+                            out.append(space)
+                            if run_s >= 0:
+                                ss.append(run_s)
+                                se.append(run_e)
+                            else:
+                                ss.append(a)
+                                se.append(a)
+                            prepended = True
+                    run_s = -1
+                    out.append(c)
+                    ss.append(a)
+                    se.append(b)
+                else:
+                    non_ws = False
+                    if not merge:
+                        out.append(space)
+                        ss.append(a)
+                        se.append(b)
+                    elif run_s < 0:
+                        run_s = a
+                        run_e = b
+                    else:
+                        run_e = b
+            i = seg_end
+        if self.append_space:
+            out.append(space)
+            ss.append(n)
+            se.append(n)
+        return StrNorm("".join(out), ss, se, run_s, run_e)
+
+    # ---- bytes (llama.cpp, literally) -------------------------------------
+
+    def _prefix_bytes(self, data: bytes, pos: int) -> tuple[bytes, int, bool]:
+        """``normalize_prefix``: (output, bytes consumed, whether the output
+        is the input itself)."""
+        n = len(data)
+        if self.has_ud:
+            udp = self.ud_bytes_prefix
+            length = 0
+            while pos + length < n and data[pos:pos + length + 1] in udp:
+                length += 1
+            if length > 0:
+                return data[pos:pos + length], length, True
+        length, value, _ = self.charsmap.walk(data, pos)
+        if length > 0:
+            return self.charsmap.replacement(value), length, False
+        c = data[pos]
+        if c < 0x80:
+            return data[pos:pos + 1], 1, True
+        if not c & 0x40:
+            return REPLACEMENT_UTF8, 1, False
+        if not c & 0x20:
+            need = 1
+        elif not c & 0x10:
+            need = 2
+        elif not c & 0x08:
+            need = 3
+        else:
+            return REPLACEMENT_UTF8, 1, False
+        if pos + need >= n:
+            return REPLACEMENT_UTF8, 1, False
+        for k in range(1, need + 1):
+            if data[pos + k] & 0xC0 != 0x80:
+                return REPLACEMENT_UTF8, 1, False
+        return data[pos:pos + need + 1], need + 1, True
+
+    def normalize_bytes(self, data: bytes) -> BytesNorm:
+        out = bytearray()
+        ss: list[int] = []
+        se: list[int] = []
+        space = self.space_bytes
+        nsp = len(space)
+        prepend = self.prepend_space
+        merge = self.merge_spaces
+        prepended = False
+        non_ws = False
+        run_s = -1
+        run_e = -1
+        n = len(data)
+        pos = 0
+        while pos < n:
+            seg, consumed, identity = self._prefix_bytes(data, pos)
+            end = pos + consumed
+            for k in range(len(seg)):
+                c = seg[k]
+                if identity:
+                    a = pos + k
+                    b = a + 1
+                else:
+                    a = pos
+                    b = end
+                if c != 0x20:
+                    if not non_ws:
+                        non_ws = True
+                        if (prepend and not prepended) or merge:
+                            out += space
+                            if run_s >= 0:
+                                ss.extend([run_s] * nsp)
+                                se.extend([run_e] * nsp)
+                            else:
+                                ss.extend([a] * nsp)
+                                se.extend([a] * nsp)
+                            prepended = True
+                    run_s = -1
+                    out.append(c)
+                    ss.append(a)
+                    se.append(b)
+                else:
+                    non_ws = False
+                    if not merge:
+                        out += space
+                        ss.extend([a] * nsp)
+                        se.extend([b] * nsp)
+                    elif run_s < 0:
+                        run_s = a
+                        run_e = b
+                    else:
+                        run_e = b
+            pos = end
+        if self.append_space:
+            out += space
+            ss.extend([n] * nsp)
+            se.extend([n] * nsp)
+        return BytesNorm(bytes(out), ss, se)

@@ -1,0 +1,13 @@
+"""Registers the UGM tokenizer with TokenPrism's plugin host."""
+
+from __future__ import annotations
+
+from tokenprism.core.hookspecs import hookimpl
+from tokenprism.core.plugin_types import TokenizerSpec
+
+from .ugm import build_ugm
+
+
+@hookimpl
+def tokenprism_tokenizers() -> list[TokenizerSpec]:
+    return [TokenizerSpec("ugm", ("t5",), build_ugm, "Unigram (SentencePiece) with precompiled charsmap")]

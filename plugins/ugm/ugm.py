@@ -1,0 +1,638 @@
+"""Unigram (SentencePiece) tokenization, as llama.cpp's ``llm_tokenizer_ugm``.
+
+After normalization (see :mod:`.charsmap`), the best split is found with
+SentencePiece's Viterbi pass: moving one code point at a time, every piece
+of the vocabulary that starts there is tried (normal, user-defined and
+unused pieces; user-defined ones score 0), and a code point no single piece
+covers gets the unknown token, scored ``min_score - 10``. Backtracking from
+the end gives the tokens; consecutive unknown tokens collapse into one.
+
+Speed, with results that stay llama.cpp's to the last bit:
+
+* The pieces sit in one ``dict`` that holds every piece and every prefix of
+  a piece (a trie without node objects).
+* The normalized text is cut before every ``▁`` when no piece has a ``▁``
+  past its first character (true of real SentencePiece vocabularies). No
+  piece spans such a cut, so every path goes through it, and the best path
+  is the best path of each word put end to end -- provided the
+  floating-point sums do not depend on where they start. :func:`exact_limit`
+  works out from the scores how long a fragment may be while every sum is
+  exact (35 million characters for nomic-bert-moe); up to there the best
+  path of each word is cached by its text. Longer fragments, or scores that
+  do not allow it, get one pass over the whole fragment in llama.cpp's
+  order.
+* With ``remove_extra_whitespaces`` (the usual setting), the state of the
+  normalizer after a space is always the same, so each run of text between
+  spaces is one word, ``▁`` + the run itself when no normalization rule
+  touches it: those go straight from the input to the cache, without
+  building the normalized text at all (``_encode_chunks``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+import threading
+
+import numpy as np
+
+from tokenprism.core.errors import GGUFError
+from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
+from tokenprism.core.vocab import Attr, TokenType, Vocab
+
+from .charsmap import CHARSMAP_KEY, ESCAPED_SPACE, BytesNorm, Charsmap, Normalizer, StrNorm
+
+# llama.cpp initialises the Viterbi table with -DBL_MAX
+NEG_SCORE = -sys.float_info.max
+FLT_MAX = 3.4028234663852886e38
+UNKNOWN_PENALTY = 10.0
+# UTF-8 sequence length by the high nibble of the first byte (unicode_len_utf8)
+_UTF8_LEN = (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4)
+
+_SURROGATE_RE = re.compile("[\\ud800-\\udfff]")
+
+_CACHE_MAX_WORD = 64
+_CACHE_MAX_ENTRIES = 1 << 16
+
+UGM_DEFAULT_IDS = {"eos": 1, "unk": 2, "pad": 0}
+
+
+class WordEdges:
+    """The candidate pieces of one word: edge ``k`` goes from character
+    ``frm[k]`` to ``to[k]`` with token ``ids[k]`` and score ``scores[k]``,
+    in the order llama.cpp tries them."""
+
+    def __init__(self, frm: list[int], to: list[int], ids: list[int], scores: list[float]) -> None:
+        self.frm = frm
+        self.to = to
+        self.ids = ids
+        self.scores = scores
+
+
+def exact_limit(scores: list[float], lengths: list[int], unk_score: float) -> int:
+    """The longest fragment (in normalized characters) for which every sum
+    of the Viterbi pass is exact, so that it does not matter where a sum
+    starts: word by word gives the same comparisons, ties included, as the
+    whole fragment at once. 0 when the scores do not allow it.
+
+    All scores (and the unknown score) are multiples of ``2**g``. A path to
+    character ``i`` scores between ``i * lo`` and ``i * hi`` (``lo`` from the
+    unknown token and one-character pieces, which give every character an
+    edge; ``hi`` from the best score per character), and a candidate adds
+    at most ``top`` to that. While ``n * max(|lo|, hi) + top < 2**(52+g)``
+    every value is a multiple of ``2**g`` that fits in a double's mantissa,
+    hence exact.
+    """
+    sc = np.asarray(scores + [unk_score], dtype=np.float64)
+    ln = np.asarray(lengths + [1], dtype=np.int64)
+    if not bool(np.isfinite(sc).all()):
+        return 0
+    nonzero = sc[sc != 0.0]
+    if nonzero.size == 0:
+        return sys.maxsize  # every score is 0
+    mant, exp = np.frexp(nonzero)
+    m = (np.abs(mant) * float(1 << 53)).astype(np.int64)
+    # exponent of the lowest set bit of each score
+    low = exp.astype(np.int64) - 53 + np.log2((m & -m).astype(np.float64)).astype(np.int64)
+    g = int(low.min())
+    singles = sc[ln == 1]
+    lo = min(0.0, float(singles.min()) if singles.size else 0.0)
+    hi = max(0.0, float((sc[ln > 0] / ln[ln > 0]).max()))
+    top = float(np.abs(sc).max())
+    room = math.ldexp(1.0, 52 + g) - top
+    per_char = max(-lo, hi)
+    if room <= 0:
+        return 0
+    if per_char == 0.0:
+        return sys.maxsize
+    return int(min(room / per_char, float(sys.maxsize // 2)))
+
+
+def _f32(x: float) -> float:
+    return float(np.float32(x))
+
+
+class UgmTokenizer:
+    """llama.cpp's UGM tokenizer for one vocabulary."""
+
+    def __init__(self, vocab: Vocab, escape_whitespaces: bool = True,
+                 treat_whitespace_as_suffix: bool = False) -> None:
+        self.vocab = vocab
+        n = len(vocab.pieces)
+        special_ids = resolve_special_ids(vocab, UGM_DEFAULT_IDS)
+        if "unk" not in special_ids:
+            raise GGUFError("", "the UGM tokenizer needs an unknown token, and the vocabulary has none "
+                            "(tokenizer.ggml.unknown_token_id)", None, "tokenizer.ggml.unknown_token_id")
+        self.unk_id: int = special_ids["unk"]
+        add_bos = vocab.flag("add_bos", False)
+        add_eos = vocab.flag("add_eos", True)
+        add_space_prefix = vocab.flag("add_space_prefix", False)
+        remove_extra_ws = vocab.flag("remove_extra_whitespaces", False)
+        prefix: tuple[int, ...] = (special_ids["bos"],) if add_bos and "bos" in special_ids else ()
+        suffix: tuple[int, ...] = (special_ids["eos"],) if add_eos and "eos" in special_ids else ()
+        self.config = TokenizerConfig(
+            kind="UGM", special_ids=special_ids, special_prefix=prefix, special_suffix=suffix,
+            add_bos=add_bos, add_eos=add_eos, add_space_prefix=add_space_prefix,
+            clean_spaces=False, byte_level=False, normalizes=True)
+
+        if CHARSMAP_KEY in vocab.metadata and not vocab.precompiled_charsmap:
+            raise GGUFError("", "precompiled_charsmap too small for xcda_blob_size header", None, CHARSMAP_KEY)
+        self.charsmap = Charsmap(vocab.precompiled_charsmap)
+
+        # llama.cpp builds its matchers from the token types as stored,
+        # before its load-time fix-ups change any attribute
+        types = vocab.types
+        normal = int(TokenType.NORMAL)
+        user_defined = int(TokenType.USER_DEFINED)
+        unused = int(TokenType.UNUSED)
+        pieces = vocab.pieces
+        scores32: list[float] = np.asarray(vocab.scores, dtype=np.float32).astype(np.float64).tolist()
+        min_score = FLT_MAX
+        ud_pieces: list[str] = []
+        matchable: list[int] = []
+        for tid in range(n):
+            t = types[tid]
+            if t == normal:
+                s = scores32[tid]
+                if s < min_score:
+                    min_score = s
+            if t == normal or t == user_defined or t == unused:
+                matchable.append(tid)
+            if t == user_defined:
+                ud_pieces.append(pieces[tid])
+        self.unk_score = _f32(_f32(min_score) - UNKNOWN_PENALTY)
+        # the session scores by the attributes after the fix-ups
+        attrs = vocab.attrs
+        self.tok_score: list[float] = [0.0 if attrs[i] & Attr.USER_DEFINED else scores32[i] for i in range(n)]
+        self.matchable = matchable
+
+        self.normalizer = Normalizer(self.charsmap, ud_pieces, add_space_prefix, remove_extra_ws,
+                                     escape_whitespaces, treat_whitespace_as_suffix)
+        self.space = self.normalizer.space
+
+        # every piece and every prefix of one, in one dict: token id, or -1
+        # for a prefix that is not itself a piece. Pieces that are not valid
+        # UTF-8 can only match inside a character in llama.cpp, which leads
+        # nowhere, so the character path leaves them out.
+        valid = matchable
+        if _SURROGATE_RE.search("".join(pieces)) is not None:
+            valid = [tid for tid in matchable if not _has_surrogate(pieces[tid])]
+        pref: dict[str, int] = dict.fromkeys(
+            {pieces[tid][:k] for tid in valid for k in range(1, len(pieces[tid]))}, -1)
+        for tid in valid:
+            pref[pieces[tid]] = tid
+        self.pref = pref
+        space = self.space
+        self.cut_on_space = not any(space in pieces[tid][1:] for tid in valid)
+        self._bytes_pref: dict[bytes, int] | None = None
+        self._lock = threading.Lock()
+        self._cache: dict[str, WordEdges] = {}
+        self._paths: dict[str, list[int]] = {}
+        self.exact_chars = exact_limit([self.tok_score[t] for t in valid], [len(pieces[t]) for t in valid],
+                                       self.unk_score) if self.cut_on_space else 0
+        # With remove_extra_whitespaces, the text between two spaces is
+        # normalized on its own (the state after a space is always the same)
+        # and, ▁ being a cut, it is one word: "▁" + the text when no rule
+        # touches it. Such words go straight from the text to the cache of
+        # best paths, without building the normalized text.
+        nz = self.normalizer
+        self.by_chunks = (nz.merge_spaces and not nz.append_space and nz.simple_space and nz.str_ok
+                          and not self.charsmap.space_in_keys and self.cut_on_space
+                          and not any(" " in p for p in ud_pieces))
+        stop_pattern = nz.look_re.pattern
+        self.chunk_stop_re = re.compile(stop_pattern + "|" + re.escape(space) if stop_pattern != "(?!)"
+                                        else re.escape(space))
+        # characters the charsmap turns into one space and that no key
+        # holds past its start (tab, newline, ...): in this mode they are
+        # spaces in all but their bytes, so they are made spaces first
+        space_table: dict[int, str] = {}
+        if self.by_chunks:
+            cm = self.charsmap
+            ud_text = "".join(ud_pieces)
+            for ch in sorted(cm.single):
+                if (ch < "\x80" and ch != " " and ch not in cm.multi_first and ch not in cm.second
+                        and ord(ch) not in cm.inner_ascii and ch not in ud_text
+                        and nz.cm_match(ch, 0) == (1, " ")):
+                    space_table[ord(ch)] = " "
+        self.space_like: list[str] = [chr(c) for c in sorted(space_table)]
+        longest = max([len(r) for r in self.charsmap.repl_str.values()] + [1])
+        # normalized length <= (longest replacement + a ▁) per character
+        self.expand = longest + 1
+        self._chunks: dict[str, list[int]] = {}
+
+    def clear_caches(self) -> None:
+        """Forget every cached word (for benchmarks and tests)."""
+        self._cache.clear()
+        self._paths.clear()
+        self._chunks.clear()
+
+    # ---- the Tokenizer protocol -------------------------------------------
+
+    def encode_fragment(self, text: str, after_special: bool) -> FragmentResult:
+        # llama.cpp's UGM session normalizes every fragment on its own
+        if self.by_chunks and len(text) * self.expand < self.exact_chars:
+            res = self._encode_chunks(text)
+            if res is not None:
+                return res
+        else:
+            sn = self.normalizer.normalize_str(text)
+            if sn is not None:
+                return self._encode_str(text, sn)
+        data = text.encode("utf-8", "surrogatepass")
+        return self._encode_bytes(self.normalizer.normalize_bytes(data))
+
+    def piece_bytes(self, token_id: int) -> bytes:
+        return self.vocab.pieces[token_id].replace(ESCAPED_SPACE, " ").encode("utf-8", "surrogateescape")
+
+    def normalized(self, text: str) -> str:
+        sn = self.normalizer.normalize_str(text)
+        if sn is not None:
+            return sn.text
+        data = text.encode("utf-8", "surrogatepass")
+        return self.normalizer.normalize_bytes(data).data.decode("utf-8", "replace")
+
+    # ---- the character path -----------------------------------------------
+
+    def word_edges(self, word: str) -> WordEdges:
+        """Every piece that starts at every character of ``word``, and the
+        unknown token where no piece covers exactly one character."""
+        pref = self.pref
+        scores = self.tok_score
+        unk = self.unk_id
+        unk_score = self.unk_score
+        frm: list[int] = []
+        to: list[int] = []
+        ids: list[int] = []
+        sc: list[float] = []
+        m = len(word)
+        for i in range(m):
+            single = False
+            j = i + 1
+            while j <= m:
+                v = pref.get(word[i:j], -2)
+                if v == -2:
+                    break
+                if v >= 0:
+                    if j == i + 1:
+                        single = True
+                    frm.append(i)
+                    to.append(j)
+                    ids.append(v)
+                    sc.append(scores[v])
+                j += 1
+            if not single:
+                frm.append(i)
+                to.append(i + 1)
+                ids.append(unk)
+                sc.append(unk_score)
+        return WordEdges(frm, to, ids, sc)
+
+    def _edges(self, word: str) -> WordEdges:
+        if len(word) > _CACHE_MAX_WORD:
+            return self.word_edges(word)
+        cache = self._cache
+        e = cache.get(word)
+        if e is None:
+            e = self.word_edges(word)
+            if len(cache) >= _CACHE_MAX_ENTRIES:
+                cache.clear()
+            cache[word] = e
+        return e
+
+    def best_path(self, word: str) -> list[int]:
+        """The best split of ``word`` on its own, flat: token id, start and
+        end (in characters of ``word``) of each token in turn; unknown
+        tokens not merged yet."""
+        e = self.word_edges(word)
+        m = len(word)
+        best = [NEG_SCORE] * (m + 1)
+        best[0] = 0.0
+        tok = [self.unk_id] * (m + 1)
+        back = [0] * (m + 1)
+        frm = e.frm
+        to = e.to
+        ids = e.ids
+        sc = e.scores
+        for k in range(len(frm)):
+            i = frm[k]
+            j = to[k]
+            s = best[i] + sc[k]
+            if s > best[j]:
+                best[j] = s
+                tok[j] = ids[k]
+                back[j] = i
+        out: list[int] = []
+        pos = m
+        while pos > 0:
+            out.append(pos)
+            out.append(back[pos])
+            out.append(tok[pos])
+            pos = back[pos]
+        out.reverse()
+        return out
+
+    def word_path(self, word: str) -> list[int]:
+        """``best_path`` of a word of the normalized text, cached."""
+        paths = self._paths
+        p = paths.get(word)
+        if p is None:
+            p = self.best_path(word)
+            if len(word) <= _CACHE_MAX_WORD:
+                if len(paths) >= _CACHE_MAX_ENTRIES:
+                    paths.clear()
+                paths[word] = p
+        return p
+
+    def viterbi_str(self, norm: str) -> tuple[list[int], list[int], list[int]]:
+        """Token ids with their ``[start, end)`` in normalized characters."""
+        n = len(norm)
+        if n == 0:
+            return [], [], []
+        if n <= self.exact_chars:
+            return self._by_words(norm, list(range(n)), list(range(1, n + 1)))
+        return self._whole(norm)
+
+    def _by_words(self, norm: str, src_s: list[int], src_e: list[int]) -> tuple[list[int], list[int], list[int]]:
+        """Word by word (see the module docstring for why this is exact);
+        spans through the maps ``src_s``/``src_e`` of normalized characters."""
+        ids: list[int] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        self._add_words(norm, src_s, src_e, ids, starts, ends, False)
+        return ids, starts, ends
+
+    def _add_words(self, norm: str, src_s: list[int], src_e: list[int], ids: list[int], starts: list[int],
+                   ends: list[int], prev_unk: bool) -> bool:
+        """Append the tokens of ``norm``, word by word; ``prev_unk`` says the
+        last token so far is unknown (consecutive unknowns merge). Returns
+        the same for the new last token."""
+        n = len(norm)
+        space = self.space
+        unk = self.unk_id
+        a = 0
+        while a < n:
+            b = norm.find(space, a + 1)
+            if b < 0:
+                b = n
+            p = self.word_path(norm[a:b])
+            for k in range(0, len(p), 3):
+                t = p[k]
+                is_unk = t == unk
+                if is_unk and prev_unk:
+                    ends[-1] = src_e[a + p[k + 2] - 1]
+                else:
+                    ids.append(t)
+                    starts.append(src_s[a + p[k + 1]])
+                    ends.append(src_e[a + p[k + 2] - 1])
+                prev_unk = is_unk
+            a = b
+        return prev_unk
+
+    def chunk_path(self, chunk: str) -> list[int]:
+        """``best_path`` of ``▁`` + ``chunk``, cached by ``chunk``."""
+        chunks = self._chunks
+        p = chunks.get(chunk)
+        if p is None:
+            p = self.best_path(self.space + chunk)
+            if len(chunk) < _CACHE_MAX_WORD:
+                if len(chunks) >= _CACHE_MAX_ENTRIES:
+                    chunks.clear()
+                chunks[chunk] = p
+        return p
+
+    def _encode_chunks(self, text: str) -> FragmentResult | None:
+        """Normalize and split ``text`` one space-delimited chunk at a time
+        (only with ``by_chunks``); ``None`` when the byte path is needed."""
+        if not text.isascii() and _SURROGATE_RE.search(text) is not None:
+            return None
+        nz = self.normalizer
+        unk = self.unk_id
+        original = text
+        for ch in self.space_like:
+            if ch in text:
+                text = text.replace(ch, " ")
+        stops: list[int] = [m.start() for m in self.chunk_stop_re.finditer(text)]
+        n_stops = len(stops)
+        si = 0
+        ids: list[int] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        prev_unk = False
+        run_s = -1
+        run_e = -1
+        n = len(text)
+        i = 0
+        while i < n:
+            if text[i] == " ":
+                k = i + 1
+                while k < n and text[k] == " ":
+                    k += 1
+                if run_s < 0:
+                    run_s = i
+                run_e = k
+                i = k
+                continue
+            j = text.find(" ", i)
+            if j < 0:
+                j = n
+            while si < n_stops and stops[si] < i:
+                si += 1
+            if si < n_stops and stops[si] < j:
+                # something in this chunk needs the normalizer
+                sn = nz.normalize_range(text, i, j, run_s, run_e)
+                if sn is None:
+                    return None
+                prev_unk = self._add_words(sn.text, sn.src_start, sn.src_end, ids, starts, ends, prev_unk)
+                run_s = sn.run_start
+                run_e = sn.run_end
+                i = j
+                continue
+            # "▁" + the chunk, as it is; the ▁ stands for the spaces before
+            if run_s >= 0:
+                sp_s = run_s
+                sp_e = run_e
+            else:
+                sp_s = i
+                sp_e = i
+            run_s = -1
+            p = self.chunk_path(text[i:j])
+            for k in range(0, len(p), 3):
+                t = p[k]
+                e = p[k + 2]
+                end = sp_e if e == 1 else i + e - 1
+                is_unk = t == unk
+                if is_unk and prev_unk:
+                    ends[-1] = end
+                else:
+                    s0 = p[k + 1]
+                    ids.append(t)
+                    starts.append(sp_s if s0 == 0 else i + s0 - 1)
+                    ends.append(end)
+                prev_unk = is_unk
+            i = j
+        if not original.isascii():
+            starts, ends = _to_bytes(original, starts, ends)
+        return FragmentResult(ids, starts, ends)
+
+    def _whole(self, norm: str) -> tuple[list[int], list[int], list[int]]:
+        """The pass over the whole fragment, sums in llama.cpp's order."""
+        n = len(norm)
+        if n == 0:
+            return [], [], []
+        best = [NEG_SCORE] * (n + 1)
+        best[0] = 0.0
+        tok = [self.unk_id] * (n + 1)
+        back = [0] * (n + 1)
+        space = self.space
+        a = 0
+        while a < n:
+            b = norm.find(space, a + 1) if self.cut_on_space else -1
+            if b < 0:
+                b = n
+            e = self._edges(norm[a:b])
+            frm = e.frm
+            to = e.to
+            ids = e.ids
+            sc = e.scores
+            for k in range(len(frm)):
+                i = a + frm[k]
+                j = a + to[k]
+                s = best[i] + sc[k]
+                if s > best[j]:
+                    best[j] = s
+                    tok[j] = ids[k]
+                    back[j] = i
+            a = b
+        return self._backtrack(n, tok, back)
+
+    def _backtrack(self, n: int, tok: list[int], back: list[int]) -> tuple[list[int], list[int], list[int]]:
+        unk = self.unk_id
+        ids: list[int] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        pos = n
+        prev_unk = False
+        while True:
+            t = tok[pos]
+            f = back[pos]
+            is_unk = t == unk
+            if prev_unk and is_unk:
+                starts[-1] = f
+            else:
+                ids.append(t)
+                starts.append(f)
+                ends.append(pos)
+            if f == 0:
+                break
+            prev_unk = is_unk
+            pos = f
+        ids.reverse()
+        starts.reverse()
+        ends.reverse()
+        return ids, starts, ends
+
+    def _encode_str(self, text: str, sn: StrNorm) -> FragmentResult:
+        norm = sn.text
+        n = len(norm)
+        src_s = sn.src_start
+        src_e = sn.src_end
+        if n == 0:
+            return FragmentResult([], [], [])
+        if n <= self.exact_chars:
+            ids, starts, ends = self._by_words(norm, src_s, src_e)
+        else:
+            ids, ns, ne = self._whole(norm)
+            starts = [src_s[i] for i in ns]
+            ends = [src_e[j - 1] for j in ne]
+        if not text.isascii():
+            starts, ends = _to_bytes(text, starts, ends)
+        return FragmentResult(ids, starts, ends)
+
+    # ---- the byte path (llama.cpp, literally) -----------------------------
+
+    def _bytes_trie(self) -> dict[bytes, int]:
+        bp = self._bytes_pref
+        if bp is None:
+            with self._lock:
+                bp = self._bytes_pref
+                if bp is None:
+                    bp = {}
+                    pieces = self.vocab.pieces
+                    for tid in self.matchable:
+                        b = pieces[tid].encode("utf-8", "surrogateescape")
+                        for k in range(1, len(b)):
+                            if b[:k] not in bp:
+                                bp[b[:k]] = -1
+                        bp[b] = tid
+                    self._bytes_pref = bp
+        return bp
+
+    def viterbi_bytes(self, data: bytes) -> tuple[list[int], list[int], list[int]]:
+        """Token ids with their ``[start, end)`` in normalized bytes."""
+        n = len(data)
+        if n == 0:
+            return [], [], []
+        pref = self._bytes_trie()
+        scores = self.tok_score
+        unk = self.unk_id
+        unk_score = self.unk_score
+        best = [NEG_SCORE] * (n + 1)
+        best[0] = 0.0
+        tok = [unk] * (n + 1)
+        back = [0] * (n + 1)
+        i = 0
+        while i < n:
+            units = min(_UTF8_LEN[data[i] >> 4], n - i)
+            cur = best[i]
+            single = False
+            j = i + 1
+            while j <= n:
+                v = pref.get(data[i:j], -2)
+                if v == -2:
+                    break
+                if v >= 0:
+                    if j - i == units:
+                        single = True
+                    s = cur + scores[v]
+                    if s > best[j]:
+                        best[j] = s
+                        tok[j] = v
+                        back[j] = i
+                j += 1
+            if not single:
+                s = cur + unk_score
+                j = i + units
+                if s > best[j]:
+                    best[j] = s
+                    tok[j] = unk
+                    back[j] = i
+            i += units
+        return self._backtrack(n, tok, back)
+
+    def _encode_bytes(self, bn: BytesNorm) -> FragmentResult:
+        ids, ns, ne = self.viterbi_bytes(bn.data)
+        src_s = bn.src_start
+        src_e = bn.src_end
+        return FragmentResult(ids, [src_s[i] for i in ns], [src_e[j - 1] for j in ne])
+
+
+def _has_surrogate(s: str) -> bool:
+    return not s.isascii() and _SURROGATE_RE.search(s) is not None
+
+
+def _to_bytes(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
+    """Character offsets into ``text`` as UTF-8 byte offsets."""
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    lens = 1 + (cps >= 0x80).astype(np.int64) + (cps >= 0x800) + (cps >= 0x10000)
+    cum = np.zeros(len(cps) + 1, dtype=np.int64)
+    np.cumsum(lens, out=cum[1:])
+    bs: list[int] = cum[np.asarray(starts, dtype=np.intp)].tolist()
+    be: list[int] = cum[np.asarray(ends, dtype=np.intp)].tolist()
+    return bs, be
+
+
+def build_ugm(vocab: Vocab) -> UgmTokenizer:
+    """The UGM tokenizer for ``vocab`` (raises ``GGUFError`` for an unusable
+    charsmap or a vocabulary without an unknown token)."""
+    return UgmTokenizer(vocab)
