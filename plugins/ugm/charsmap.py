@@ -134,8 +134,10 @@ class Charsmap:
     Besides the XCDA itself it keeps what the character path needs:
     ``single`` (characters that are keys by themselves), ``multi_first``
     (characters that start longer keys), ``second`` (characters that follow
-    the first character in some key) and the replacement strings decoded. ``utf8_ok`` is false when keys or replacements are not UTF-8
-    in a way the character path cannot reproduce.
+    the first character in some key), ``inner_ascii`` (ASCII bytes found in
+    keys past their first character) and the replacement strings decoded.
+    ``utf8_ok`` is false when keys or replacements are not UTF-8 in a way
+    the character path cannot reproduce.
     """
 
     def __init__(self, blob: bytes) -> None:
@@ -152,6 +154,12 @@ class Charsmap:
         # ASCII bytes that occur in keys past their first character
         self.inner_ascii: set[int] = set()
         self.space_in_keys = False
+        empty = np.zeros(0, dtype=np.int64)
+        self._child_parent: npt.NDArray[np.int64] = empty
+        self._child_index: npt.NDArray[np.int64] = empty
+        self._base: npt.NDArray[np.int64] = empty
+        self._leaf: npt.NDArray[np.int64] = empty
+        self._lcheck: npt.NDArray[np.int64] = empty
         if not blob:
             # no charsmap in the file: llama.cpp copies text unchanged
             return

@@ -434,6 +434,22 @@ def test_random_charsmap_bytes(blob: bytes) -> None:
         pass
 
 
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_mutated_real_charsmap(ref_model: Any, data: st.DataObject) -> None:
+    blob = bytearray(ref_model("nomic-bert-moe").vocab.precompiled_charsmap)
+    for _ in range(data.draw(st.integers(1, 20))):
+        pos = data.draw(st.integers(0, len(blob) - 1))
+        blob[pos] = data.draw(st.integers(0, 255))
+    try:
+        cm = Charsmap(bytes(blob))
+    except GGUFError:
+        return
+    probe = data.draw(st.text(max_size=10)).encode("utf-8")
+    for start in range(len(probe)):
+        cm.walk(probe, start)
+
+
 # ---- properties on the real vocabulary ---------------------------------------
 
 _INTERESTING = "aZ09 .,'\t\n\r\x00\x01\x7f é\u0301A\u030a ﬁＡ①㎏ｶﾞ\u3000\xa0\u200b\ufeff▁我日本한नअ🦙\U0001d400\U000e0100\ufffd"
@@ -452,6 +468,21 @@ def test_any_text_tokenizes_with_ordered_spans(ref_model: Any, text: str) -> Non
         assert 0 <= enc.starts[k] <= enc.ends[k] <= len(text)
         if k:
             assert enc.starts[k - 1] <= enc.starts[k] and enc.ends[k - 1] <= enc.ends[k]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(alphabet=st.one_of(st.sampled_from(_INTERESTING), st.characters(exclude_categories=())),
+                    max_size=30))
+def test_fragments_with_lone_surrogates(ref_model: Any, synth_models: Any, text: str) -> None:
+    # the core replaces lone surrogates, but the plugin copes on its own
+    # (as llama.cpp gets them: surrogatepass UTF-8, then U+FFFD per byte)
+    n = len(text.encode("utf-8", "surrogatepass"))
+    for model in [ref_model("nomic-bert-moe"), *synth_models.values()]:
+        res = model.tokenizer.encode_fragment(text, True)
+        assert len(res.ids) == len(res.starts) == len(res.ends)
+        assert all(0 <= a <= b <= n for a, b in zip(res.starts, res.ends))
+        assert res.starts == sorted(res.starts) and res.ends == sorted(res.ends)
+        assert isinstance(model.tokenizer.normalized(text), str)
 
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
