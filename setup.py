@@ -17,11 +17,13 @@ from pathlib import Path
 from setuptools import setup
 
 ROOT = Path(__file__).resolve().parent
-FOLDERS = {"core": "tokenprism.core", "app": "tokenprism.app", "plugins": "tokenprism.plugins"}
+FOLDERS = {"core": "tokenprism.core", "app": "tokenprism.app", "plugins": "tokenprism.plugins",
+           "resources": "tokenprism.resources"}
 
 # Hot modules compiled by mypyc. Left out on purpose: hookspecs/plugins/
-# plugin_types (pluggy glue, run once), model (thin facade), the plugins'
-# tiny @hookimpl modules, and everything in app/ (Qt, I/O).
+# plugin_types (pluggy glue, run once), model (thin facade), convert,
+# convert_hf, spm_proto and resources (run once per file, I/O bound), the
+# plugins' tiny @hookimpl modules, and everything in app/ (Qt, I/O).
 COMPILED = [
     "core/gguf_file.py",
     "core/vocab.py",

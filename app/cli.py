@@ -20,6 +20,8 @@ from tokenprism.core import Encoding, Model, TokenPrismError, open_model
 from tokenprism.core.build_info import build_kind, module_status
 from tokenprism.core.plugins import failed_plugins, tokenizer_specs
 
+from .cli_convert import add_subcommand as add_convert_subcommand
+
 VERSION = "0.1.0"
 FORMATS = ("ids", "pieces", "json", "jsonl", "csv")
 EXIT_USAGE = 2
@@ -279,6 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--parse-special", action="store_true")
     s.add_argument("--format", choices=("table", "json"), default="table")
     s.set_defaults(func=cmd_compare)
+
+    add_convert_subcommand(sub)
 
     s = sub.add_parser("plugins", help="list the tokenizer plugins found")
     s.set_defaults(func=cmd_plugins)

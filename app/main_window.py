@@ -16,7 +16,7 @@ import sys
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import (QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication,
                            QIcon, QKeySequence)
-from PySide6.QtWidgets import (QApplication, QFileDialog, QMainWindow, QSplitter, QStackedWidget,
+from PySide6.QtWidgets import (QApplication, QFileDialog, QMainWindow, QMenu, QSplitter, QStackedWidget,
                                QTabWidget, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
@@ -63,6 +63,7 @@ class TokenPrismWindow(QMainWindow):
         self._build_layout()
         self._build_actions()
         self._connect()
+        self._install_features()
         if restore:
             self._restore()
         else:
@@ -154,26 +155,27 @@ class TokenPrismWindow(QMainWindow):
         self.act_fmt_space.setChecked(True)
 
         mb = self.menuBar()
-        m = mb.addMenu("&File")
+        self.menus: dict[str, QMenu] = {}
+        m = self.menus["file"] = mb.addMenu("&File")
         m.addAction(self.act_open)
         self.recent_menu = m.addMenu("Open &Recent")
         self.demo_menu = m.addMenu("Open &Demo Model")
         self.demo_menu.setToolTipsVisible(True)
         m.addSeparator()
         m.addAction(self.act_quit)
-        m = mb.addMenu("&Edit")
+        m = self.menus["edit"] = mb.addMenu("&Edit")
         m.addAction(self.act_copy_ids)
         fm = m.addMenu("Token ID &Format")
         fm.addActions([self.act_fmt_space, self.act_fmt_json])
-        m = mb.addMenu("&Tokenize")
+        m = self.menus["tokenize"] = mb.addMenu("&Tokenize")
         m.addActions([self.act_add_special, self.act_parse_special])
-        m = mb.addMenu("&View")
+        m = self.menus["view"] = mb.addMenu("&View")
         m.addActions([self.act_show_ws])
         m.addSeparator()
         m.addActions([self.act_table, self.act_chips, self.act_focus_editor, self.act_focus_tokens])
         m.addSeparator()
         m.addActions([self.act_zoom_in, self.act_zoom_out, self.act_zoom_reset])
-        m = mb.addMenu("&Help")
+        m = self.menus["help"] = mb.addMenu("&Help")
         m.addAction(self._action("&Keyboard Shortcuts", QKeySequence.StandardKey.HelpContents, self.show_shortcuts))
         m.addAction(self._action("&About TokenPrism", None, self.show_about))
 
@@ -222,6 +224,11 @@ class TokenPrismWindow(QMainWindow):
         self.empty.recentRequested.connect(self.open_path)
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         self.demo_menu.aboutToShow.connect(self._fill_demo_menu)
+
+    def _install_features(self) -> None:
+        """Feature modules that add their own menus, docks and actions
+        (each module's ``install(window)`` keeps its wiring in one place)."""
+        # ---- feature installs: one line each, keep this list sorted ----
 
     # ---- settings ---------------------------------------------------------------------
 

@@ -275,7 +275,10 @@ def open_model(path: str | os.PathLike[str]) -> Model:
         tokenizer = spec.build(vocab)
     except TokenPrismError as e:
         if isinstance(e, GGUFError):
-            raise
+            if e.path:
+                raise
+            # a plugin does not know the file's path; the user needs it
+            raise type(e)(p, e.reason, e.offset, e.field) from None
         raise GGUFError(p, str(e)) from None
     except (ValueError, TypeError, IndexError, KeyError, OverflowError, UnicodeError) as e:
         raise GGUFError(p, f"the {spec.name} tokenizer cannot use this vocabulary: {e}") from None

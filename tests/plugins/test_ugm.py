@@ -394,8 +394,6 @@ def test_malformed_charsmap_fails_at_open_with_path(tmp_path: Path) -> None:
     assert info.value.field == "tokenizer.ggml.precompiled_charsmap"
 
 
-@pytest.mark.xfail(strict=True, reason="core: open_model re-raises a plugin's GGUFError as is, so a "
-                   "build error raised with path='' never gets the file's path (see the UGM report)")
 def test_malformed_charsmap_error_names_the_file(tmp_path: Path) -> None:
     path = write_t5_gguf(tmp_path / "bad.gguf", SMALL_PIECES, charsmap=make_charsmap({b"a": b"x"}, drop_nul=True))
     with pytest.raises(GGUFError) as info:
