@@ -9,81 +9,27 @@ non-zero, never a traceback.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
-import json
 import os
 import sys
-from typing import Sequence
+from typing import Iterable, Sequence
 
-from tokenprism.core import Encoding, Model, TokenPrismError, open_model
+from tokenprism.core import Model, TokenPrismError, open_model
 from tokenprism.core.build_info import build_kind, module_status
+from tokenprism.core.export import (TokenList, describe_id_problems, format_for_path, id_problems, iter_render,
+                                    scan_ids, token_list, write_export)
 from tokenprism.core.plugins import failed_plugins, tokenizer_specs
 
 from .cli_convert import add_subcommand as add_convert_subcommand
 
 VERSION = "0.1.0"
 FORMATS = ("ids", "pieces", "json", "jsonl", "csv")
+COMPARE_FORMATS = ("table", "json", "jsonl", "csv", "ids")
 EXIT_USAGE = 2
 EXIT_ERROR = 1
 
 
 class CliError(Exception):
     """A problem to report in one line."""
-
-
-# ---- token rows (shared by json/jsonl/csv) ---------------------------------
-
-TOKEN_FIELDS = ("index", "id", "piece", "text", "score", "type", "attr", "start", "end",
-                "byte_start", "byte_end", "group")
-
-
-def token_rows(enc: Encoding) -> list[dict[str, object]]:
-    """Every field of every token, as plain data."""
-    model = enc.model
-    rows: list[dict[str, object]] = []
-    for tok in enc:
-        rows.append({
-            "index": tok.index, "id": tok.id, "piece": tok.piece,
-            "text": model.display_piece(tok.id), "score": tok.score,
-            "type": tok.type, "attr": tok.attr, "start": tok.start, "end": tok.end,
-            "byte_start": tok.byte_start, "byte_end": tok.byte_end, "group": tok.group,
-        })
-    return rows
-
-
-def spreadsheet_safe(value: object) -> object:
-    """Keep a spreadsheet from reading a cell as a formula."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
-
-
-def format_encoding(enc: Encoding, fmt: str) -> str:
-    if fmt == "ids":
-        return "[" + ", ".join(str(i) for i in enc.token_ids) + "]"
-    if fmt == "pieces":
-        return "\n".join(f"{tok.id:>8} -> {enc.model.display_piece(tok.id)!r}" for tok in enc)
-    rows = token_rows(enc)
-    if fmt == "json":
-        doc = {
-            "model": {"path": enc.model.path, "name": enc.model.name, "kind": enc.model.kind,
-                      "tokenizer": enc.model.vocab.model, "pre": enc.model.vocab.pre,
-                      "vocab_size": len(enc.model)},
-            "add_special": enc.add_special, "parse_special": enc.parse_special,
-            "text": enc.text, "ids": enc.ids, "tokens": rows,
-        }
-        return json.dumps(doc, ensure_ascii=False, indent=1)
-    if fmt == "jsonl":
-        return "\n".join(json.dumps(r, ensure_ascii=False) for r in rows)
-    if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=TOKEN_FIELDS, lineterminator="\n")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: spreadsheet_safe(v) for k, v in r.items()})
-        return buf.getvalue().rstrip("\n")
-    raise CliError(f"unknown format {fmt!r}")
 
 
 # ---- commands ---------------------------------------------------------------
@@ -139,80 +85,72 @@ def _read_text(args: argparse.Namespace) -> str:
     return str(args.text)
 
 
+def _output(args: argparse.Namespace, lists: Sequence[TokenList], default: str) -> None:
+    """Print ``lists`` or, with ``-o FILE``, write them there atomically (the
+    format defaults to what the file name's extension says)."""
+    fmt = args.format or (format_for_path(args.output) if args.output else None) or default
+    if args.output:
+        write_export(args.output, lists, fmt)
+        return
+    _print_chunks(iter_render(lists, fmt))
+
+
+def _print_chunks(chunks: Iterable[str]) -> None:
+    out = sys.stdout
+    for chunk in chunks:
+        out.write(chunk)
+    out.flush()
+
+
 def cmd_tokenize(args: argparse.Namespace) -> int:
     model = _open(args.model)
     text = _read_text(args)
-    enc = model.encode(text, add_special=args.add_special, parse_special=args.parse_special)
-    sys.stdout.write(format_encoding(enc, args.format) + "\n")
+    tl = token_list(model, text=text, add_special=args.add_special, parse_special=args.parse_special)
+    _output(args, [tl], "ids")
     return 0
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
     model = _open(args.model)
-    ids = parse_ids(" ".join(args.ids))
-    bad = [i for i in ids if not 0 <= i < len(model)]
-    if bad:
-        raise CliError(f"ids outside the vocabulary (0..{len(model) - 1}): {', '.join(map(str, bad[:10]))}")
-    sys.stdout.write(model.decode(ids) + "\n")
+    items = scan_ids(" ".join(args.ids))
+    problems = id_problems(items, len(model))
+    if problems:
+        raise CliError(f"{len(problems)} of {len(items)} ids cannot be decoded: {describe_id_problems(problems)}")
+    if not items:
+        raise CliError("no ids given")
+    sys.stdout.write(model.decode([it.value for it in items if it.value is not None]) + "\n")
     return 0
 
 
-def parse_ids(text: str) -> list[int]:
-    """Ids written as ``1 2 3``, ``1,2,3`` or a JSON list."""
-    s = text.strip()
-    if s.startswith("["):
-        try:
-            data = json.loads(s)
-        except json.JSONDecodeError as e:
-            raise CliError(f"not a JSON list of ids: {e.msg}") from None
-        if not isinstance(data, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in data):
-            raise CliError("the JSON list must hold integers only")
-        return list(data)
-    out: list[int] = []
-    for part in s.replace(",", " ").split():
-        try:
-            out.append(int(part))
-        except ValueError:
-            raise CliError(f"not a token id: {part!r}") from None
-    return out
-
-
-def encoding_stats(enc: Encoding) -> dict[str, object]:
-    """Counts a person compares models by."""
-    from tokenprism.core import Attr
-
-    attrs = enc.model.vocab.attrs
-    n = len(enc)
-    n_bytes = len(enc.text.encode("utf-8"))
-    return {
-        "model": enc.model.name, "path": enc.model.path, "kind": enc.model.kind,
-        "tokens": n, "chars": len(enc.text), "bytes": n_bytes,
-        "chars_per_token": round(len(enc.text) / n, 3) if n else 0.0,
-        "bytes_per_token": round(n_bytes / n, 3) if n else 0.0,
-        "byte_fallback": sum(1 for t in enc.token_ids if attrs[t] & Attr.BYTE),
-        "unknown": sum(1 for t in enc.token_ids if attrs[t] & Attr.UNKNOWN),
-    }
+def is_model_arg(arg: str) -> bool:
+    """Whether a ``compare`` argument names a model rather than the text: it
+    ends in ``.gguf``, or it is a file that starts like a GGUF file."""
+    if arg.lower().endswith(".gguf"):
+        return True
+    try:
+        with open(arg, "rb") as f:
+            return f.read(4) == b"GGUF"
+    except (OSError, ValueError):
+        return False
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    if len(args.models) < 2:
+    items: list[str] = args.items
+    models = [a for a in items if is_model_arg(a)]
+    texts = [a for a in items if not is_model_arg(a)]
+    if len(texts) > 1 or (texts and items[-1] != texts[0]):
+        shown = ", ".join(repr(t[:30]) for t in texts[:3])
+        raise CliError(f"give the models first and the text once, last (not a .gguf file: {shown})")
+    if texts:
+        if args.text is not None:
+            raise CliError("give the text once: after the models or with --text, not both")
+        args.text = texts[0]
+    if len(models) < 2:
         raise CliError("compare needs at least two models")
     text = _read_text(args)
-    encs = [_open(p).encode(text, add_special=args.add_special, parse_special=args.parse_special)
-            for p in args.models]
-    stats = [encoding_stats(e) for e in encs]
-    if args.format == "json":
-        doc = {"text": text, "add_special": args.add_special, "parse_special": args.parse_special,
-               "models": [{**st, "ids": e.ids, "token_list": token_rows(e)} for st, e in zip(stats, encs)]}
-        print(json.dumps(doc, ensure_ascii=False, indent=1))
-        return 0
-    base = int(stats[0]["tokens"])  # type: ignore[call-overload]
-    print(f"{'model':<32} {'kind':<5} {'tokens':>8} {'vs 1st':>8} {'chars/tok':>10} {'bytes/tok':>10} {'bytefb':>7} {'unk':>5}")
-    for st in stats:
-        n = int(st["tokens"])  # type: ignore[call-overload]
-        diff = f"{(n - base) / base:+.0%}" if base else "-"
-        print(f"{str(st['model'])[:32]:<32} {st['kind']!s:<5} {n:>8} {diff:>8} {st['chars_per_token']!s:>10} "
-              f"{st['bytes_per_token']!s:>10} {st['byte_fallback']!s:>7} {st['unknown']!s:>5}")
+    lists = [token_list(_open(p), text=text, add_special=args.add_special, parse_special=args.parse_special)
+             for p in models]
+    _output(args, lists, "table")
     return 0
 
 
@@ -264,7 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--stdin", action="store_true", help="read the text from standard input")
     s.add_argument("--add-special", action="store_true", help="add BOS/EOS as the model asks")
     s.add_argument("--parse-special", action="store_true", help="turn special-token text into special tokens")
-    s.add_argument("--format", choices=FORMATS, default="ids")
+    s.add_argument("--format", choices=FORMATS, default=None,
+                   help="output format (default: from the -o file's extension, else ids)")
+    s.add_argument("--output", "-o", metavar="FILE", help="write to FILE (atomically) instead of printing")
     s.set_defaults(func=cmd_tokenize)
 
     s = sub.add_parser("decode", help="turn token ids back into text")
@@ -272,14 +212,19 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("ids", nargs="+", help="ids separated by spaces or commas, or a JSON list")
     s.set_defaults(func=cmd_decode)
 
-    s = sub.add_parser("compare", help="tokenize one text with several models")
-    s.add_argument("models", nargs="+", metavar="MODEL")
+    s = sub.add_parser("compare", help="tokenize one text with several models",
+                       description="Tokenize one text with several models: tokenprism compare A.gguf B.gguf "
+                                   "[TEXT | --file F | --stdin]. Arguments ending in .gguf (or files that "
+                                   "are GGUF files) are models; one other argument, last, is the text.")
+    s.add_argument("items", nargs="+", metavar="MODEL_OR_TEXT")
     s.add_argument("--text", "-t", dest="text", help="the text (or use --file / --stdin)")
     s.add_argument("--file", "-f", help="read the text from a file (UTF-8)")
     s.add_argument("--stdin", action="store_true", help="read the text from standard input")
     s.add_argument("--add-special", action="store_true")
     s.add_argument("--parse-special", action="store_true")
-    s.add_argument("--format", choices=("table", "json"), default="table")
+    s.add_argument("--format", choices=COMPARE_FORMATS, default=None,
+                   help="table (default), or the full token lists of every model")
+    s.add_argument("--output", "-o", metavar="FILE", help="write to FILE (atomically) instead of printing")
     s.set_defaults(func=cmd_compare)
 
     add_convert_subcommand(sub)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tokenprism.app.cli import main, parse_ids
+from tokenprism.app.cli import is_model_arg, main
+from tokenprism.core.export import load_json
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -27,7 +28,9 @@ def test_tokenize_ids_and_json(capsys: pytest.CaptureFixture[str], char_model_pa
     doc = json.loads(out)
     assert doc["text"] == "a€" and doc["add_special"] is False
     assert [t["group"] for t in doc["tokens"]] == [-1, 1, 1, 1]
-    assert set(doc["tokens"][0]) >= {"id", "piece", "score", "type", "start", "end", "byte_start", "byte_end"}
+    assert set(doc["tokens"][0]) >= {"id", "piece", "piece_raw", "score", "type", "attr", "start", "end",
+                                     "byte_start", "byte_end", "group", "char"}
+    assert [t["char"] for t in doc["tokens"]] == [None, "€", "€", "€"]
 
 
 def test_tokenize_csv_is_spreadsheet_safe(capsys: pytest.CaptureFixture[str], char_model_path: Path) -> None:
@@ -66,13 +69,19 @@ def test_decode(capsys: pytest.CaptureFixture[str], char_model_path: Path) -> No
     ids = open_model(char_model_path).encode("hi").ids
     code, out, _ = run(capsys, "decode", str(char_model_path), json.dumps(ids))
     assert code == 0 and out == "hi\n"
-    code, _, err = run(capsys, "decode", str(char_model_path), "99999")
-    assert code == 1 and "outside the vocabulary" in err
+    code, out, _ = run(capsys, "decode", str(char_model_path), *map(str, ids))
+    assert code == 0 and out == "hi\n"
+    code, out, _ = run(capsys, "decode", str(char_model_path), ",".join(map(str, ids)))
+    assert code == 0 and out == "hi\n"
 
 
-def test_parse_ids_forms() -> None:
-    assert parse_ids("1 2,3") == [1, 2, 3]
-    assert parse_ids("[4, 5]") == [4, 5]
+def test_decode_flags_bad_ids_in_one_line(capsys: pytest.CaptureFixture[str], char_model_path: Path) -> None:
+    code, out, err = run(capsys, "decode", str(char_model_path), "5", "99999", "-1", "abc")
+    assert code == 1 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert "3 of 4 ids" in err and "99999 is outside the vocabulary" in err and "-1 is outside" in err
+    assert "'abc' is not a token id" in err
+    code, _, err = run(capsys, "decode", str(char_model_path), "[1.5, 2]")
+    assert code == 1 and "'1.5' is not a token id" in err
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -86,9 +95,48 @@ def test_compare_table_and_json(capsys: pytest.CaptureFixture[str], char_model_p
     assert code == 0
     lines = out.strip().splitlines()
     assert len(lines) == 3 and "+0%" in lines[2]
+    assert lines[0].split()[:7] == ["model", "kind", "tokens", "vs", "1st", "chars/tok", "bytes/tok"]
+    # 3 chars, 5 UTF-8 bytes, 5 tokens (a, b and three byte tokens for €)
+    assert lines[1].split()[-6:-2] == ["5", "+0%", "0.600", "1.000"]
     code, out, _ = run(capsys, "compare", p, p, "--text", "ab€", "--format", "json")
     doc = json.loads(out)
-    assert [m["tokens"] for m in doc["models"]] == [5, 5]
-    assert doc["models"][0]["byte_fallback"] == 3
+    assert doc["format"] == "tokenprism-compare" and doc["text"] == "ab€"
+    assert [len(m["tokens"]) for m in doc["lists"]] == [5, 5]
+    assert doc["lists"][0]["stats"]["byte_fallback"] == 3
     code, _, err = run(capsys, "compare", p, "--text", "x")
     assert code == 1 and "at least two" in err
+
+
+def test_compare_text_after_the_models(capsys: pytest.CaptureFixture[str], char_model_path: Path,
+                                       tmp_path: Path) -> None:
+    p = str(char_model_path)
+    code, out, _ = run(capsys, "compare", p, p, "ab€", "--format", "json")
+    assert code == 0 and json.loads(out)["text"] == "ab€"
+    # a GGUF file without the .gguf extension is still a model
+    plain = tmp_path / "model-without-extension"
+    plain.write_bytes(char_model_path.read_bytes())
+    assert is_model_arg(str(plain)) and is_model_arg("missing.GGUF") and not is_model_arg("hello")
+    code, out, _ = run(capsys, "compare", p, str(plain), "ab", "--format", "json")
+    assert code == 0 and [len(m["tokens"]) for m in json.loads(out)["lists"]] == [2, 2]
+    code, _, err = run(capsys, "compare", p, "ab", p)
+    assert code == 1 and "text once, last" in err
+    code, _, err = run(capsys, "compare", p, p, "ab", "--text", "cd")
+    assert code == 1 and "not both" in err
+    code, _, err = run(capsys, "compare", p, str(tmp_path / "nope.gguf"), "ab")
+    assert code == 1 and "no such file" in err
+
+
+def test_output_file_is_written_atomically(capsys: pytest.CaptureFixture[str], char_model_path: Path,
+                                           tmp_path: Path) -> None:
+    out_file = tmp_path / "tokens.json"
+    code, out, _ = run(capsys, "tokenize", str(char_model_path), "a€", "-o", str(out_file))
+    assert code == 0 and out == ""  # the format comes from the extension
+    [tl] = load_json(out_file)
+    assert tl.text == "a€" and len(tl) == 4
+    assert [p.name for p in tmp_path.iterdir()] == ["tokens.json"]  # no temporary file left
+    csv_file = tmp_path / "t.csv"
+    code, _, _ = run(capsys, "compare", str(char_model_path), str(char_model_path), "ab", "-o", str(csv_file))
+    rows = list(csv.DictReader(io.StringIO(csv_file.read_text("utf-8-sig"))))
+    assert [r["model"] for r in rows] == ["tiny test vocab #1"] * 2 + ["tiny test vocab #2"] * 2
+    code, _, err = run(capsys, "tokenize", str(char_model_path), "a", "-o", str(tmp_path / "no" / "x.json"))
+    assert code == 1 and err.count("\n") == 1 and "Cannot write" in err
