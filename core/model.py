@@ -17,8 +17,8 @@ from .errors import GGUFError, TokenPrismError
 from .gguf_file import GGUFFile, read_gguf
 from .plugin_types import TokenizerSpec
 from .plugins import find_spec
-from .spans import assign_groups, byte_to_char_spans
-from .special import SpecialMatcher
+from .spans import assign_groups, char_spans, shift_into
+from .special import Fragment, SpecialMatcher
 from .tokenizer import Tokenizer, TokenizerConfig
 from .vocab import Attr, Vocab, vocab_from_gguf
 
@@ -85,56 +85,58 @@ class Model:
         [1, 15043]
         """
         text = sanitize_text(text)
-        ids: list[int] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        bstarts: list[int] = []
-        bends: list[int] = []
-        if add_special:
-            for tid in self.config.special_prefix:
-                ids.append(tid)
-                starts.append(0)
-                ends.append(0)
-                bstarts.append(0)
-                bends.append(0)
+        frags = self._matcher(parse_special).partition(text)
+        prefix = self.config.special_prefix if add_special else ()
+        suffix = self.config.special_suffix if add_special else ()
+        if not prefix and len(frags) == 1 and frags[0].token < 0 and frags[0].end == len(text):
+            # the usual case, one plain fragment: the plugin's lists as they are
+            res = self.tokenizer.encode_fragment(text, True)
+            ids = res.ids
+            bstarts = res.starts
+            bends = res.ends
+        else:
+            ids, bstarts, bends = self._encode_parts(text, frags, prefix)
+        if suffix:
+            # new lists: the fast path's may be the plugin's own
+            total_bytes = _utf8_len(text, 0, len(text))
+            ids = ids + list(suffix)
+            bstarts = bstarts + [total_bytes] * len(suffix)
+            bends = bends + [total_bytes] * len(suffix)
+        # byte spans are in text order, so one walk over the whole text
+        # gives every character span
+        starts, ends = char_spans(text, bstarts, bends)
+        groups = assign_groups(starts, ends)
+        return Encoding(text, self, tuple(ids), tuple(starts), tuple(ends), tuple(bstarts),
+                        tuple(bends), tuple(groups), add_special, parse_special)
+
+    def _encode_parts(self, text: str, frags: list[Fragment],
+                      prefix: tuple[int, ...]) -> tuple[list[int], list[int], list[int]]:
+        """Token ids and UTF-8 byte spans of the prefix and every fragment."""
+        ids: list[int] = list(prefix)
+        bstarts: list[int] = [0] * len(prefix)
+        bends: list[int] = [0] * len(prefix)
         after_special = True
         char_pos = 0
         byte_pos = 0
-        for frag in self._matcher(parse_special).partition(text):
+        for frag in frags:
             if frag.start > char_pos:
                 byte_pos += _utf8_len(text, char_pos, frag.start)
                 char_pos = frag.start
-            piece = text[frag.start:frag.end]
             nbytes = _utf8_len(text, frag.start, frag.end)
             if frag.token >= 0:
                 ids.append(frag.token)
-                starts.append(frag.start)
-                ends.append(frag.end)
                 bstarts.append(byte_pos)
                 bends.append(byte_pos + nbytes)
                 after_special = True
             else:
-                res = self.tokenizer.encode_fragment(piece, after_special)
-                cs, ce = byte_to_char_spans(piece, res.starts, res.ends)
+                res = self.tokenizer.encode_fragment(text[frag.start:frag.end], after_special)
                 ids.extend(res.ids)
-                starts.extend(c + frag.start for c in cs)
-                ends.extend(c + frag.start for c in ce)
-                bstarts.extend(b + byte_pos for b in res.starts)
-                bends.extend(b + byte_pos for b in res.ends)
+                shift_into(bstarts, res.starts, byte_pos)
+                shift_into(bends, res.ends, byte_pos)
                 after_special = False
             char_pos = frag.end
             byte_pos += nbytes
-        if add_special:
-            total_bytes = byte_pos + _utf8_len(text, char_pos, len(text))
-            for tid in self.config.special_suffix:
-                ids.append(tid)
-                starts.append(len(text))
-                ends.append(len(text))
-                bstarts.append(total_bytes)
-                bends.append(total_bytes)
-        groups = assign_groups(starts, ends)
-        return Encoding(text, self, tuple(ids), tuple(starts), tuple(ends), tuple(bstarts),
-                        tuple(bends), tuple(groups), add_special, parse_special)
+        return ids, bstarts, bends
 
     def normalized(self, text: str) -> str:
         """The text as the model sees it after its normalizer."""

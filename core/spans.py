@@ -22,20 +22,71 @@ def byte_to_char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[l
     return cs.tolist(), ce.tolist()
 
 
+def char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
+    """:func:`byte_to_char_spans` for spans in text order (each list not
+    decreasing, as every tokenizer gives them): one walk over the bytes
+    instead of arrays the size of the text. The lists may be returned as
+    they are (ASCII text)."""
+    if text.isascii():
+        return starts, ends
+    data = text.encode("utf-8", "surrogatepass")
+    cs = _walk(data, starts, True)
+    ce = _walk(data, ends, False)
+    if cs is None or ce is None:
+        return byte_to_char_spans(text, starts, ends)
+    return cs, ce
+
+
+def _walk(data: bytes, offsets: list[int], is_start: bool) -> list[int] | None:
+    # count(x) = characters that start before byte x; a span end maps to
+    # count(end), a span start inside a character to that character.
+    # None when the offsets go backwards.
+    nb = len(data)
+    out = [0] * len(offsets)
+    bi = 0
+    cnt = 0
+    for k in range(len(offsets)):
+        x = offsets[k]
+        if x < bi:
+            return None
+        while bi < x:
+            if (data[bi] & 0xC0) != 0x80:
+                cnt += 1
+            bi += 1
+        if is_start and x < nb and (data[x] & 0xC0) == 0x80:
+            out[k] = cnt - 1
+        else:
+            out[k] = cnt
+    return out
+
+
+def shift_into(dst: list[int], src: list[int], delta: int) -> None:
+    """Append every value of ``src`` plus ``delta`` to ``dst``."""
+    if delta == 0:
+        dst.extend(src)
+        return
+    for x in src:
+        dst.append(x + delta)
+
+
 def assign_groups(starts: list[int], ends: list[int]) -> list[int]:
     """Group consecutive tokens that share a character: each token of a
     group gets the index of the group's first token; others get -1."""
     n = len(starts)
     groups = [-1] * n
     prev = -1  # last token with a non-empty span
+    prev_end = 0
     for i in range(n):
-        if starts[i] >= ends[i]:
+        s = starts[i]
+        e = ends[i]
+        if s >= e:
             continue
-        if prev >= 0 and starts[i] < ends[prev]:
+        if prev >= 0 and s < prev_end:
             g = groups[prev]
             if g < 0:
                 g = prev
                 groups[prev] = g
             groups[i] = g
         prev = i
+        prev_end = e
     return groups
