@@ -79,6 +79,37 @@ class Tokenizer(Protocol):
         ...
 
 
+class CuttableTokenizer(Tokenizer, Protocol):
+    """A tokenizer that can say where a fragment may be cut (optional; see
+    :func:`cut_points`). Incremental retokenization uses it to redo only the
+    text around an edit."""
+
+    def cut_points(self, text: str, lo: int, hi: int) -> list[int]:
+        """Positions ``p`` with ``lo <= p < hi`` and ``0 < p < len(text)``
+        where the plain fragment ``text`` may be cut: no token of
+        ``encode_fragment(text, s)`` crosses ``p``, and the tokens on each
+        side are exactly ``encode_fragment(text[:p], s)`` and
+        ``encode_fragment(text[p:], False)`` (spans shifted). Cuts must also
+        compose: for cut points ``a < b`` of ``text``, ``b - a`` is a cut
+        point of ``text[a:]`` and ``a`` one of ``text[:b]``. Missing a cut
+        costs speed only; a wrong one changes ids, so answer conservatively
+        (sorted, no duplicates)."""
+        ...
+
+
+def cut_points(tokenizer: Tokenizer, text: str, lo: int, hi: int) -> list[int]:
+    """The plugin's cut points of ``text`` in ``[lo, hi)``, or none for a
+    plugin that does not offer them (the whole fragment is redone then)."""
+    method = getattr(tokenizer, "cut_points", None)
+    if method is None:
+        return []
+    lo = max(lo, 1)
+    hi = min(hi, len(text))
+    if lo >= hi:
+        return []
+    return [p for p in method(text, lo, hi) if lo <= p < hi]
+
+
 def resolve_special_ids(vocab: Vocab, defaults: Mapping[str, int]) -> dict[str, int]:
     """Special ids as llama.cpp resolves them: the algorithm's defaults
     (dropped when outside the vocabulary), overridden by the file's keys."""

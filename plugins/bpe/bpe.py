@@ -41,6 +41,11 @@ _CACHE_LIMIT = 65_536
 _HEAP_MIN = 48  # words with at least this many symbols use the heap merge
 _ESCAPED_SPACE = "\u2581"
 _DNA_MARKER = "\ue000"
+_LINE_CUT_RE = re.compile("(?<=[!-~]\n)(?=[!-~])")
+# pre-tokenizers whose words run on across a line break (a "\n" is just
+# another character to them); tests/core/test_incremental.py checks the
+# line cut on every other one
+_NO_LINE_CUTS = frozenset({"BLOOM", "GPT3_FINNISH", "PORO", "SUPERBPE", "VIKING"})
 
 
 def _byte_glyphs() -> list[str]:
@@ -536,6 +541,17 @@ class BpeTokenizer:
             e = le[t]
             ce = char_at[e - 1] + 1 if e > 0 else 0
             ends.append(base + ob[ce])
+
+    def cut_points(self, text: str, lo: int, hi: int) -> list[int]:
+        """Starts of lines where the line break sits between two printable
+        ASCII characters: every llama.cpp pre-tokenizer ends a word at such
+        a break whatever follows (tested on all of them), words are merged
+        one by one, and the regexes look ahead one character at most and
+        never behind. Not for ``hybriddna``, whose ``<dna>`` regions run on
+        across lines."""
+        if self.mode == MODE_DNA or self.pre_type in _NO_LINE_CUTS:
+            return []
+        return [m.start() for m in _LINE_CUT_RE.finditer(text, max(lo, 1), min(hi, len(text)))]
 
     # ------------------------------------------------------------ decoding
 

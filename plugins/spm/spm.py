@@ -42,6 +42,7 @@ _DEFAULT_SPECIAL_IDS = {"bos": 1, "eos": 2, "unk": 0}
 # words of the ORIGINAL text: a space becomes ▁, and a literal ▁ is one too
 _WORD_RE = re.compile("[ \u2581]*[^ \u2581]+|[ \u2581]+")
 _CROSSES_WORD_RE = re.compile("[^\u2581]\u2581")
+_WORD_START_RE = re.compile("(?<=[^ \u2581])(?=[ \u2581])")
 
 # long words are rare and would only crowd the cache
 _CACHE_MAX_WORD = 48
@@ -147,6 +148,13 @@ class SpmTokenizer:
             return ""
         norm = text.replace(" ", SPACE_MARK)
         return SPACE_MARK + norm if self.add_space_prefix else norm
+
+    def cut_points(self, text: str, lo: int, hi: int) -> list[int]:
+        """Word starts (see ``by_word``): each word is merged on its own and
+        only the first one gets the space prefix."""
+        if not self.by_word:
+            return []
+        return [m.start() for m in _WORD_START_RE.finditer(text, max(lo, 1), min(hi, len(text)))]
 
     # ---- the algorithm ---------------------------------------------------
 

@@ -220,6 +220,7 @@ class UgmTokenizer:
         # normalized length <= (longest replacement + a ▁) per character
         self.expand = longest + 1
         self._chunks: dict[str, list[int]] = {}
+        self._cut_re: re.Pattern[str] | None = None
 
     def clear_caches(self) -> None:
         """Forget every cached word (for benchmarks and tests)."""
@@ -251,6 +252,28 @@ class UgmTokenizer:
             return sn.text
         data = text.encode("utf-8", "surrogatepass")
         return self.normalizer.normalize_bytes(data).data.decode("utf-8", "replace")
+
+    def cut_points(self, text: str, lo: int, hi: int) -> list[int]:
+        """Ends of space-delimited chunks of printable ASCII that no
+        normalization rule touches (only with ``by_chunks``, within the
+        length where word-by-word sums are exact): the normalizer's state
+        after such a chunk is fresh and every path goes through the ``▁``
+        that follows. (Unknown tokens on both sides of a cut would merge;
+        callers check that.)"""
+        if not self.by_chunks or len(text) * self.expand >= self.exact_chars:
+            return []
+        pat = self._cut_re
+        if pat is None:
+            sp = re.escape("".join([" "] + self.space_like))
+            pat = re.compile("(?:^|(?<=[" + sp + "]))[!-~]+(?=[" + sp + "])")
+            self._cut_re = pat
+        stop = self.chunk_stop_re
+        out: list[int] = []
+        for m in pat.finditer(text, max(0, lo - 256), min(hi, len(text))):
+            e = m.end()
+            if lo <= e and stop.search(text, m.start(), e) is None:
+                out.append(e)
+        return out
 
     # ---- the character path -----------------------------------------------
 

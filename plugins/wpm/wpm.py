@@ -287,6 +287,9 @@ def _utf8_offsets(text: str) -> list[int]:
     return out
 
 
+_CUT_RE = re.compile("(?<=[!-~])(?=[ \n])")
+
+
 class WpmTokenizer:
     """llama.cpp's WPM tokenizer for one vocabulary."""
 
@@ -359,6 +362,12 @@ class WpmTokenizer:
             if w:
                 words.append(w)
         return " ".join(words)
+
+    def cut_points(self, text: str, lo: int, hi: int) -> list[int]:
+        """Before a space or line break that follows a printable ASCII
+        character: a word always ends there and the next piece starts, and
+        pieces are tokenized one by one."""
+        return [m.start() for m in _CUT_RE.finditer(text, max(lo, 1), min(hi, len(text)))]
 
     # ---- extras -----------------------------------------------------------
 
