@@ -310,6 +310,8 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes | Iterable[str 
         raise ExportError(f"Cannot write “{name}”: it is a folder.")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    except FileNotFoundError as e:
+        raise ExportError(f"Cannot write “{name}”: the folder {folder} does not exist.") from e
     except OSError as e:
         raise ExportError(f"Cannot write “{name}” in {folder}: {e.strerror or e}.") from e
     try:

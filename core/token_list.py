@@ -252,12 +252,14 @@ def token_list(model: Model, encoding: Encoding | None = None, text: str | None 
         byte_ends=encoding.byte_ends, groups=encoding.groups)
 
 
-def first_difference(a: TokenList, b: TokenList) -> int:
-    """Index of the first token where ``a`` and ``b`` differ in id or span
-    (``min(len)`` when one is a prefix of the other), or -1 when they agree."""
+def first_difference(a: TokenList, b: TokenList | Encoding) -> int:
+    """Index of the first token where ``a`` and ``b`` (another list, or a
+    fresh encoding of the same text) differ in id or span (``min(len)`` when
+    one is a prefix of the other), or -1 when they agree."""
+    b_ids = b.token_ids if isinstance(b, Encoding) else b.ids
     n = min(len(a), len(b))
     for i in range(n):
-        if (a.ids[i] != b.ids[i] or a.starts[i] != b.starts[i] or a.ends[i] != b.ends[i]):
+        if a.ids[i] != b_ids[i] or a.starts[i] != b.starts[i] or a.ends[i] != b.ends[i]:
             return i
     return -1 if len(a) == len(b) else n
 
