@@ -228,7 +228,9 @@ class TokenPrismWindow(QMainWindow):
     def _install_features(self) -> None:
         """Feature modules that add their own menus, docks and actions
         (each module's ``install(window)`` keeps its wiring in one place)."""
+        from . import qt_export
         # ---- feature installs: one line each, keep this list sorted ----
+        qt_export.install(self)
 
     # ---- settings ---------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ SHORTCUTS = (
     ("Ctrl+E", "Focus the editor"), ("Ctrl+T", "Focus the token view"),
     ("Ctrl+Tab", "Leave the editor (Tab types a tab)"), ("Ctrl++ / Ctrl+- / Ctrl+0", "Zoom"),
     ("← → Home End", "Move between tokens in the chips view"), ("Esc", "Dismiss a message"),
+    ("Ctrl+Shift+S", "Export tokens"), ("Ctrl+Shift+I", "Import tokens"), ("Ctrl+Shift+D", "Decode token ids"),
 )
 KIND_NAMES = {"spm": "SentencePiece BPE (SPM)", "bpe": "Byte-level BPE (BPE)",
               "ugm": "Unigram (UGM)", "wpm": "WordPiece (WPM)"}
