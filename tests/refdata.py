@@ -20,9 +20,9 @@ def _find_vocab_dir() -> str | None:
     env = os.environ.get("TOKENPRISM_VOCAB_DIR")
     candidates = [Path(env)] if env else []
     candidates.append(_HERE.parent.parent / "shared" / "llama-vocab")
-    try:
-        from platformdirs import user_data_dir  # optional
-        candidates.append(Path(user_data_dir("tokenprism")) / "llama-vocab")
+    try:  # where `tokenprism samples` downloads them
+        from tokenprism.core.samples import default_samples_dir
+        candidates.append(default_samples_dir())
     except ImportError:
         pass
     for c in candidates:
@@ -32,7 +32,7 @@ def _find_vocab_dir() -> str | None:
 
 
 VOCAB_DIR = _find_vocab_dir()
-SKIP_REASON = ("reference vocabs not found: set TOKENPRISM_VOCAB_DIR or put "
+SKIP_REASON = ("reference vocabs not found: run `tokenprism samples`, set TOKENPRISM_VOCAB_DIR or put "
                "llama-vocab/ in ../shared beside the repo")
 
 
