@@ -20,6 +20,7 @@ from tokenprism.core.export import (TokenList, describe_id_problems, format_for_
 from tokenprism.core.plugins import failed_plugins, tokenizer_specs
 
 from .cli_convert import add_subcommand as add_convert_subcommand
+from .cli_models import add_subcommands as add_models_subcommands
 
 VERSION = "0.1.0"
 FORMATS = ("ids", "pieces", "json", "jsonl", "csv")
@@ -183,7 +184,7 @@ def cmd_gui(paths: Sequence[str]) -> int:
 
 # ---- entry point ------------------------------------------------------------
 
-SUBCOMMANDS = ("info", "tokenize", "decode", "compare", "plugins", "version", "gui", "convert")
+SUBCOMMANDS = ("info", "tokenize", "decode", "compare", "plugins", "version", "gui", "convert", "models", "samples")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -228,6 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_compare)
 
     add_convert_subcommand(sub)
+    add_models_subcommands(sub)
 
     s = sub.add_parser("plugins", help="list the tokenizer plugins found")
     s.set_defaults(func=cmd_plugins)

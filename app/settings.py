@@ -138,3 +138,25 @@ class AppSettings:
     @current_tab.setter
     def current_tab(self, index: int) -> None:
         self.q.setValue("window/tab", index)
+
+    # ---- model folders (Models panel, `tokenprism models`) ---------------------------
+
+    def model_folders(self) -> list[str]:
+        """Folders the user added to the models scan, in the order added."""
+        v = self.q.value("models/folders", [])
+        if isinstance(v, str):  # a single entry comes back as a plain string
+            v = [v]
+        return [p for p in v if isinstance(p, str) and p] if isinstance(v, list) else []
+
+    def add_model_folder(self, path: str) -> list[str]:
+        path = os.path.abspath(os.path.expanduser(path))
+        folders = self.model_folders()
+        if path not in folders:
+            folders.append(path)
+            self.q.setValue("models/folders", folders)
+        return folders
+
+    def remove_model_folder(self, path: str) -> list[str]:
+        folders = [p for p in self.model_folders() if p != path]
+        self.q.setValue("models/folders", folders)
+        return folders
