@@ -8,6 +8,7 @@ The pipeline is one-way: GGUF file → :class:`Vocab` → tokenizer plugin →
 
 from __future__ import annotations
 
+import gc
 import os
 import threading
 from typing import Sequence
@@ -25,7 +26,21 @@ from .vocab import Attr, Vocab, vocab_from_gguf
 
 def sanitize_text(text: str) -> str:
     """Replace lone surrogates (which have no UTF-8 form) by U+FFFD, one for
-    one, so character offsets stay valid."""
+    one, so character offsets stay valid.
+
+    Why U+FFFD and not the bytes ``'surrogatepass'`` would give: llama.cpp
+    takes UTF-8 bytes, and no real caller can hand it a lone surrogate as
+    text — llama-cpp-python's ``str.encode("utf-8")`` raises, llama.cpp's
+    server rejects a lone ``\\ud800`` escape in JSON, and the editor's
+    QTextDocument drops lone surrogates from typed, pasted and loaded text.
+    Only a deliberate ``'surrogatepass'`` makes ill-formed UTF-8 (ED A0 80
+    for U+D800), which llama.cpp then cuts into byte tokens (llama-spm
+    ``<0xED><0xA0><0x80>``). Reproducing that would make every plugin take
+    non-UTF-8 input for text nobody can type; U+FFFD is what a UTF-8 decoder
+    shows for such data, so the tokens shown are llama.cpp's tokens of the
+    text as displayed. ``decode(encode(s))`` therefore gives U+FFFD where
+    ``s`` had a lone surrogate (tests/reliability/test_odd_text.py).
+    """
     try:
         text.encode("utf-8")
         return text
@@ -85,6 +100,19 @@ class Model:
         [1, 15043]
         """
         text = sanitize_text(text)
+        # a long text allocates lists by the hundred thousand, none of them
+        # in a cycle; the cyclic collector would otherwise walk the whole
+        # heap (vocabularies included) again and again meanwhile
+        gc_was_on = gc.isenabled()
+        if gc_was_on:
+            gc.disable()
+        try:
+            return self._encode(text, add_special, parse_special)
+        finally:
+            if gc_was_on:
+                gc.enable()
+
+    def _encode(self, text: str, add_special: bool, parse_special: bool) -> Encoding:
         frags = self._matcher(parse_special).partition(text)
         prefix = self.config.special_prefix if add_special else ()
         suffix = self.config.special_suffix if add_special else ()

@@ -326,25 +326,42 @@ class UgmTokenizer:
     def best_path(self, word: str) -> list[int]:
         """The best split of ``word`` on its own, flat: token id, start and
         end (in characters of ``word``) of each token in turn; unknown
-        tokens not merged yet."""
-        e = self.word_edges(word)
+        tokens not merged yet.
+
+        The candidates are tried as :meth:`word_edges` lists them, but
+        scored as they are found instead of being listed first."""
+        pref = self.pref
+        scores = self.tok_score
+        unk = self.unk_id
+        unk_score = self.unk_score
         m = len(word)
         best = [NEG_SCORE] * (m + 1)
         best[0] = 0.0
-        tok = [self.unk_id] * (m + 1)
+        tok = [unk] * (m + 1)
         back = [0] * (m + 1)
-        frm = e.frm
-        to = e.to
-        ids = e.ids
-        sc = e.scores
-        for k in range(len(frm)):
-            i = frm[k]
-            j = to[k]
-            s = best[i] + sc[k]
-            if s > best[j]:
-                best[j] = s
-                tok[j] = ids[k]
-                back[j] = i
+        for i in range(m):
+            cur = best[i]
+            single = False
+            j = i + 1
+            while j <= m:
+                v = pref.get(word[i:j], -2)
+                if v == -2:
+                    break
+                if v >= 0:
+                    if j == i + 1:
+                        single = True
+                    s = cur + scores[v]
+                    if s > best[j]:
+                        best[j] = s
+                        tok[j] = v
+                        back[j] = i
+                j += 1
+            if not single:
+                s = cur + unk_score
+                if s > best[i + 1]:
+                    best[i + 1] = s
+                    tok[i + 1] = unk
+                    back[i + 1] = i
         out: list[int] = []
         pos = m
         while pos > 0:

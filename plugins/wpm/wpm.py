@@ -70,6 +70,9 @@ CHINESE_RANGES: Final[tuple[tuple[int, int], ...]] = (
 _CACHE_LIMIT: Final = 1 << 16
 _CACHE_MAX_CHARS: Final = 48
 
+# the code points below U+0080 of unicode_tables.WHITESPACE
+_ASCII_WS: Final = " \t\n\v\f\r"
+
 Ranges = list[tuple[int, int]]
 
 
@@ -420,13 +423,16 @@ class WpmTokenizer:
         return r
 
     def _tokenize_piece(self, p: str) -> Piece:
-        core = p.lstrip(self._ws_chars)
+        ascii_p = p.isascii()
+        # ASCII: whitespace is these six, and printable characters are all
+        # kept (cheaper than the Unicode-wide strip set and regex)
+        core = p.lstrip(_ASCII_WS) if ascii_p else p.lstrip(self._ws_chars)
         k = len(p) - len(core)
         n_core = len(core)
         ids: list[int] = []
         cstarts: list[int] = []
         cends: list[int] = []
-        if self._all_kept_re.fullmatch(core) is not None:
+        if (ascii_p and core.isprintable()) or self._all_kept_re.fullmatch(core) is not None:
             kept = core
             origin: list[int] = []
         else:
@@ -460,7 +466,7 @@ class WpmTokenizer:
                     else:
                         cstarts[t] = k + a
                         cends[t] = k + b
-        if p.isascii():
+        if ascii_p:
             return Piece(ids, cstarts, cends, len(p), word)
         offs = _utf8_offsets(p)
         return Piece(ids, [offs[s] for s in cstarts], [offs[e] for e in cends], offs[len(p)], word)
