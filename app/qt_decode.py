@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer
-from PySide6.QtGui import QAction, QColor, QFont, QFontDatabase, QGuiApplication, QKeySequence, QTextCharFormat
+from PySide6.QtGui import QAction, QCloseEvent, QColor, QFont, QFontDatabase, QGuiApplication, QKeySequence, QTextCharFormat
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QDialog, QHBoxLayout, QHeaderView, QLabel,
                                QPlainTextEdit, QPushButton, QSplitter, QTableView, QTextEdit, QVBoxLayout,
                                QWidget)
 
 from tokenprism.core import Model
-from tokenprism.core.export import IdItem, describe_id_problems, id_problems, scan_ids
+from tokenprism.core.export import IdItem, describe_id_problems, scan_ids
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import ModelInfo, Utf16Map
@@ -307,14 +307,14 @@ class QDecodeDialog(QDialog):
                 cur = self.input.textCursor()
                 cur.setPosition(min(s, doc.characterCount() - 1))
                 cur.setPosition(min(e, doc.characterCount() - 1), cur.MoveMode.KeepAnchor)
-                sel.cursor = cur  # type: ignore[attr-defined]
-                sel.format = fmt  # type: ignore[attr-defined]
+                sel.cursor = cur
+                sel.format = fmt
                 marks.append(sel)
         self.input.setExtraSelections(marks)
 
     def marked_ranges(self) -> list[tuple[int, int]]:
         """``(start, end)`` document positions of the highlighted words."""
-        return [(s.cursor.selectionStart(), s.cursor.selectionEnd())  # type: ignore[attr-defined]
+        return [(s.cursor.selectionStart(), s.cursor.selectionEnd())
                 for s in self.input.extraSelections()]
 
     def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
@@ -333,9 +333,9 @@ class QDecodeDialog(QDialog):
         self.input.blockSignals(False)
         self.input.ensureCursorVisible()
 
-    def closeEvent(self, event: object) -> None:
+    def closeEvent(self, event: QCloseEvent) -> None:
         self._timer.stop()
-        super().closeEvent(event)  # type: ignore[arg-type]
+        super().closeEvent(event)
 
 
 class DecodeIds(QObject):
