@@ -20,6 +20,8 @@ SHORTCUTS = (
     ("Ctrl+Tab", "Leave the editor (Tab types a tab)"), ("Ctrl++ / Ctrl+- / Ctrl+0", "Zoom"),
     ("← → Home End", "Move between tokens in the chips view"), ("Esc", "Dismiss a message"),
     ("Ctrl+Shift+S", "Export tokens"), ("Ctrl+Shift+I", "Import tokens"), ("Ctrl+Shift+D", "Decode token ids"),
+    ("Ctrl+Shift+L", "Models panel: models found on this computer"),
+    ("Ctrl+Shift+O", "Open a text file"), ("Ctrl+S / Ctrl+Alt+S", "Save text / save text as"),
 )
 KIND_NAMES = {"spm": "SentencePiece BPE (SPM)", "bpe": "Byte-level BPE (BPE)",
               "ugm": "Unigram (UGM)", "wpm": "WordPiece (WPM)"}

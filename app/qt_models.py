@@ -1,0 +1,421 @@
+"""View ▸ Models Panel: the GGUF models found on this computer.
+
+A dock lists what ``tokenprism.core.discovery`` finds (the same list as
+``tokenprism models``): name, tokenizer type, vocab size, file size and
+where it was found, filtered as you type. The scan runs in a worker thread
+and streams its rows in, with a busy bar; it starts the first time the
+panel is shown and again with Rescan or after Add Folder…. Added folders are
+kept in the settings. Enter or a double click opens the model in the
+window, which reads only its tokenizer, so a 40 GB model opens as fast as a
+vocab file.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Mapping
+
+from PySide6.QtCore import (QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, QSortFilterProxyModel,
+                            Qt, Signal)
+from PySide6.QtGui import QFont, QKeySequence
+from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QFileDialog, QHBoxLayout, QHeaderView, QLabel,
+                               QLineEdit, QMenu, QProgressBar, QPushButton, QTableView, QToolButton, QVBoxLayout,
+                               QWidget)
+
+from tokenprism.core.discovery import FoundModel, discover
+from tokenprism.core.plugins import tokenizer_specs
+from tokenprism.core.samples import default_samples_dir
+
+from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
+from .cli_models import human_size
+
+if TYPE_CHECKING:
+    from .main_window import TokenPrismWindow
+
+PANEL_SHORTCUT = "Ctrl+Shift+L"
+COLUMNS = ("Name", "Tokenizer", "Vocab", "Size", "Source")
+COL_NAME, COL_TOKENIZER, COL_VOCAB, COL_SIZE, COL_SOURCE = range(len(COLUMNS))
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+PATH_ROLE = Qt.ItemDataRole.UserRole + 2
+_ModelIndex = QModelIndex | QPersistentModelIndex
+
+
+def install(window: TokenPrismWindow) -> QModelsPanel:
+    """Add the Models dock (hidden until asked for) and View ▸ Models Panel."""
+    panel = QModelsPanel(window)
+    dock = QDockWidget("Models", window)
+    dock.setObjectName("modelsDock")  # saveState/restoreState remember it
+    dock.setWidget(panel)
+    window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+    dock.hide()
+    act = dock.toggleViewAction()
+    act.setText("&Models Panel")
+    act.setShortcut(QKeySequence(PANEL_SHORTCUT))
+    act.setToolTip(f"GGUF models found on this computer ({PANEL_SHORTCUT})")
+    window.addAction(act)
+    window.menus["view"].addSeparator()
+    window.menus["view"].addAction(act)
+    dock.visibilityChanged.connect(panel.on_shown)
+    window.loader.loaded.connect(lambda info: panel.table_model.set_current(info.path))
+    scanner = panel.scanner
+    window.destroyed.connect(lambda *_: scanner.stop(wait=False))
+    panel.dock = dock
+    panel.toggle_action = act
+    return panel
+
+
+# ---- data ----------------------------------------------------------------------------------------
+
+def kind_names() -> dict[str, str]:
+    """``tokenizer.ggml.model`` → the installed plugin's short name ("SPM"…)."""
+    out: dict[str, str] = {}
+    for spec in reversed(tokenizer_specs()):  # the first spec listed wins, as when opening
+        for t in spec.model_types:
+            out[t] = spec.name.upper()
+    return out
+
+
+class ModelListModel(QAbstractTableModel):
+    """The found models, one per row, in the order found."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.models: list[FoundModel] = []
+        self.kinds = kind_names()
+        self.current = ""
+
+    def rowCount(self, parent: _ModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.models)
+
+    def columnCount(self, parent: _ModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def tokenizer_text(self, m: FoundModel) -> str:
+        if not m.tokenizer:
+            return "none"
+        kind = self.kinds.get(m.tokenizer)
+        return f"{kind} · {m.tokenizer}" if kind else f"{m.tokenizer} (unsupported)"
+
+    def data(self, index: _ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        m = self.models[index.row()]
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == COL_NAME:
+                return m.name
+            if col == COL_TOKENIZER:
+                return self.tokenizer_text(m)
+            if col == COL_VOCAB:
+                return f"{m.vocab_size:,}" if m.vocab_size else "–"
+            if col == COL_SIZE:
+                return human_size(m.size)
+            return m.source
+        if role == SORT_ROLE:
+            return (m.name.lower(), self.tokenizer_text(m), m.vocab_size, m.size, m.source)[col]
+        if role == PATH_ROLE:
+            return m.path
+        if role == Qt.ItemDataRole.ToolTipRole:
+            lines = [m.path]
+            if m.model_name:
+                lines.insert(0, m.model_name)
+            if not m.tokenizer:
+                lines.append("This file holds no tokenizer (a projector, adapter or tensor-only file).")
+            elif m.tokenizer not in self.kinds:
+                lines.append(f"No installed tokenizer plugin handles {m.tokenizer!r}.")
+            return "\n".join(lines)
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_VOCAB, COL_SIZE):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ForegroundRole and (not m.tokenizer or m.tokenizer not in self.kinds):
+            from PySide6.QtGui import QPalette
+            from PySide6.QtWidgets import QApplication
+            return QApplication.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
+        if role == Qt.ItemDataRole.FontRole and m.path == self.current:
+            f = QFont()
+            f.setBold(True)
+            return f
+        return None
+
+    def clear(self) -> None:
+        self.beginResetModel()
+        self.models = []
+        self.kinds = kind_names()
+        self.endResetModel()
+
+    def append(self, m: FoundModel) -> None:
+        n = len(self.models)
+        self.beginInsertRows(QModelIndex(), n, n)
+        self.models.append(m)
+        self.endInsertRows()
+
+    def set_current(self, path: str) -> None:
+        self.current = path
+        if self.models:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self.models) - 1, len(COLUMNS) - 1),
+                                  [Qt.ItemDataRole.FontRole])
+
+
+# ---- the scan ------------------------------------------------------------------------------------
+
+class _Relay(QObject):
+    """Carries the worker thread's results to the GUI thread (queued)."""
+
+    found = Signal(int, object)
+    progress = Signal(int, str)
+    finished = Signal(int, str)
+
+
+class ModelScanner(QObject):
+    """Runs :func:`discover` in a thread; each row arrives as ``found``.
+    A rescan cancels the running scan, whose late rows are dropped."""
+
+    found = Signal(object)
+    progress = Signal(str)
+    finished = Signal(str)  # "" or an error message
+    busyChanged = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.home = Path.home()
+        self.env: Mapping[str, str] = os.environ
+        self.platform = sys.platform
+        self.include_system = True
+        self._generation = 0
+        self._cancel = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._relay = _Relay()
+        self._relay.found.connect(self._on_found)
+        self._relay.progress.connect(self._on_progress)
+        self._relay.finished.connect(self._on_finished)
+        self.busy = False
+
+    def start(self, folders: list[str]) -> None:
+        self.stop(wait=False)
+        self._generation += 1
+        gen = self._generation
+        cancel = self._cancel = threading.Event()
+        relay = self._relay
+        home, env, platform, system = self.home, dict(self.env), self.platform, self.include_system
+
+        def emit(signal: Any, *args: object) -> None:
+            try:
+                signal.emit(gen, *args)
+            except RuntimeError:  # the panel went away with its window: stop quietly
+                cancel.set()
+
+        def run() -> None:  # in the worker thread
+            error = ""
+            try:
+                for m in discover(home, env, platform, folders, system,
+                                  progress=lambda text: emit(relay.progress, text)):
+                    if cancel.is_set():
+                        return
+                    emit(relay.found, m)
+            except Exception as e:  # noqa: BLE001 - shown in the panel, never raised into Qt
+                error = f"Scan failed: {e}"
+            if not cancel.is_set():
+                emit(relay.finished, error)
+
+        self._set_busy(True)
+        self._thread = threading.Thread(target=run, name="tokenprism-model-scan", daemon=True)
+        self._thread.start()
+
+    def stop(self, wait: bool = True) -> None:
+        self._cancel.set()
+        if wait and self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _set_busy(self, busy: bool) -> None:
+        if busy != self.busy:
+            self.busy = busy
+            self.busyChanged.emit(busy)
+
+    def _on_found(self, gen: int, m: FoundModel) -> None:
+        if gen == self._generation:
+            self.found.emit(m)
+
+    def _on_progress(self, gen: int, text: str) -> None:
+        if gen == self._generation:
+            self.progress.emit(text)
+
+    def _on_finished(self, gen: int, error: str) -> None:
+        if gen == self._generation:
+            self._set_busy(False)
+            self.finished.emit(error)
+
+
+# ---- the panel -----------------------------------------------------------------------------------
+
+class QModelsPanel(QWidget):
+    """Filter box, Rescan, Add Folder…, the model table and a status line."""
+
+    def __init__(self, window: TokenPrismWindow) -> None:
+        super().__init__(window)
+        self.window_ = window
+        self.settings = window.settings
+        self.dock: QDockWidget | None = None
+        self.toggle_action: Any = None
+        self.scanned = False
+        self.table_model = ModelListModel(self)
+        self.proxy = QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.table_model)
+        self.proxy.setFilterKeyColumn(-1)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.proxy.setSortRole(SORT_ROLE)
+        self.scanner = ModelScanner(self)
+
+        self.filter = QLineEdit()
+        self.filter.setPlaceholderText("Filter by name, tokenizer or source")
+        self.filter.setClearButtonEnabled(True)
+        self.filter.setToolTip("Show only models whose name, tokenizer or source contains this text")
+        self.rescan_button = QPushButton("Rescan")
+        self.rescan_button.setToolTip("Look for models again")
+        self.add_button = QToolButton()
+        self.add_button.setText("Add Folder…")
+        self.add_button.setToolTip("Also look for .gguf files in a folder of your choice (remembered)")
+        self.add_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
+        self.folders_menu = QMenu(self)
+        self.add_button.setMenu(self.folders_menu)
+        self.view = QTableView()
+        self.view.setModel(self.proxy)
+        self.view.setSortingEnabled(True)
+        self.view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # found order until a header is clicked
+        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.view.setAlternatingRowColors(True)
+        self.view.setWordWrap(False)
+        self.view.verticalHeader().hide()
+        self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 6)
+        header = self.view.horizontalHeader()
+        header.setSectionResizeMode(COL_NAME, QHeaderView.ResizeMode.Stretch)
+        for col in (COL_TOKENIZER, COL_VOCAB, COL_SIZE, COL_SOURCE):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.view.setToolTip("Enter or double-click opens the model")
+        self.busy_bar = QProgressBar()
+        self.busy_bar.setRange(0, 0)  # busy mode: the number of files is not known in advance
+        self.busy_bar.setMaximumHeight(6)
+        self.busy_bar.setTextVisible(False)
+        self.busy_bar.hide()
+        self.status = QLabel("Not scanned yet")
+        self.status.setWordWrap(True)
+
+        top = QHBoxLayout()
+        top.addWidget(self.filter, 1)
+        top.addWidget(self.rescan_button)
+        top.addWidget(self.add_button)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        lay.addLayout(top)
+        lay.addWidget(self.view, 1)
+        lay.addWidget(self.busy_bar)
+        lay.addWidget(self.status)
+        self.setMinimumWidth(360)
+
+        self.filter.textChanged.connect(self.proxy.setFilterFixedString)
+        self.filter.textChanged.connect(lambda _: self._show_count())
+        self.rescan_button.clicked.connect(self.rescan)
+        self.add_button.clicked.connect(self.add_folder_dialog)
+        self.folders_menu.aboutToShow.connect(self._fill_folders_menu)
+        self.view.activated.connect(self.open_index)
+        self.scanner.found.connect(self._on_found)
+        self.scanner.progress.connect(self.status.setText)
+        self.scanner.finished.connect(self._on_finished)
+        self.scanner.busyChanged.connect(self._on_busy)
+
+    # ---- scanning -----------------------------------------------------------------------------
+
+    @property
+    def scanning(self) -> bool:
+        return self.scanner.busy
+
+    def on_shown(self, visible: bool) -> None:
+        if visible and not self.scanned:
+            self.rescan()
+
+    def rescan(self) -> None:
+        self.scanned = True
+        self.table_model.clear()
+        if self.window_.model_info is not None:
+            self.table_model.set_current(self.window_.model_info.path)
+        self.status.setText("Scanning…")
+        self.scanner.start(self.settings.model_folders())
+
+    def stop(self) -> None:
+        self.scanner.stop()
+
+    def _on_found(self, m: FoundModel) -> None:
+        self.table_model.append(m)
+
+    def _on_busy(self, busy: bool) -> None:
+        self.busy_bar.setVisible(busy)
+        self.rescan_button.setEnabled(not busy)
+
+    def _on_finished(self, error: str) -> None:
+        if error:
+            self.status.setText(error)
+        else:
+            self._show_count()
+
+    def _show_count(self) -> None:
+        if self.scanner.busy:
+            return
+        total = self.table_model.rowCount()
+        shown = self.proxy.rowCount()
+        if total == 0:
+            self.status.setText("No GGUF models found. Add a folder, or run `tokenprism samples` "
+                                "to download llama.cpp's reference vocabs.")
+            return
+        text = f"{total} model{'s' if total != 1 else ''}"
+        if shown != total:
+            text = f"{shown} of {text}"
+        self.status.setText(text + " · Enter or double-click opens one")
+        self.status.setToolTip(f"Reference vocabs from `tokenprism samples`: {default_samples_dir()}")
+
+    # ---- folders ----------------------------------------------------------------------------------
+
+    def add_folder_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder to scan for GGUF models", str(Path.home()))
+        if folder:
+            self.add_folder(folder)
+
+    def add_folder(self, folder: str) -> None:
+        self.settings.add_model_folder(folder)
+        self.rescan()
+
+    def remove_folder(self, folder: str) -> None:
+        self.settings.remove_model_folder(folder)
+        self.rescan()
+
+    def _fill_folders_menu(self) -> None:
+        menu = self.folders_menu
+        menu.clear()
+        menu.addAction("Add Folder…", self.add_folder_dialog)
+        folders = self.settings.model_folders()
+        if folders:
+            menu.addSeparator()
+        for f in folders:
+            sub = menu.addMenu(f)
+            sub.addAction("Remove from the scan", lambda f=f: self.remove_folder(f))
+
+    # ---- opening ----------------------------------------------------------------------------------
+
+    def open_index(self, index: QModelIndex) -> None:
+        src = self.proxy.mapToSource(index)
+        if not src.isValid():
+            return
+        m = self.table_model.models[src.row()]
+        if not m.tokenizer:
+            self.window_.banner.show_message(f"{m.name} holds no tokenizer, so there is nothing to show.",
+                                             error=False)
+            return
+        self.window_.open_path(m.path)
