@@ -236,10 +236,10 @@ class TokenFiles(QObject):
         if model_path is None:
             self._pending = None
             using = f"with {current.name}" if current is not None else "without a model"
-            w.banner.show_message(
+            w.banner.show_message(" ".join((
                 f"The tokens in “{name}” were made with {tl.model.describe()}, whose file "
-                f"“{tl.model.path}” is not here. Open that model to compare; the text is shown {using}. "
-                + " ".join(notes), error=False)
+                f"“{tl.model.path}” is not here. Open that model to compare; the text is shown {using}.",
+                *notes)), error=False)
         else:
             self._pending = _Pending(tl, name, model_path, shown, " ".join(notes))
             if current is None or os.path.abspath(current.path) != model_path:
