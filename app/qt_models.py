@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .main_window import TokenPrismWindow
 
 PANEL_SHORTCUT = "Ctrl+Shift+L"
+PANEL_WIDTH = 520
 COLUMNS = ("Name", "Tokenizer", "Vocab", "Size", "Source")
 COL_NAME, COL_TOKENIZER, COL_VOCAB, COL_SIZE, COL_SOURCE = range(len(COLUMNS))
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -294,6 +295,7 @@ class QModelsPanel(QWidget):
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.setAlternatingRowColors(True)
         self.view.setWordWrap(False)
+        self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # keep the file name's end visible
         self.view.verticalHeader().hide()
         self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 6)
         header = self.view.horizontalHeader()
@@ -340,6 +342,10 @@ class QModelsPanel(QWidget):
 
     def on_shown(self, visible: bool) -> None:
         if visible and not self.scanned:
+            dock = self.dock
+            if dock is not None and not dock.isFloating() and dock.width() < PANEL_WIDTH:
+                # wide enough for the names on first show; a width the user chose is kept
+                self.window_.resizeDocks([dock], [PANEL_WIDTH], Qt.Orientation.Horizontal)
             self.rescan()
 
     def rescan(self) -> None:

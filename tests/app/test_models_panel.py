@@ -1,0 +1,161 @@
+"""The Models panel (app/qt_models.py) on a fake home, and the first start
+with the bundled SPM demo model."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QKeySequence
+
+from tests.app.conftest import RESULT_TIMEOUT_MS, is_current
+from tests.fakehome import build_linux_home
+from tokenprism.app.qt_menus import SHORTCUTS
+from tokenprism.app.qt_models import COL_NAME, COL_SOURCE, COL_TOKENIZER, COL_VOCAB, PANEL_SHORTCUT, QModelsPanel
+from tokenprism.app.settings import AppSettings
+from tokenprism.core.resources import demo_models, welcome_text
+
+SCAN_TIMEOUT_MS = 20_000
+
+
+def _panel(window, home: Path) -> QModelsPanel:  # type: ignore[no-untyped-def]
+    panel = window.findChild(QModelsPanel)
+    assert panel is not None
+    panel.scanner.home, panel.scanner.env = home, {}
+    panel.scanner.platform, panel.scanner.include_system = "linux", False
+    return panel
+
+
+def _rows(panel: QModelsPanel) -> dict[str, list[str]]:
+    p = panel.proxy
+    return {p.index(r, COL_NAME).data(): [p.index(r, c).data() for c in range(p.columnCount())]
+            for r in range(p.rowCount())}
+
+
+def _show_and_scan(qtbot, window, panel: QModelsPanel) -> None:  # type: ignore[no-untyped-def]
+    assert panel.dock is not None and not panel.dock.isVisible()  # hidden until asked for
+    panel.toggle_action.trigger()
+    qtbot.waitUntil(lambda: panel.scanned and not panel.scanning, timeout=SCAN_TIMEOUT_MS)
+
+
+@pytest.fixture
+def fake_home(tmp_path: Path):  # type: ignore[no-untyped-def]
+    home = tmp_path / "home"
+    return home, build_linux_home(home)
+
+
+def test_panel_lists_the_fake_homes_models_and_ignores_junk(qtbot, window, fake_home) -> None:  # type: ignore[no-untyped-def]
+    home, expected = fake_home
+    panel = _panel(window, home)
+    window.settings.add_model_folder(str(home / "my-models"))
+    _show_and_scan(qtbot, window, panel)
+    rows = _rows(panel)
+    assert set(rows) == set(expected.models)
+    assert rows["tinybpe:latest"][COL_TOKENIZER] == "BPE · gpt2"
+    assert rows["tinybpe:latest"][COL_SOURCE] == "ollama"
+    assert rows["TheOrg/Tiny-GGUF/quant/tiny-spm-Q4_K_M.gguf"][COL_VOCAB] == "1,500"
+    assert rows["pub/vision/mmproj.gguf"][COL_TOKENIZER] == "none"
+    assert "not-a-model.gguf" not in " ".join(rows) and "truncated" not in " ".join(rows)
+    n = len(expected.models)
+    assert panel.status.text().startswith(f"{n} models") and not panel.busy_bar.isVisible()
+
+    qtbot.keyClicks(panel.filter, "lmstudio")
+    assert list(_rows(panel)) == ["lmstudio-community/demo-ugm/demo-ugm.gguf"]
+    assert panel.status.text().startswith(f"1 of {n} models")
+    panel.filter.clear()
+    qtbot.keyClicks(panel.filter, "WPM")  # the tokenizer column filters too
+    assert list(_rows(panel)) == ["demo-wpm.gguf"]
+
+
+def test_enter_opens_the_model_in_the_window(qtbot, window, fake_home) -> None:  # type: ignore[no-untyped-def]
+    home, _ = fake_home
+    panel = _panel(window, home)
+    _show_and_scan(qtbot, window, panel)
+    qtbot.keyClicks(panel.filter, "tinybpe")
+    assert panel.proxy.rowCount() == 1
+    panel.view.setFocus()
+    panel.view.setCurrentIndex(panel.proxy.index(0, 0))
+    with qtbot.waitSignal(window.loader.loaded, timeout=RESULT_TIMEOUT_MS):
+        qtbot.keyClick(panel.view, Qt.Key.Key_Return)
+    blob = home / ".ollama" / "models" / "blobs"
+    assert window.model_info is not None
+    assert Path(window.model_info.path).parent == blob.resolve()
+    assert window.model_info.kind == "BPE"
+    qtbot.waitUntil(lambda: is_current(window), timeout=RESULT_TIMEOUT_MS)
+    assert len(window.analysis.encoding.token_ids) > 0
+    # the open model's row is shown in bold
+    assert panel.proxy.index(0, 0).data(Qt.ItemDataRole.FontRole).bold()
+
+
+def test_a_file_without_tokenizer_explains_itself(qtbot, window, fake_home) -> None:  # type: ignore[no-untyped-def]
+    home, _ = fake_home
+    panel = _panel(window, home)
+    _show_and_scan(qtbot, window, panel)
+    qtbot.keyClicks(panel.filter, "mmproj")
+    panel.open_index(panel.proxy.index(0, 0))
+    assert window.banner.isVisible() and "no tokenizer" in window.banner.text
+
+
+def test_added_folders_are_kept_and_rescanned(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    home = tmp_path / "empty-home"
+    home.mkdir()
+    panel = _panel(window, home)
+    _show_and_scan(qtbot, window, panel)
+    assert panel.proxy.rowCount() == 0 and "No GGUF models found" in panel.status.text()
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "one.gguf").write_bytes(demo_models()["ugm"].read_bytes())
+    panel.add_folder(str(folder))
+    qtbot.waitUntil(lambda: not panel.scanning and panel.proxy.rowCount() == 1, timeout=SCAN_TIMEOUT_MS)
+    assert window.settings.model_folders() == [str(folder)]
+    # a fresh settings object on the same file sees the folder
+    again = AppSettings(QSettings(window.settings.q.fileName(), QSettings.Format.IniFormat))
+    assert again.model_folders() == [str(folder)]
+    panel.remove_folder(str(folder))
+    qtbot.waitUntil(lambda: not panel.scanning and panel.proxy.rowCount() == 0, timeout=SCAN_TIMEOUT_MS)
+    assert window.settings.model_folders() == []
+
+
+def test_rescan_while_scanning_keeps_one_list(qtbot, window, fake_home) -> None:  # type: ignore[no-untyped-def]
+    home, expected = fake_home
+    panel = _panel(window, home)
+    panel.toggle_action.trigger()
+    for _ in range(3):
+        panel.rescan()
+    qtbot.waitUntil(lambda: not panel.scanning, timeout=SCAN_TIMEOUT_MS)
+    qtbot.wait(50)  # any late row of a cancelled scan would arrive now
+    names = [panel.table_model.models[i].name for i in range(panel.table_model.rowCount())]
+    assert sorted(names) == sorted(n for n in expected.models if not n.startswith("mine/"))
+
+
+def test_shortcut_is_listed_and_unique(window) -> None:  # type: ignore[no-untyped-def]
+    panel = window.findChild(QModelsPanel)
+    assert panel.toggle_action.shortcut() == QKeySequence(PANEL_SHORTCUT)
+    assert panel.toggle_action in window.menus["view"].actions()
+    assert PANEL_SHORTCUT in [k for k, _ in SHORTCUTS]
+    clashes = [a.text() for a in window.findChildren(type(panel.toggle_action))
+               if a is not panel.toggle_action and a.shortcut() == QKeySequence(PANEL_SHORTCUT)]
+    assert clashes == []
+
+
+# ---- first start -----------------------------------------------------------------------------------
+
+def test_first_start_opens_the_spm_demo_with_the_welcome_text(qtbot, make_window) -> None:  # type: ignore[no-untyped-def]
+    spm = demo_models().get("spm")
+    if spm is None:
+        pytest.skip("the demo models are not built")
+    w = make_window(restore=True)  # empty settings: a first start
+    assert w.editor.toPlainText() == welcome_text() != ""
+    w.start([])
+    qtbot.waitUntil(lambda: w.model_info is not None and is_current(w), timeout=RESULT_TIMEOUT_MS)
+    assert os.path.samefile(w.model_info.path, spm)
+    assert w.model_info.kind == "SPM"
+    a = w.analysis
+    pieces = [a.info.model.vocab.pieces[i] for i in a.encoding.token_ids]
+    # the welcome text shows byte fallback: 🙂 is four byte tokens
+    start = w.editor.toPlainText().index("🙂")
+    emoji_tokens = [pieces[i] for i in range(len(pieces)) if a.encoding.starts[i] == start]
+    assert emoji_tokens and all(p.startswith("<0x") for p in emoji_tokens)
+    assert sum(p == "<0xF0>" for p in pieces) >= 4
