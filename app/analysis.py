@@ -19,10 +19,18 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Callable
 
 import numpy as np
 
 from tokenprism.core import Attr, Encoding, Model
+from tokenprism.core.incremental import Splice, changed_chars, encode_chunked, retokenize_splice
+
+INCREMENTAL_MIN = 2048
+"""Shorter texts are always encoded whole (it takes about a millisecond)."""
+HUGE_TEXT = 1 << 20
+"""Texts from this many characters are tokenized in pieces with progress
+(when the change is big: a keystroke in them is still incremental)."""
 
 
 class Style(IntEnum):
@@ -194,6 +202,11 @@ class Analysis:
     """Indices of tokens with an empty span (BOS/EOS, an inserted prefix space)."""
     empty_pos16: np.ndarray
     extra: dict[str, object] = field(default_factory=dict)
+    tok_start: np.ndarray | None = None
+    """Character spans and groups of the tokens as arrays (what the next
+    keystroke's analysis splices instead of converting the tuples again)."""
+    tok_end: np.ndarray | None = None
+    tok_group: np.ndarray | None = None
 
     @property
     def text(self) -> str:
@@ -254,12 +267,59 @@ def analyze(encoding: Encoding, info: ModelInfo, generation: int, encode_ms: flo
     worker thread)."""
     t0 = time.perf_counter()
     text = encoding.text
-    n = len(encoding)
     ids = _array(encoding.token_ids)
     starts = _array(encoding.starts)
     ends = _array(encoding.ends)
     groups = _array(encoding.groups)
     cps = None if text.isascii() else np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    newline = _newlines(text, cps, starts, ends)
+    return _build(encoding, info, generation, encode_ms, t0, ids, starts, ends, groups, newline, cps)
+
+
+def analyze_edit(old: Analysis, encoding: Encoding, splice: Splice, generation: int,
+                 encode_ms: float) -> Analysis:
+    """:func:`analyze` of ``encoding``, made from ``old`` (the analysis of
+    the encoding it was retokenized from) by splicing its token arrays: only
+    the new tokens are converted, so a keystroke in a long text costs a few
+    array copies."""
+    t0 = time.perf_counter()
+    if old.tok_start is None or old.tok_end is None or old.tok_group is None:
+        return analyze(encoding, old.info, generation, encode_ms)
+    text = encoding.text
+    lo, hi, mid_hi = splice.left, splice.right, splice.left + splice.count
+    d_idx = mid_hi - hi
+    mid_start = np.asarray(encoding.starts[lo:mid_hi], dtype=np.int64)
+    mid_end = np.asarray(encoding.ends[lo:mid_hi], dtype=np.int64)
+    tail_group = old.tok_group[hi:]
+    if d_idx:
+        tail_group = np.where(tail_group >= 0, tail_group + d_idx, tail_group)
+    ids = np.concatenate([old.ids[:lo], np.asarray(encoding.token_ids[lo:mid_hi], dtype=np.int64), old.ids[hi:]])
+    starts = np.concatenate([old.tok_start[:lo], mid_start, old.tok_start[hi:] + splice.char_delta])
+    ends = np.concatenate([old.tok_end[:lo], mid_end, old.tok_end[hi:] + splice.char_delta])
+    groups = np.concatenate([old.tok_group[:lo], np.asarray(encoding.groups[lo:mid_hi], dtype=np.int64),
+                             tail_group])
+    cps = None if text.isascii() else np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    # line breaks inside a token only change for the new tokens
+    newline = np.concatenate([old.tok_newline[:lo], _newlines(text, cps, mid_start, mid_end),
+                              old.tok_newline[hi:]])
+    return _build(encoding, old.info, generation, encode_ms, t0, ids, starts, ends, groups, newline, cps)
+
+
+def _newlines(text: str, cps: np.ndarray | None, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """For each token ``[start, end)``: does it hold a line break?"""
+    if "\n" in text or "\r" in text or "\u2028" in text:
+        if cps is None:
+            cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        breaks = np.flatnonzero((cps == 10) | (cps == 13) | (cps == 0x2028))
+        return np.asarray(np.searchsorted(breaks, starts, "left") < np.searchsorted(breaks, ends, "left"))
+    return np.zeros(len(starts), dtype=bool)
+
+
+def _build(encoding: Encoding, info: ModelInfo, generation: int, encode_ms: float, t0: float, ids: np.ndarray,
+           starts: np.ndarray, ends: np.ndarray, groups: np.ndarray, newline: np.ndarray,
+           cps: np.ndarray | None) -> Analysis:
+    text = encoding.text
+    n = len(ids)
     u16 = Utf16Map(text, cps)
     start16 = u16.to16(starts)
     end16 = u16.to16(ends)
@@ -269,15 +329,6 @@ def analyze(encoding: Encoding, info: ModelInfo, generation: int, encode_ms: flo
     else:
         style = np.zeros(0, dtype=np.uint8)
         attrs = np.zeros(0, dtype=np.int64)
-
-    # tokens holding a line break: is there a break position in [start, end)?
-    if "\n" in text or "\r" in text or "\u2028" in text:
-        if cps is None:
-            cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        breaks = np.flatnonzero((cps == 10) | (cps == 13) | (cps == 0x2028))
-        newline = np.searchsorted(breaks, starts, "left") < np.searchsorted(breaks, ends, "left")
-    else:
-        newline = np.zeros(n, dtype=bool)
 
     idx = np.arange(n, dtype=np.int64)
     nonempty = starts < ends
@@ -319,12 +370,35 @@ def analyze(encoding: Encoding, info: ModelInfo, generation: int, encode_ms: flo
         ids=ids, tok_start16=start16, tok_end16=end16, tok_span=tok_span, tok_style=style, tok_newline=newline,
         span_start16=span_start, span_end16=span_end, span_end16_max=span_end_max,
         span_style=span_style.astype(np.uint8), span_first=span_first, span_last=span_last,
-        empty_tokens=empty, empty_pos16=start16[empty])
+        empty_tokens=empty, empty_pos16=start16[empty], tok_start=starts, tok_end=ends, tok_group=groups)
 
 
 def tokenize(info: ModelInfo, text: str, generation: int, add_special: bool,
-             parse_special: bool) -> Analysis:
-    """Encode ``text`` with ``info``'s model and analyze the result."""
+             parse_special: bool, base: Analysis | None = None,
+             report: Callable[[int, int], bool] | None = None) -> Analysis | None:
+    """Encode ``text`` with ``info``'s model and analyze the result.
+
+    ``base``, an analysis of an earlier text by the same model and options,
+    lets only the edited part be retokenized and analyzed again (same
+    result). A huge change is tokenized in pieces with ``report(done,
+    total)`` called between them; it returns False to cancel, and the
+    result is then ``None``."""
     t0 = time.perf_counter()
-    enc = info.model.encode(text, add_special=add_special, parse_special=parse_special)
+    model = info.model
+    big = len(text) >= HUGE_TEXT
+    if base is not None and (base.info is not info or base.encoding.add_special != add_special
+                             or base.encoding.parse_special != parse_special or len(text) < INCREMENTAL_MIN):
+        base = None  # (a short text is encoded whole: as quick, and one plain path)
+    if base is not None and not (big and changed_chars(base.text, text) >= HUGE_TEXT // 4):
+        enc, splice = retokenize_splice(base.encoding, text)
+        ms = (time.perf_counter() - t0) * 1000.0
+        if splice is not None:
+            return analyze_edit(base, enc, splice, generation, ms)
+        return analyze(enc, info, generation, ms)
+    if big and report is not None:
+        chunked = encode_chunked(model, text, add_special, parse_special, report)
+        if chunked is None:
+            return None
+        return analyze(chunked, info, generation, (time.perf_counter() - t0) * 1000.0)
+    enc = model.encode(text, add_special=add_special, parse_special=parse_special)
     return analyze(enc, info, generation, (time.perf_counter() - t0) * 1000.0)

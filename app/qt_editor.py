@@ -16,10 +16,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
+import numpy as np
+
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QFontDatabase,
-                           QHelpEvent, QPainter, QPaintEvent, QPen, QTextCharFormat, QTextCursor,
-                           QTextLayout, QTextLine, QTextOption)
+                           QHelpEvent, QPainter, QPaintEvent, QPen, QTextBlock, QTextCharFormat,
+                           QTextCursor, QTextLayout, QTextLine, QTextOption)
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
@@ -41,6 +43,23 @@ def gguf_paths(mime: QMimeData | None) -> list[str]:
     return [p for p in paths if p.lower().endswith(".gguf")]
 
 
+def local_files(mime: QMimeData | None) -> list[str]:
+    """Local files (not folders) in a drag's mime data."""
+    if mime is None or not mime.hasUrls():
+        return []
+    return [p for p in (u.toLocalFile() for u in mime.urls() if u.isLocalFile()) if os.path.isfile(p)]
+
+
+def _block_state(a: Analysis, lo: int, hi: int, bpos: int, blen: int, serial: int) -> int:
+    """A block's user state for spans ``[lo, hi)`` of ``a``: equal states
+    mean equal formats (spans relative to the block, styles, the colour
+    alternation, the palette's ``serial``)."""
+    s = np.clip(a.span_start16[lo:hi], bpos, bpos + blen) - bpos
+    e = np.clip(a.span_end16[lo:hi], bpos, bpos + blen) - bpos
+    h = hash((serial, lo & 1, s.tobytes(), e.tobytes(), a.span_style[lo:hi].tobytes()))
+    return (h & 0x3FFFFFFF) | 0x10000  # never -1 (unset) nor a bare serial
+
+
 def _x(line: QTextLine, pos: int) -> float:
     r: Any = line.cursorToX(pos)  # PySide6 returns (x, pos)
     return float(r[0] if isinstance(r, tuple) else r)
@@ -52,9 +71,12 @@ class QTokenEditor(QPlainTextEdit):
     cursorTokenChanged = Signal(int, int)
     """Token range ``[first, last)`` under the text cursor; (-1, -1) for none."""
     modelFilesDropped = Signal(list)
+    textFilesDropped = Signal(list)
+    """Other local files dropped on the editor (opened as text)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._end_x: dict[tuple[str, float, int], float] = {}
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setPointSizeF(max(font.pointSizeF(), 11.0))
         self.setFont(font)
@@ -98,6 +120,7 @@ class QTokenEditor(QPlainTextEdit):
         ws = QTextOption.Flag.ShowTabsAndSpaces | QTextOption.Flag.ShowLineAndParagraphSeparators
         opt.setFlags(flags | ws if on else flags & ~ws)
         self.document().setDefaultTextOption(opt)
+        self._end_x.clear()
         self.viewport().update()
 
     @property
@@ -116,7 +139,6 @@ class QTokenEditor(QPlainTextEdit):
         self._analysis = analysis
         self._stale = analysis is None
         self._current = None
-        self._serial = next(_serials)
         self.apply_visible()
         self.viewport().update()
 
@@ -125,6 +147,15 @@ class QTokenEditor(QPlainTextEdit):
             self._stale = True
             self._current = None
             self._shift_formats(pos, removed, added)
+            # the edited blocks' formats no longer match what their state says
+            doc = self.document()
+            block = doc.findBlock(pos)
+            end = doc.findBlock(pos + added)
+            while block.isValid():
+                block.setUserState(-1)
+                if block == end:
+                    break
+                block = block.next()
 
     def _shift_formats(self, pos: int, removed: int, added: int) -> None:
         """Move the spans of an edited block along with its text, so they stay
@@ -175,7 +206,7 @@ class QTokenEditor(QPlainTextEdit):
         begin, end = self.visible_range()
         doc = self.document()
         block = doc.findBlock(begin)
-        serial = self._serial
+        serial = self._serial & 0xFFFF
         extra: list[QTextEdit.ExtraSelection] = []
         lo_all, hi_all = -1, -1
         while block.isValid() and block.position() < end:
@@ -185,20 +216,23 @@ class QTokenEditor(QPlainTextEdit):
                     lo, hi = a.spans_in(max(bpos, begin), min(bpos + blen, end))
                     extra.extend(self._selections(a, lo, min(hi, lo + MAX_SELECTIONS)))
                     lo_all, hi_all = (lo if lo_all < 0 else lo_all), hi
-            elif block.userState() != serial:
-                ranges: list[QTextLayout.FormatRange] = []
+            else:
+                # a block whose spans (relative to it) did not change keeps
+                # its formats: no relayout, no repaint, after a keystroke
+                # elsewhere; its state is a hash of what styled it
                 if a is not None:
                     lo, hi = a.spans_in(bpos, bpos + blen)
-                    ranges = self._ranges(a, lo, hi, bpos, blen)
                     lo_all, hi_all = (lo if lo_all < 0 else lo_all), hi
-                layout = block.layout()
-                if layout is not None:
-                    layout.setFormats(ranges)
-                    doc.markContentsDirty(bpos, blen + 1)  # repaint with the new formats
-                block.setUserState(serial)
-            elif a is not None:
-                lo, hi = a.spans_in(bpos, bpos + blen)
-                lo_all, hi_all = (lo if lo_all < 0 else lo_all), hi
+                    state = _block_state(a, lo, hi, bpos, blen, serial)
+                else:
+                    state = serial
+                if block.userState() != state:
+                    ranges = self._ranges(a, lo, hi, bpos, blen) if a is not None else []
+                    layout = block.layout()
+                    if layout is not None:
+                        layout.setFormats(ranges)
+                        doc.markContentsDirty(bpos, blen + 1)  # repaint with the new formats
+                    block.setUserState(state)
             block = block.next()
         if extra or self._has_extra:
             self.setExtraSelections(extra)
@@ -257,10 +291,13 @@ class QTokenEditor(QPlainTextEdit):
 
     def resizeEvent(self, event: object) -> None:
         super().resizeEvent(event)  # type: ignore[arg-type]
+        self._end_x.clear()
         self._refresh.start()
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._end_x.clear()
         if event.type() == QEvent.Type.PaletteChange:
             self._colors = token_colors(self.palette())
             self._build_formats()
@@ -358,6 +395,18 @@ class QTokenEditor(QPlainTextEdit):
         geo = self.blockBoundingGeometry(block).translated(self.contentOffset())
         return QPointF(geo.left() + _x(line, pos - block.position()), geo.top() + line.y())
 
+    def _line_end_x(self, block: QTextBlock, line: QTextLine) -> float:
+        """x of the end of a block's text (``cursorToX`` is slow enough to
+        show in every repaint, and the answer depends only on the text and
+        the layout's width, font and options)."""
+        key = (block.text(), line.width(), line.textStart())
+        x = self._end_x.get(key)
+        if x is None:
+            if len(self._end_x) > 4096:
+                self._end_x.clear()
+            x = self._end_x[key] = _x(line, block.length() - 1)
+        return x
+
     def _paint_newlines(self, p: QPainter, a: Analysis) -> None:
         """A block's layout cannot draw a format on its line break, so the
         part of a token that is a line break is painted here, at the end of
@@ -377,7 +426,7 @@ class QTokenEditor(QPlainTextEdit):
             k = a.span_at(pos) if block.next().isValid() else -1
             if k >= 0 and layout is not None and layout.lineCount():
                 line = layout.lineAt(layout.lineCount() - 1)
-                x = geo.left() + _x(line, block.length() - 1)
+                x = geo.left() + self._line_end_x(block, line)
                 style = int(a.span_style[k])
                 fill = QColor(colors.bg(style, k))
                 fill.setAlphaF(0.8)  # lets a whitespace mark (¶) show through
@@ -460,13 +509,13 @@ class QTokenEditor(QPlainTextEdit):
     # ---- dropping model files ------------------------------------------------------------
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if gguf_paths(event.mimeData()):
+        if gguf_paths(event.mimeData()) or local_files(event.mimeData()):
             event.acceptProposedAction()
         else:
             super().dragEnterEvent(event)
 
     def dragMoveEvent(self, event: QDragMoveEvent) -> None:
-        if gguf_paths(event.mimeData()):
+        if gguf_paths(event.mimeData()) or local_files(event.mimeData()):
             event.acceptProposedAction()
         else:
             super().dragMoveEvent(event)
@@ -476,6 +525,9 @@ class QTokenEditor(QPlainTextEdit):
         if paths:
             event.acceptProposedAction()
             self.modelFilesDropped.emit([os.path.abspath(p) for p in paths])
+        elif local_files(event.mimeData()):
+            event.acceptProposedAction()
+            self.textFilesDropped.emit([os.path.abspath(p) for p in local_files(event.mimeData())])
         else:
             super().dropEvent(event)
 

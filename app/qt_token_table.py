@@ -13,6 +13,8 @@ from PySide6.QtCore import (QAbstractTableModel, QEvent, QItemSelection, QItemSe
 from PySide6.QtGui import QFontDatabase, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
+import numpy as np
+
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import Analysis
 from .pieces import format_score, piece_cell, tooltip_html, type_label
@@ -50,9 +52,29 @@ class QTokenTableModel(QAbstractTableModel):
         return self._a
 
     def set_analysis(self, analysis: Analysis | None) -> None:
-        self.beginResetModel()
-        self._a = analysis
-        self.endResetModel()
+        old = self._a
+        if old is None or analysis is None or old.info is not analysis.info:
+            self.beginResetModel()
+            self._a = analysis
+            self.endResetModel()
+            return
+        # the same model on an edited text: rows before the first changed
+        # token stay (no reset, so the view keeps its place and repaints
+        # only rows that changed)
+        n_old, n_new = len(old), len(analysis)
+        first = _first_change(old, analysis)
+        if n_new > n_old:
+            self.beginInsertRows(QModelIndex(), first, first + n_new - n_old - 1)
+            self._a = analysis
+            self.endInsertRows()
+        elif n_new < n_old:
+            self.beginRemoveRows(QModelIndex(), first, first + n_old - n_new - 1)
+            self._a = analysis
+            self.endRemoveRows()
+        else:
+            self._a = analysis
+        if first < n_new:
+            self.dataChanged.emit(self.index(first, 0), self.index(n_new - 1, len(COLUMNS) - 1))
 
     def set_colors(self, colors: TokenColors) -> None:
         self._colors = colors
@@ -121,6 +143,18 @@ class QTokenTableModel(QAbstractTableModel):
         cells = [str(self.data(self.index(row, c))) for c in range(len(COLUMNS))]
         cells[COL_PIECE] = piece_cell(a, row, with_group=False)
         return "\t".join(cells)
+
+
+def _first_change(a: Analysis, b: Analysis) -> int:
+    """Index of the first token that differs (id or span) between two
+    analyses by the same model, capped at the shorter length."""
+    n = min(len(a), len(b))
+    ea, eb = a.encoding, b.encoding
+    if ea.token_ids[:n] == eb.token_ids[:n] and ea.starts[:n] == eb.starts[:n] and ea.ends[:n] == eb.ends[:n]:
+        return n
+    diff = (a.ids[:n] != b.ids[:n]) | (a.tok_start16[:n] != b.tok_start16[:n]) | (a.tok_end16[:n] != b.tok_end16[:n])
+    hits = np.flatnonzero(diff)
+    return int(hits[0]) if len(hits) else n
 
 
 class QTokenTable(QTableView):

@@ -11,6 +11,8 @@ the latest text's tokens from the current model and never a mix.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from dataclasses import dataclass
 from typing import Callable
 
@@ -23,6 +25,8 @@ from .analysis import Analysis, ModelInfo, tokenize
 from .pieces import readable
 
 DEBOUNCE_MS = 30
+FAST_JOB_MS = 40.0  # after a job this quick, the next one starts without debounce
+PROGRESS_INTERVAL_S = 0.1
 
 
 class _Relay(QObject):
@@ -137,19 +141,32 @@ class Job:
     parse_special: bool
 
 
-class LiveTokenizer(QObject):
-    """Retokenizes the editor text shortly after every change.
+class _JobRelay(_Relay):
+    progress = Signal(object)
+    cancelled = Signal(object)
 
-    Changes restart a short debounce timer; then the current text is taken
-    and tokenized in the worker. While a job runs, further changes only mark
-    the text dirty and the next job starts when the running one ends, so at
-    most one job runs and one waits, whatever the typing speed.
+
+class LiveTokenizer(QObject):
+    """Retokenizes the editor text after every change.
+
+    A change starts a job at once when the last one was quick, else after a
+    short debounce. While a job runs, further changes only mark the text
+    dirty and the next job starts when the running one ends, so at most one
+    job runs and one waits, whatever the typing speed. A job retokenizes
+    only the edited part of the last finished result of the same model and
+    options (``incremental``); a huge change is tokenized in pieces with
+    ``progress`` reports and can be cancelled, which pauses live
+    tokenization until ``resume``.
     """
 
     resultReady = Signal(object)
     """An :class:`Analysis` of the current text by the current model."""
     failed = Signal(str)
     busyChanged = Signal(bool)
+    progress = Signal(int, int)
+    """(characters done, characters in all) of a huge text being tokenized."""
+    cancelled = Signal()
+    """The running job was cancelled (live tokenization is paused)."""
 
     def __init__(self, text_source: Callable[[], str], parent: QObject | None = None,
                  debounce_ms: int = DEBOUNCE_MS) -> None:
@@ -161,14 +178,22 @@ class LiveTokenizer(QObject):
         self._timer.setSingleShot(True)
         self._timer.setInterval(debounce_ms)
         self._timer.timeout.connect(self._start)
-        self._relay = _Relay()
+        self._relay = _JobRelay()
         self._relay.done.connect(self._on_done)
         self._relay.failed.connect(self._on_failed)
+        self._relay.progress.connect(self._on_progress)
+        self._relay.cancelled.connect(self._on_cancelled)
         self._info: ModelInfo | None = None
         self._generation = 0
         self._running: Job | None = None
+        self._cancel = threading.Event()
+        self._paused = False
+        self._base: Analysis | None = None
+        self._last_ms = 0.0
         self.add_special = False
         self.parse_special = False
+        self.incremental = True
+        """Retokenize only what an edit changed (off: every job encodes the whole text)."""
         self.last_result: Analysis | None = None
 
     # ---- inputs ---------------------------------------------------------------
@@ -186,9 +211,16 @@ class LiveTokenizer(QObject):
     def busy(self) -> bool:
         return self._running is not None or self._timer.isActive()
 
+    @property
+    def paused(self) -> bool:
+        """True after a cancel, until :meth:`resume` (or a new model or options)."""
+        return self._paused
+
     def set_model(self, info: ModelInfo | None) -> None:
         self._info = info
         self.last_result = None
+        self._base = None
+        self._paused = False
         self._invalidate(immediate=True)
 
     def set_options(self, add_special: bool, parse_special: bool) -> None:
@@ -196,18 +228,39 @@ class LiveTokenizer(QObject):
             return
         self.add_special = add_special
         self.parse_special = parse_special
+        self._paused = False
         self._invalidate(immediate=True)
 
     def text_changed(self) -> None:
-        """The editor text changed: tokenize again after the debounce delay."""
-        self._invalidate(immediate=False)
+        """The editor text changed: tokenize again (soon)."""
+        self._invalidate(immediate=self._last_ms < FAST_JOB_MS)
 
     def refresh(self) -> None:
+        self._paused = False
         self._invalidate(immediate=True)
+
+    def resume(self) -> None:
+        """Tokenize again after a cancel."""
+        self.refresh()
+
+    def cancel(self) -> bool:
+        """Stop tokenizing: the running job ends at its next piece and live
+        tokenization pauses until :meth:`resume`. False if nothing ran."""
+        was_busy = self.busy
+        self._timer.stop()
+        if self._running is not None:
+            self._cancel.set()
+        if was_busy:
+            self._paused = True
+            if self._running is None:
+                self.busyChanged.emit(False)
+                self.cancelled.emit()
+        return was_busy
 
     def _invalidate(self, immediate: bool) -> None:
         self._generation += 1
-        self._timer.start(0 if immediate else self._timer.interval())
+        if not self._paused:
+            self._timer.start(0 if immediate else self._timer.interval())
 
     # ---- jobs -------------------------------------------------------------------
 
@@ -219,24 +272,45 @@ class LiveTokenizer(QObject):
     def _is_current(self, job: Job) -> bool:
         return job == self._current_job()
 
+    def _base_for(self, job: Job) -> Analysis | None:
+        b = self._base
+        if (not self.incremental or b is None or b.info is not job.info
+                or b.encoding.add_special != job.add_special or b.encoding.parse_special != job.parse_special):
+            return None
+        return b
+
     def _start(self) -> None:
-        if self._running is not None:
+        if self._running is not None or self._paused:
             return  # _on_done starts the next job
         job = self._current_job()
         if job is None:
             return
         text = self._text_source()
+        base = self._base_for(job)
         self._running = job
+        self._cancel = cancel = threading.Event()
         self.busyChanged.emit(True)
         relay = self._relay
+        last = [0.0]
+
+        def report(done: int, total: int) -> bool:  # worker thread
+            now = time.monotonic()
+            if now - last[0] >= PROGRESS_INTERVAL_S or done >= total:
+                last[0] = now
+                relay.progress.emit((job, done, total))
+            return not cancel.is_set()
 
         def work() -> None:  # runs in the worker thread
             try:
-                result = tokenize(job.info, text, job.generation, job.add_special, job.parse_special)
+                result = tokenize(job.info, text, job.generation, job.add_special, job.parse_special,
+                                  base, report)
             except BaseException as e:  # noqa: BLE001 - a plugin bug is reported, not raised
                 relay.failed.emit((job, f"{type(e).__name__}: {e}"))
             else:
-                relay.done.emit((job, result))
+                if result is None:
+                    relay.cancelled.emit(job)
+                else:
+                    relay.done.emit((job, result))
 
         self._pool.start(work)
 
@@ -245,7 +319,7 @@ class LiveTokenizer(QObject):
         self._running = None
         if self._is_current(job):
             return True
-        if self._current_job() is None:  # the model went away meanwhile
+        if self._current_job() is None or self._paused:  # the model went away meanwhile
             self.busyChanged.emit(False)
             return False
         if not self._timer.isActive():
@@ -254,10 +328,28 @@ class LiveTokenizer(QObject):
 
     def _on_done(self, payload: tuple[Job, Analysis]) -> None:
         job, result = payload
+        self._last_ms = result.stats.total_ms
+        if job.info is self._info and (job.add_special, job.parse_special) == (self.add_special,
+                                                                                self.parse_special):
+            self._base = result  # a stale result still saves work for the next job
         if self._next(job):
+            self._paused = False
             self.last_result = result
             self.busyChanged.emit(False)
             self.resultReady.emit(result)
+
+    def _on_progress(self, payload: tuple[Job, int, int]) -> None:
+        job, done, total = payload
+        if job is self._running:
+            self.progress.emit(done, total)
+
+    def _on_cancelled(self, job: Job) -> None:
+        self._running = None
+        self.busyChanged.emit(False)
+        if self._paused:
+            self.cancelled.emit()
+        elif not self._timer.isActive():
+            self._start()
 
     def _on_failed(self, payload: tuple[Job, str]) -> None:
         job, message = payload
@@ -268,5 +360,6 @@ class LiveTokenizer(QObject):
     def shutdown(self) -> None:
         self._timer.stop()
         self._info = None
+        self._cancel.set()
         self._pool.clear()
         self._pool.waitForDone()

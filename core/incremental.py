@@ -30,7 +30,8 @@ True
 from __future__ import annotations
 
 from bisect import bisect_left
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 from .encoding import Encoding
 from .model import Model, sanitize_text
@@ -40,20 +41,42 @@ from .tokenizer import Tokenizer, cut_points
 
 # how far from the edit to look for a cut point first (doubled until found)
 _FIRST_WINDOW = 256
+# pieces of a huge text tokenized between two progress reports
+CHUNK_CHARS = 1 << 17
 # the text around a cut the plugin looks at (cut points must lie this far
 # inside the unchanged text, so old and new agree on them)
 _CONTEXT = 4
+
+
+@dataclass(frozen=True)
+class Splice:
+    """Where a retokenized encoding differs from the old one: old tokens
+    ``[left, right)`` were replaced by new tokens ``[left, left + count)``;
+    the tokens after them moved by ``char_delta`` characters and
+    ``byte_delta`` bytes."""
+
+    left: int
+    right: int
+    count: int
+    char_delta: int
+    byte_delta: int
 
 
 def retokenize(old: Encoding, new_text: str) -> Encoding:
     """The encoding of ``new_text`` by ``old``'s model and options, reusing
     ``old``'s tokens outside the edited region. Identical to
     ``old.model.encode(new_text, old.add_special, old.parse_special)``."""
+    return retokenize_splice(old, new_text)[0]
+
+
+def retokenize_splice(old: Encoding, new_text: str) -> tuple[Encoding, Splice | None]:
+    """:func:`retokenize`, and what changed (``None`` when the whole text
+    was encoded again)."""
     model = old.model
     text = sanitize_text(new_text)
     old_text = old.text
     if text == old_text:
-        return old
+        return old, Splice(0, 0, 0, 0, 0)
     n_old, n_new = len(old_text), len(text)
     pre = _common_prefix(old_text, text)
     suf = _common_suffix(old_text, text, min(n_old, n_new) - pre)
@@ -62,7 +85,7 @@ def retokenize(old: Encoding, new_text: str) -> Encoding:
     old_frags = matcher.partition(old_text)
     new_frags = matcher.partition(text)
     if not old_frags or not new_frags:
-        return model.encode(text, old.add_special, old.parse_special)
+        return model.encode(text, old.add_special, old.parse_special), None
 
     # fragments kept whole: identical, and before (after) the edited text
     k0 = 0
@@ -83,7 +106,7 @@ def retokenize(old: Encoding, new_text: str) -> Encoding:
     mid_old = old_frags[k0:len(old_frags) - k1]
     mid_new = new_frags[k0:len(new_frags) - k1]
     if not mid_new:  # only possible if the edit vanished into kept fragments
-        return model.encode(text, old.add_special, old.parse_special)
+        return model.encode(text, old.add_special, old.parse_special), None
     cut_l = mid_new[0].start
     cut_r = mid_new[-1].end
     after_special = k0 == 0 or new_frags[k0 - 1].token >= 0
@@ -127,14 +150,14 @@ def retokenize(old: Encoding, new_text: str) -> Encoding:
 
     unk = model.config.special_ids.get("unk", -1)
     if unk >= 0 and _unknowns_touch(old, ids, left, right, unk):
-        return model.encode(text, old.add_special, old.parse_special)
+        return model.encode(text, old.add_special, old.parse_special), None
 
     groups = assign_groups(starts, ends)
     nl = left
     groups = [g + nl if g >= 0 else -1 for g in groups]
     idelta = nl + len(ids) - right
     tail_groups = old.groups[right:]
-    if any(g >= 0 for g in tail_groups):
+    if idelta and tail_groups.count(-1) != len(tail_groups):
         tail_g: tuple[int, ...] = tuple([g + idelta if g >= 0 else -1 for g in tail_groups])
     else:
         tail_g = tail_groups
@@ -147,7 +170,106 @@ def retokenize(old: Encoding, new_text: str) -> Encoding:
         old.byte_ends[:left] + tuple(bends) + _shift(old.byte_ends[right:], bdelta),
         old.groups[:left] + tuple(groups) + tail_g,
         old.add_special, old.parse_special)
-    return enc
+    return enc, Splice(left, right, len(ids), delta, bdelta)
+
+
+def changed_chars(old_text: str, new_text: str) -> int:
+    """How many characters of ``new_text`` differ from ``old_text`` (what
+    is between their common prefix and suffix): a quick size of an edit."""
+    pre = _common_prefix(old_text, new_text)
+    suf = _common_suffix(old_text, new_text, min(len(old_text), len(new_text)) - pre)
+    return len(new_text) - pre - suf
+
+
+def encode_chunked(model: Model, text: str, add_special: bool = False, parse_special: bool = False,
+                   report: Callable[[int, int], bool] | None = None,
+                   chunk_chars: int = CHUNK_CHARS) -> Encoding | None:
+    """``model.encode(text, ...)`` one piece at a time, for huge texts: long
+    plain fragments are cut at the plugin's cut points about every
+    ``chunk_chars`` characters, and ``report(done, total)`` is called (with
+    character counts) after each piece. It returns False to cancel, and
+    the result is then ``None``. Same result as ``model.encode``."""
+    text = sanitize_text(text)
+    tok = model.tokenizer
+    total = len(text)
+    segs: list[tuple[int, int, int, bool]] = []
+    after = True
+    for f in model._matcher(parse_special).partition(text):
+        if f.token >= 0:
+            segs.append((f.start, f.end, f.token, False))
+            after = True
+            continue
+        flag = after
+        after = False
+        start = f.start
+        if f.end - start > chunk_chars:
+            frag = text[f.start:f.end]
+            pos = 0
+            while len(frag) - pos > chunk_chars:
+                p = _cut_after(tok, frag, frag, pos + chunk_chars)
+                if p <= pos:
+                    break
+                segs.append((f.start + pos, f.start + p, -1, flag))
+                flag = False
+                pos = p
+            start = f.start + pos
+        segs.append((start, f.end, -1, flag))
+
+    unk = model.config.special_ids.get("unk", -1)
+    parts: list[tuple[int, int, list[int], list[int], list[int], list[int], list[int]]] = []
+    byte_pos = 0
+    i = 0
+    while i < len(segs):
+        s, e, token, flag = segs[i]
+        if report is not None and not report(s, total):
+            return None
+        res = _encode_segments(model, text, [segs[i]], byte_pos)
+        if (parts and token < 0 and not flag and segs[i - 1][2] < 0 and res[0] and res[0][0] == unk
+                and parts[-1][2] and parts[-1][2][-1] == unk):
+            # unknown tokens on both sides of a cut merge: redo both as one
+            ps = parts.pop()
+            prev = segs[i - 1]
+            segs[i - 1:i + 1] = [(prev[0], e, -1, prev[3])]
+            byte_pos = ps[1]
+            i -= 1
+            continue
+        parts.append((s, byte_pos, *res))
+        byte_pos += _utf8_len(text[s:e])
+        i += 1
+    if report is not None and not report(total, total):
+        return None
+
+    ids: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    bstarts: list[int] = []
+    bends: list[int] = []
+    groups: list[int] = []
+    if add_special:
+        k = len(model.config.special_prefix)
+        ids.extend(model.config.special_prefix)
+        for lst in (starts, ends, bstarts, bends):
+            lst.extend([0] * k)
+        groups.extend([-1] * k)
+    for _s, _b, p_ids, p_starts, p_ends, p_bs, p_be in parts:
+        base = len(ids)
+        g = assign_groups(p_starts, p_ends)
+        groups.extend([x + base if x >= 0 else -1 for x in g])
+        ids.extend(p_ids)
+        starts.extend(p_starts)
+        ends.extend(p_ends)
+        bstarts.extend(p_bs)
+        bends.extend(p_be)
+    if add_special:
+        k = len(model.config.special_suffix)
+        ids.extend(model.config.special_suffix)
+        starts.extend([total] * k)
+        ends.extend([total] * k)
+        bstarts.extend([byte_pos] * k)
+        bends.extend([byte_pos] * k)
+        groups.extend([-1] * k)
+    return Encoding(text, model, tuple(ids), tuple(starts), tuple(ends), tuple(bstarts), tuple(bends),
+                    tuple(groups), add_special, parse_special)
 
 
 def retokenize_edit(old: Encoding, position: int, removed: int, added: str) -> Encoding:
@@ -283,7 +405,7 @@ def _unknowns_touch(old: Encoding, ids: list[int], left: int, right: int, unk: i
 def _shift(values: tuple[int, ...], d: int) -> tuple[int, ...]:
     if d == 0 or not values:
         return values
-    return tuple([v + d for v in values])
+    return tuple(map(d.__add__, values))
 
 
 def _utf8_len(s: str) -> int:

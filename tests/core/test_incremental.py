@@ -179,3 +179,37 @@ def _splitter(name: str, regexes: tuple[str, ...], cls: Any) -> Any:
     if name not in _splitters:
         _splitters[name] = cls(regexes)
     return _splitters[name]
+
+
+# ---- huge texts in pieces -------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", REF_VOCABS)
+def test_chunked_encode_matches_full_encode(ref_model: Callable[[str], Model], name: str) -> None:
+    from tokenprism.core.incremental import encode_chunked
+
+    model = ref_model(name)
+    rnd = random.Random(11)
+    text = "".join(rnd.choice(PIECES) for _ in range(3000)) + PROSE * 20
+    reports: list[tuple[int, int]] = []
+    for add_special, parse_special in ((False, False), (True, True)):
+        reports.clear()
+        enc = encode_chunked(model, text, add_special, parse_special,
+                             report=lambda d, t: reports.append((d, t)) is None, chunk_chars=500)
+        assert enc is not None
+        assert_same(enc, model.encode(text, add_special, parse_special), "chunked encode")
+        assert len(reports) > 3 and reports[-1] == (len(text), len(text))
+        assert [d for d, _ in reports] == sorted(d for d, _ in reports)
+
+
+def test_chunked_encode_can_be_cancelled(ref_model: Callable[[str], Model]) -> None:
+    from tokenprism.core.incremental import encode_chunked
+
+    calls: list[int] = []
+
+    def report(done: int, total: int) -> bool:
+        calls.append(done)
+        return len(calls) < 3
+
+    assert encode_chunked(ref_model("gpt-2"), PROSE * 50, report=report, chunk_chars=300) is None
+    assert len(calls) == 3

@@ -1,0 +1,214 @@
+"""Keystroke → repaint latency of the desktop app, and a 10 MB text.
+
+For each model and document size, a real window (offscreen) shows the
+document; then characters are typed one at a time in the middle of it, and
+each time the clock runs from the key press until the editor and the token
+table show the new tokens and have repainted (their paint events are forced
+synchronously, so painting is counted). Median and p95 over the keystrokes,
+with incremental retokenization on and off (full: every keystroke encodes
+the whole text).
+
+    python benchmarks/bench_latency.py [--sizes 10000,100000] [--keys 25] [--models ...] [--json]
+    python benchmarks/bench_latency.py --huge [--huge-size 10000000]
+
+``--huge`` pastes a 10 MB text instead and reports the time until its
+tokens are on screen, the longest stall of the event loop meanwhile, how
+many progress reports arrived, and the peak RSS of the process.
+Runs offscreen unless QT_QPA_PLATFORM is set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtCore import QEvent, QEventLoop, QSettings, Qt, QTimer  # noqa: E402
+from PySide6.QtGui import QGuiApplication, QKeyEvent  # noqa: E402
+from PySide6.QtWidgets import QApplication  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_gui import Heartbeat, sample_text  # noqa: E402
+
+VOCABS = Path(__file__).resolve().parent.parent.parent / "shared" / "llama-vocab"
+DEFAULT_MODELS = ("demo:spm", "demo:bpe", "demo:ugm", "demo:wpm", "llama-spm", "gpt-2", "llama-bpe",
+                  "nomic-bert-moe", "bert-bge", "gemma-4")
+
+
+def model_path(name: str) -> str | None:
+    if name.startswith("demo:"):
+        from tokenprism.core.resources import demo_models
+
+        p = demo_models().get(name[5:])
+        return str(p) if p else None
+    p = VOCABS / f"ggml-vocab-{name}.gguf"
+    return str(p) if p.exists() else None
+
+
+def wait_until(cond: Callable[[], bool], timeout_s: float = 300.0) -> float:
+    t0 = time.perf_counter()
+    loop = QEventLoop()
+    while not cond():
+        if time.perf_counter() - t0 > timeout_s:
+            raise TimeoutError("the window did not finish in time")
+        loop.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 1)
+    return time.perf_counter() - t0
+
+
+def is_current(w: Any) -> bool:
+    a = w.analysis
+    return (a is not None and not w.live.busy and not w.editor.stale and a.info is w.model_info
+            and a.generation == w.live.generation)
+
+
+def press(widget: Any, ch: str) -> None:
+    for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+        QApplication.sendEvent(widget, QKeyEvent(kind, Qt.Key.Key_unknown, Qt.KeyboardModifier.NoModifier, ch))
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+
+
+def open_in(w: Any, path: str) -> None:
+    w.open_path(path)
+    wait_until(lambda: w.model_info is not None and w.model_info.path == os.path.abspath(path) and is_current(w))
+
+
+def measure_typing(w: Any, text: str, keys: int, incremental: bool) -> list[float]:
+    w.live.incremental = incremental
+    w.editor.setPlainText(text)
+    wait_until(lambda: is_current(w))
+    c = w.editor.textCursor()
+    c.setPosition(len(text) // 2)
+    w.editor.setTextCursor(c)
+    w.editor.centerCursor()
+    wait_until(lambda: is_current(w))
+    out: list[float] = []
+    for k in range(keys + 2):
+        ch = "abc xyz.\n"[k % 9]
+        t0 = time.perf_counter()
+        press(w.editor, ch)
+        wait_until(lambda: is_current(w))
+        # the views asked for their repaints while taking the result; these
+        # paint them (QWidget.update requests are events like any other)
+        QApplication.processEvents()
+        QApplication.processEvents()
+        dt = (time.perf_counter() - t0) * 1000
+        if k >= 2:  # the first keystrokes warm caches
+            out.append(dt)
+    return out
+
+
+def run_latency(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from tokenprism.app.main_window import TokenPrismWindow
+
+    w = TokenPrismWindow(restore=False)
+    w.resize(1400, 900)
+    w.show()
+    rows: list[dict[str, Any]] = []
+    for name in args.models:
+        path = model_path(name)
+        if path is None:
+            print(f"skipping {name}: not found", file=sys.stderr)
+            continue
+        open_in(w, path)
+        for size in args.sizes:
+            text = sample_text(size)
+            row: dict[str, Any] = {"model": name, "kind": w.model_info.kind if w.model_info else "",
+                                   "bytes": size, "tokens": 0}
+            for mode, inc in (("full", False), ("incremental", True)):
+                times = measure_typing(w, text, args.keys, inc)
+                row[f"{mode}_median_ms"] = round(statistics.median(times), 1)
+                row[f"{mode}_p95_ms"] = round(pct(times, 0.95), 1)
+            row["tokens"] = len(w.analysis) if w.analysis else 0
+            rows.append(row)
+            print(f"{name:16} {row['kind']:4} {size:>7,} B {row['tokens']:>7,} tok | full median "
+                  f"{row['full_median_ms']:7.1f} p95 {row['full_p95_ms']:7.1f} | incremental median "
+                  f"{row['incremental_median_ms']:6.1f} p95 {row['incremental_p95_ms']:6.1f} ms", flush=True)
+    w.shutdown()
+    w.close()
+    return rows
+
+
+def run_huge(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from tokenprism.app.main_window import TokenPrismWindow
+
+    w = TokenPrismWindow(restore=False)
+    w.resize(1400, 900)
+    w.show()
+    rows: list[dict[str, Any]] = []
+    for name in args.models:
+        path = model_path(name)
+        if path is None:
+            continue
+        open_in(w, path)
+        w.editor.clear()
+        wait_until(lambda: is_current(w))
+        text = sample_text(args.huge_size)
+        QGuiApplication.clipboard().setText(text)
+        reports: list[tuple[int, int]] = []
+        w.live.progress.connect(lambda d, t: reports.append((d, t)))
+        hb = Heartbeat()
+        hb.start()
+        w.editor.setFocus()
+        t0 = time.perf_counter()
+        QTimer.singleShot(0, w.editor.paste)
+        wait_until(lambda: is_current(w) and w.analysis is not None and len(w.analysis.text) == len(text))
+        w.editor.viewport().repaint()
+        w.table.viewport().repaint()
+        elapsed = time.perf_counter() - t0
+        stall = hb.stop()
+        a = w.analysis
+        rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        row = {"model": name, "kind": a.info.kind if a else "", "bytes": len(text.encode("utf-8")),
+               "tokens": len(a) if a else 0, "paste_to_tokens_s": round(elapsed, 2),
+               "encode_s": round(a.stats.encode_ms / 1000, 2) if a else 0,
+               "max_stall_ms": round(stall, 0), "progress_reports": len(reports),
+               "peak_rss_mb": round(rss_mb, 0)}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        w.live.progress.disconnect()
+        w.editor.clear()
+        wait_until(lambda: is_current(w))
+    w.shutdown()
+    w.close()
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="10000,100000", help="document sizes in bytes, comma-separated")
+    ap.add_argument("--keys", type=int, default=25, help="keystrokes measured per case")
+    ap.add_argument("--models", default=",".join(DEFAULT_MODELS),
+                    help="demo:KIND or reference vocab names, comma-separated")
+    ap.add_argument("--huge", action="store_true", help="measure a 10 MB paste instead")
+    ap.add_argument("--huge-size", type=int, default=10_000_000)
+    ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    args = ap.parse_args()
+    args.sizes = [int(s) for s in args.sizes.split(",") if s]
+    args.models = [m for m in args.models.split(",") if m]
+    with tempfile.TemporaryDirectory() as tmp:
+        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tmp)
+        app = QApplication(sys.argv[:1])
+        rows = run_huge(args) if args.huge else run_latency(args)
+        app.processEvents()
+        if args.json:
+            Path(args.json).write_text(json.dumps(rows, indent=1))
+        sys.stdout.flush()
+        os._exit(0)  # skips a PySide6 crash at interpreter exit (see app/qt_compat.py)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
