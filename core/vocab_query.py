@@ -1,0 +1,453 @@
+"""Searching and sorting a whole vocabulary, for the vocab browser.
+
+:class:`VocabIndex` turns a model's vocabulary into columns once (numpy
+arrays of ids, scores, kinds and byte lengths, plus one search text per
+token) and answers a :class:`Query` with an array of token ids: filtered by
+substring, regular expression or id ranges and by kind, then sorted by any
+column. Nothing here knows about Qt, so the browser runs queries in a
+worker thread and tests compare them with plain Python.
+
+It also explains single tokens: the BPE merges that build a token
+(:meth:`VocabIndex.merge_tree`) and a token's rank by score.
+
+>>> index = VocabIndex(open_model("ggml-vocab-gemma-4.gguf"))
+>>> index.run(Query("hello", kind=kind_code("normal")))
+array([...])
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Final
+
+import numpy as np
+import regex
+
+from .model import Model
+from .vocab import Attr, TokenType
+
+# ---- token kinds ---------------------------------------------------------------
+
+KIND_NAMES: Final = ("byte", "control", "normal", "undefined", "unknown", "unused", "user-defined")
+"""Kinds of token by llama.cpp attribute bits, in alphabetical order so that
+sorting by kind code sorts by name."""
+
+
+def kind_code(name: str) -> int:
+    """The code of a kind name in :data:`KIND_NAMES`."""
+    return KIND_NAMES.index(name)
+
+
+def kind_codes(attrs: np.ndarray) -> np.ndarray:
+    """One kind code per token; a token with several bits gets the kind
+    that decides how it is handled (unknown, control, user-defined, byte,
+    unused, normal, in that order)."""
+    out = np.full(len(attrs), kind_code("undefined"), dtype=np.int8)
+    # lowest priority first so the highest one sticks
+    for bit, name in ((Attr.NORMAL, "normal"), (Attr.UNUSED, "unused"), (Attr.BYTE, "byte"),
+                      (Attr.USER_DEFINED, "user-defined"), (Attr.CONTROL, "control"),
+                      (Attr.UNKNOWN, "unknown")):
+        out[(attrs & bit) != 0] = kind_code(name)
+    return out
+
+
+ATTR_NAMES: Final = (
+    (Attr.UNKNOWN, "unknown"), (Attr.UNUSED, "unused"), (Attr.NORMAL, "normal"),
+    (Attr.CONTROL, "control"), (Attr.USER_DEFINED, "user-defined"), (Attr.BYTE, "byte"),
+    (Attr.NORMALIZED, "normalized"), (Attr.LSTRIP, "lstrip"), (Attr.RSTRIP, "rstrip"),
+    (Attr.SINGLE_WORD, "single-word"),
+)
+
+
+def attr_names(attr: int) -> list[str]:
+    """The names of the attribute bits set in ``attr``."""
+    return [name for bit, name in ATTR_NAMES if attr & bit]
+
+
+def token_type_name(token_type: int) -> str:
+    """The GGUF token type as stored (``tokenizer.ggml.token_type``)."""
+    try:
+        return TokenType(token_type).name.lower().replace("_", "-")
+    except ValueError:
+        return f"type {token_type}"
+
+
+# ---- queries -------------------------------------------------------------------
+
+MODES: Final = ("substring", "regex", "ids")
+COLUMNS: Final = ("id", "piece", "score", "kind", "bytes")
+REGEX_TIMEOUT_S: Final = 10.0
+_CHUNK = 16_384
+
+
+class QueryError(ValueError):
+    """A query that cannot run: an invalid pattern or id range (the message
+    is meant for the user)."""
+
+
+class QueryCancelled(Exception):
+    """The query was cancelled (a newer one replaced it)."""
+
+
+@dataclass(frozen=True)
+class Query:
+    """What the browser shows: ``text`` read as ``mode`` (see :data:`MODES`),
+    tokens of kind code ``kind`` only (-1: all), sorted by ``sort`` (see
+    :data:`COLUMNS`)."""
+
+    text: str = ""
+    mode: str = "substring"
+    case_sensitive: bool = False
+    kind: int = -1
+    sort: str = "id"
+    descending: bool = False
+
+
+def search_text(display: str) -> str:
+    """What text queries are matched against: the displayed piece with
+    SentencePiece's ``▁`` read as the space it stands for, so `` the``
+    finds ``▁the`` and byte-level ``Ġthe`` alike."""
+    return display.replace("\u2581", " ")
+
+
+def parse_id_ranges(text: str, n: int) -> np.ndarray:
+    """The ids named by ``"5"``, ``"100-200"``, ``"10-"`` (to the end) or
+    several of those separated by commas or spaces; ids past the vocabulary
+    are left out. Raises :class:`QueryError` for anything else.
+
+    >>> parse_id_ranges("1, 5-7", 100)
+    array([1, 5, 6, 7])
+    """
+    items = [s for s in re.split(r"[,\s]+", text.strip()) if s]
+    if not items:
+        return np.arange(n, dtype=np.int64)
+    mask = np.zeros(n, dtype=bool)
+    for item in items:
+        m = re.fullmatch(r"(\d+)(?:\s*(?:-|–|\.\.)\s*(\d*))?", item)
+        if m is None:
+            raise QueryError(f"“{item}” is not an id or a range such as 100-200")
+        lo = int(m.group(1))
+        if m.group(2) is None and m.group(0) == m.group(1):
+            hi = lo
+        else:
+            hi = int(m.group(2)) if m.group(2) else n - 1
+        if hi < lo:
+            raise QueryError(f"the range {item} ends before it starts")
+        if lo < n:
+            mask[lo:min(hi, n - 1) + 1] = True
+    return np.flatnonzero(mask).astype(np.int64)
+
+
+def compile_pattern(pattern: str, case_sensitive: bool) -> regex.Pattern[str]:
+    """Compile ``pattern`` with the ``regex`` package; a bad pattern raises
+    :class:`QueryError` saying where."""
+    flags = 0 if case_sensitive else regex.IGNORECASE
+    try:
+        return regex.compile(pattern, flags)
+    except (regex.error, ValueError, OverflowError, RecursionError) as e:
+        pos = getattr(e, "pos", None)
+        where = f" at position {pos + 1}" if isinstance(pos, int) else ""
+        msg = getattr(e, "msg", None) or str(e)
+        raise QueryError(f"invalid regular expression{where}: {msg}") from None
+
+
+# Constructs whose result depends on the text around a match. Lookarounds
+# and absolute anchors make a pattern run piece by piece; line anchors and
+# word boundaries are run over the joined pieces in multi-line mode (a
+# superset of the pieces' own matches) and every hit is checked alone.
+_LOOKAROUND = regex.compile(r"\\[AZzGK]|\(\?<?[=!]|\(\?[a-zA-Z-]*r")
+_ANCHOR = regex.compile(r"\\[bBmM<>]|(?<!\\)[$]|(?<![\\\[])\^")
+_BREAK_CLASS = regex.compile(r"\\[snRvWSDh]|\\[pP]|\[\^")
+_END_GROUP = "tokenprism_end"
+
+@dataclass(frozen=True)
+class MergeNode:
+    """One symbol of a BPE merge tree: a leaf (a character of the piece) or
+    the merge of ``left`` and ``right`` at ``rank`` (its line in
+    ``tokenizer.ggml.merges``)."""
+
+    text: str
+    left: MergeNode | None = None
+    right: MergeNode | None = None
+    rank: int = -1
+
+    def leaves(self) -> list[str]:
+        if self.left is None or self.right is None:
+            return [self.text]
+        return self.left.leaves() + self.right.leaves()
+
+
+class VocabIndex:
+    """A model's vocabulary as columns, built once, queried many times.
+
+    Building costs one pass over the vocabulary (about a second for 262 144
+    tokens: meant for a worker thread); queries are numpy operations plus one
+    scan of the search texts.
+    """
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+        vocab = model.vocab
+        n = len(vocab.pieces)
+        self.size = n
+        self.ids = np.arange(n, dtype=np.int64)
+        self.scores = np.asarray(vocab.scores, dtype=np.float64)
+        self.types = np.asarray(vocab.types, dtype=np.int64)
+        self.attrs = np.asarray(vocab.attrs, dtype=np.int64)
+        self.kinds = kind_codes(self.attrs)
+        self.display: list[str] = [model.display_piece(i) for i in range(n)]
+        self.byte_lengths = np.fromiter((len(model.token_bytes(i)) for i in range(n)), dtype=np.int64, count=n)
+        self._search: list[str] = [search_text(s) for s in self.display]
+        self._lock = threading.Lock()
+        self._lower: list[str] | None = None
+        self._joined: dict[str, tuple[str, np.ndarray]] = {}
+        self._sep: str | None = None
+        self._piece_order: np.ndarray | None = None
+        self._score_rank: np.ndarray | None = None
+        self._merge_ranks: dict[tuple[str, str], int] | None = None
+
+    # ---- derived columns, built on first use --------------------------------
+
+    def _lowered(self) -> list[str]:
+        with self._lock:
+            if self._lower is None:
+                self._lower = [s.lower() for s in self._search]
+            return self._lower
+
+    def _joined_text(self, sep: str) -> tuple[str, np.ndarray]:
+        """All search texts joined, each followed by ``sep`` (offsets, not
+        the separator, tell pieces apart), and the start offset of each
+        (plus the end)."""
+        texts = self._search
+        with self._lock:
+            got = self._joined.get(sep)
+            if got is None:
+                lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1
+                starts = np.zeros(len(texts) + 1, dtype=np.int64)
+                np.cumsum(lengths, out=starts[1:])
+                got = (sep.join(texts) + sep, starts)
+                self._joined[sep] = got
+            return got
+
+    def _separator(self) -> str:
+        """A character no piece holds (fewest matches run over pieces)."""
+        with self._lock:
+            if self._sep is None:
+                self._sep = "\n"
+                for c in ("\x00", "\x01", "\ufdd0"):
+                    if not any(c in t for t in self._search):
+                        self._sep = c
+                        break
+            return self._sep
+
+    def piece_order(self) -> np.ndarray:
+        """Each token's position when all are sorted by displayed piece."""
+        with self._lock:
+            if self._piece_order is None:
+                order = sorted(range(self.size), key=self.display.__getitem__)
+                rank = np.empty(self.size, dtype=np.int64)
+                rank[np.asarray(order, dtype=np.int64)] = np.arange(self.size, dtype=np.int64)
+                self._piece_order = rank
+            return self._piece_order
+
+    def score_ranks(self) -> np.ndarray:
+        """1 + the number of tokens with a higher score, for every token
+        (SentencePiece and Unigram prefer higher scores)."""
+        with self._lock:
+            if self._score_rank is None:
+                asc = np.sort(self.scores, kind="stable")
+                self._score_rank = self.size - np.searchsorted(asc, self.scores, "right") + 1
+            return self._score_rank
+
+    def score_rank(self, token_id: int) -> int:
+        return int(self.score_ranks()[token_id])
+
+    # ---- queries -----------------------------------------------------------------
+
+    def run(self, query: Query, cancelled: Callable[[], bool] | None = None,
+            timeout: float = REGEX_TIMEOUT_S) -> np.ndarray:
+        """The ids ``query`` selects, in its order. Raises :class:`QueryError`
+        for a bad query (or a pattern still running after ``timeout``
+        seconds) and :class:`QueryCancelled` once ``cancelled()`` is true."""
+        text = query.text
+        if query.mode not in MODES:
+            raise QueryError(f"unknown filter mode {query.mode!r}")
+        if not text:
+            ids = self.ids
+        elif query.mode == "ids":
+            ids = parse_id_ranges(text, self.size)
+        elif query.mode == "regex":
+            ids = self.filter_regex(text, query.case_sensitive, cancelled, timeout)
+        else:
+            ids = self.filter_substring(text, query.case_sensitive)
+        if query.kind >= 0:
+            ids = ids[self.kinds[ids] == query.kind]
+        return self.sort(ids, query.sort, query.descending)
+
+    def filter_substring(self, text: str, case_sensitive: bool = False) -> np.ndarray:
+        """Ids whose search text holds ``text``."""
+        needle = search_text(text)
+        texts = self._search
+        if not case_sensitive:
+            needle = needle.lower()
+            texts = self._lowered()
+        return np.fromiter((i for i, s in enumerate(texts) if needle in s), dtype=np.int64)
+
+    def filter_regex(self, pattern: str, case_sensitive: bool = False,
+                     cancelled: Callable[[], bool] | None = None,
+                     timeout: float = REGEX_TIMEOUT_S) -> np.ndarray:
+        """Ids whose search text ``pattern`` matches somewhere (``regex``
+        package syntax, each piece matched on its own)."""
+        pattern = search_text(pattern)
+        rx = compile_pattern(pattern, case_sensitive)
+        deadline = time.monotonic() + timeout
+        try:
+            if _LOOKAROUND.search(pattern) is not None:
+                return self._regex_each(rx, self.ids, cancelled, deadline)
+            anchored = _ANCHOR.search(pattern) is not None
+            # line anchors need line breaks between the pieces, and ``.``
+            # never runs over one; classes that match line breaks would
+            sep = "\n" if anchored or _BREAK_CLASS.search(pattern) is None else self._separator()
+            flags = rx.flags | (regex.MULTILINE if anchored else 0)
+            scan = rx
+            if not rx.flags & regex.VERBOSE:  # (a verbose pattern may end in a comment)
+                # after a match, skip the rest of its piece: one hit per piece
+                esc = regex.escape(sep)
+                scan = regex.compile(f"(?:{pattern})(?P<{_END_GROUP}>)[^{esc}]*+{esc}?", flags)
+            elif anchored:
+                scan = regex.compile(pattern, flags)
+            return self._regex_joined(rx, scan, sep, anchored, cancelled, deadline)
+        except TimeoutError:
+            raise QueryError(f"the regular expression took longer than {timeout:g} s and was stopped; "
+                             "simplify it (nested repeats such as (a+)+ can take forever)") from None
+
+    def _regex_each(self, rx: regex.Pattern[str], ids: np.ndarray,
+                    cancelled: Callable[[], bool] | None, deadline: float) -> np.ndarray:
+        texts = self._search
+        hits: list[int] = []
+        for c in range(0, len(ids), _CHUNK):
+            if cancelled is not None and cancelled():
+                raise QueryCancelled()
+            for i in ids[c:c + _CHUNK].tolist():
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError()
+                if rx.search(texts[i], timeout=left, concurrent=True) is not None:
+                    hits.append(i)
+        return np.asarray(hits, dtype=np.int64)
+
+    def _regex_joined(self, rx: regex.Pattern[str], scan: regex.Pattern[str], sep: str, verify_all: bool,
+                      cancelled: Callable[[], bool] | None, deadline: float) -> np.ndarray:
+        # One scan over all pieces joined is ten times faster than one call
+        # per piece. Without context-dependent constructs a match inside a
+        # piece is a match of the piece alone, and a piece that matches has
+        # a match starting in it that the leftmost-first scan cannot miss
+        # unless an earlier match ran over it: the pieces a match ran into
+        # are checked one by one.
+        joined, starts = self._joined_text(sep)
+        spans: list[int] = []
+        tail = _END_GROUP in scan.groupindex
+        left = max(0.001, deadline - time.monotonic())
+        for k, m in enumerate(scan.finditer(joined, timeout=left, concurrent=True)):
+            if k & 4095 == 0 and cancelled is not None and cancelled():
+                raise QueryCancelled()
+            spans.append(m.start())
+            spans.append(m.start(_END_GROUP) if tail else m.end())
+        found = np.zeros(self.size, dtype=bool)
+        if spans:
+            se = np.asarray(spans, dtype=np.int64).reshape(-1, 2)
+            s, e = se[:, 0], se[:, 1]
+            tok = np.searchsorted(starts, s, "right") - 1
+            keep = tok < self.size  # an empty match at the very end
+            s, e, tok = s[keep], e[keep], tok[keep]
+            inside = e <= starts[tok + 1] - 1  # the separator ends each piece
+            if verify_all:
+                inside[:] = False
+                e = np.maximum(e, s + 1)
+            found[tok[inside]] = True
+            if not inside.all():
+                first = tok[~inside]
+                # a match may run up to the piece holding its end, and the
+                # skipped tail of the scan pattern to that piece's end
+                last = np.minimum(np.searchsorted(starts, e[~inside], "right") - 1, self.size - 1)
+                marks = np.zeros(self.size + 1, dtype=np.int64)
+                np.add.at(marks, first, 1)
+                np.add.at(marks, last + 1, -1)
+                check = (np.cumsum(marks[:-1]) > 0) & ~found
+                if check.any():
+                    found[self._regex_each(rx, np.flatnonzero(check), cancelled, deadline)] = True
+        return np.flatnonzero(found).astype(np.int64)
+
+    def sort(self, ids: np.ndarray, column: str = "id", descending: bool = False) -> np.ndarray:
+        """``ids`` sorted by ``column`` (stable: equal keys keep id order)."""
+        if column not in COLUMNS:
+            raise QueryError(f"unknown sort column {column!r}")
+        if column == "id":
+            return ids[::-1].copy() if descending else ids
+        key: np.ndarray
+        if column == "piece":
+            key = self.piece_order()[ids]
+        elif column == "score":
+            key = self.scores[ids]
+        elif column == "kind":
+            key = self.kinds[ids].astype(np.int64)
+        else:
+            key = self.byte_lengths[ids]
+        order = np.argsort(-key if descending else key, kind="stable")
+        return ids[order]
+
+    # ---- single tokens ---------------------------------------------------------
+
+    def merge_ranks(self) -> dict[tuple[str, str], int]:
+        """``tokenizer.ggml.merges`` as {(left, right): rank}."""
+        with self._lock:
+            if self._merge_ranks is None:
+                ranks: dict[tuple[str, str], int] = {}
+                for rank, line in enumerate(self.model.vocab.merges):
+                    # llama.cpp splits at the first space after the first character
+                    cut = line.find(" ", 1)
+                    if cut > 0:
+                        ranks.setdefault((line[:cut], line[cut + 1:]), rank)
+                self._merge_ranks = ranks
+            return self._merge_ranks
+
+    def merge_tree(self, token_id: int) -> list[MergeNode]:
+        """How BPE builds token ``token_id`` from its characters: its piece's
+        characters merged in rank order, as llama.cpp merges a word. One
+        node when the merges reach the whole piece; several (the pieces the
+        merges stop at) when they do not, as for special tokens. Empty
+        when the vocabulary has no merges."""
+        ranks = self.merge_ranks()
+        if not ranks:
+            return []
+        nodes = [MergeNode(c) for c in self.model.vocab.pieces[token_id]]
+        while len(nodes) > 1:
+            best = -1
+            best_rank = -1
+            for i in range(len(nodes) - 1):
+                r = ranks.get((nodes[i].text, nodes[i + 1].text), -1)
+                if r >= 0 and (best_rank < 0 or r < best_rank):
+                    best, best_rank = i, r
+            if best < 0:
+                break
+            a, b = nodes[best], nodes[best + 1]
+            nodes[best:best + 2] = [MergeNode(a.text + b.text, a, b, best_rank)]
+        return nodes
+
+
+def merge_tree_lines(nodes: list[MergeNode]) -> list[tuple[int, MergeNode]]:
+    """The nodes of merge trees, parents before children, with their depth."""
+    out: list[tuple[int, MergeNode]] = []
+
+    def walk(node: MergeNode, depth: int) -> None:
+        out.append((depth, node))
+        if node.left is not None and node.right is not None:
+            walk(node.left, depth + 1)
+            walk(node.right, depth + 1)
+
+    for root in nodes:
+        walk(root, 0)
+    return out
