@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -411,7 +412,7 @@ class QModelsPanel(QWidget):
             menu.addSeparator()
         for f in folders:
             sub = menu.addMenu(f)
-            sub.addAction("Remove from the scan", lambda f=f: self.remove_folder(f))
+            sub.addAction("Remove from the scan", partial(self.remove_folder, f))
 
     # ---- opening ----------------------------------------------------------------------------------
 

@@ -114,13 +114,15 @@ def installed_files(dest: Path, sha256: str = SDIST_SHA256) -> tuple[str, ...] |
 
 # ---- downloading -----------------------------------------------------------------------------
 
-def download(url: str, to: IO[bytes], sha256: str, opener: Opener = urllib.request.urlopen,
+def download(url: str, to: IO[bytes], sha256: str, opener: Opener | None = None,
              progress: DownloadProgress | None = None, max_bytes: int = MAX_DOWNLOAD) -> None:
-    """Stream ``url`` into ``to`` and check its SHA-256."""
+    """Stream ``url`` into ``to`` and check its SHA-256 (``opener`` defaults
+    to ``urllib.request.urlopen``)."""
     h = hashlib.sha256()
     done = 0
+    open_url = urllib.request.urlopen if opener is None else opener
     try:
-        with opener(url, timeout=TIMEOUT_S) as resp:
+        with open_url(url, timeout=TIMEOUT_S) as resp:
             length = resp.headers.get("Content-Length") if hasattr(resp, "headers") else None
             total = int(length) if length and str(length).isdigit() else 0
             while True:
@@ -192,13 +194,15 @@ def extract_vocabs(archive: Path, dest: Path) -> dict[str, str]:
 
 
 def fetch_samples(dest: Path | None = None, *, url: str = SDIST_URL, sha256: str = SDIST_SHA256,
-                  sdist: Path | None = None, force: bool = False, opener: Opener = urllib.request.urlopen,
+                  sdist: Path | None = None, force: bool = False, opener: Opener | None = None,
                   progress: DownloadProgress | None = None) -> SamplesReport:
     """Make sure ``dest`` (default :func:`default_samples_dir`) holds the
     reference vocabs: nothing is downloaded when a previous run left them
     all there unchanged (unless ``force``); ``sdist`` uses a local copy of
     the archive instead of the network (its hash is checked all the same)."""
     dest = default_samples_dir() if dest is None else Path(dest)
+    if sdist is not None and not Path(sdist).is_file():
+        raise SamplesError(f"{sdist}: no such file")
     if not force:
         present = installed_files(dest, sha256)
         if present is not None:

@@ -113,6 +113,8 @@ def test_added_folders_are_kept_and_rescanned(qtbot, window, tmp_path: Path) -> 
     # a fresh settings object on the same file sees the folder
     again = AppSettings(QSettings(window.settings.q.fileName(), QSettings.Format.IniFormat))
     assert again.model_folders() == [str(folder)]
+    panel._fill_folders_menu()
+    assert str(folder) in [a.text() for a in panel.folders_menu.actions()]
     panel.remove_folder(str(folder))
     qtbot.waitUntil(lambda: not panel.scanning and panel.proxy.rowCount() == 0, timeout=SCAN_TIMEOUT_MS)
     assert window.settings.model_folders() == []
