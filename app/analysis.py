@@ -31,6 +31,8 @@ INCREMENTAL_MIN = 2048
 HUGE_TEXT = 1 << 20
 """Texts from this many characters are tokenized in pieces with progress
 (when the change is big: a keystroke in them is still incremental)."""
+CHUNK_CHARS = 1 << 17
+"""Characters tokenized between two progress reports (and cancel checks)."""
 
 
 class Style(IntEnum):
@@ -396,7 +398,7 @@ def tokenize(info: ModelInfo, text: str, generation: int, add_special: bool,
             return analyze_edit(base, enc, splice, generation, ms)
         return analyze(enc, info, generation, ms)
     if big and report is not None:
-        chunked = encode_chunked(model, text, add_special, parse_special, report)
+        chunked = encode_chunked(model, text, add_special, parse_special, report, CHUNK_CHARS)
         if chunked is None:
             return None
         return analyze(chunked, info, generation, (time.perf_counter() - t0) * 1000.0)

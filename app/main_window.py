@@ -230,10 +230,12 @@ class TokenPrismWindow(QMainWindow):
         (each module's ``install(window)`` keeps its wiring in one place)."""
         from . import qt_export
         from . import qt_models
+        from . import qt_progress
         from . import qt_textfile
         # ---- feature installs: one line each, keep this list sorted ----
         qt_export.install(self)
         qt_models.install(self)
+        qt_progress.install(self)
         qt_textfile.install(self)
 
     # ---- settings ---------------------------------------------------------------------

@@ -22,6 +22,9 @@ class QStatsBar(QWidget):
     indicator. Everything shown comes from one :class:`Analysis`, so the
     model name always belongs to the tokens on screen."""
 
+    cancelRequested = Signal()
+    """The Cancel button next to a progress bar was clicked."""
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         lay = QHBoxLayout(self)
@@ -43,6 +46,11 @@ class QStatsBar(QWidget):
         self.busy.setMaximumHeight(self.fontMetrics().height())
         self.busy_label = QLabel("")
         self.busy.hide()
+        self.cancel_button = QToolButton()
+        self.cancel_button.setText("Cancel")
+        self.cancel_button.setToolTip("Stop tokenizing this text (Esc); the text stays as it is")
+        self.cancel_button.clicked.connect(self.cancelRequested)
+        self.cancel_button.hide()
         self._flash_timer = QTimer(self)  # a child: it dies with the bar
         self._flash_timer.setSingleShot(True)
         self._flash_timer.timeout.connect(self._end_flash)
@@ -54,6 +62,7 @@ class QStatsBar(QWidget):
         lay.addStretch(1)
         lay.addWidget(self.busy_label)
         lay.addWidget(self.busy)
+        lay.addWidget(self.cancel_button)
 
     def show_analysis(self, a: Analysis | None, model_text: str = "No model") -> None:
         if a is None:
@@ -100,7 +109,18 @@ class QStatsBar(QWidget):
     def set_busy(self, message: str) -> None:
         """Show (non-empty ``message``) or hide the busy indicator."""
         self.busy_label.setText(message)
+        self.busy.setRange(0, 0)  # indeterminate again after a progress
         self.busy.setVisible(bool(message))
+        self.cancel_button.hide()
+
+    def set_progress(self, done: int, total: int, message: str = "Tokenizing") -> None:
+        """Show how far a long job got, with its Cancel button."""
+        frac = done / total if total else 1.0
+        self.busy.setRange(0, 1000)
+        self.busy.setValue(int(frac * 1000))
+        self.busy_label.setText(f"{message} {frac:.0%}…")
+        self.busy.setVisible(True)
+        self.cancel_button.setVisible(True)
 
 
 class QMessageBanner(QFrame):
