@@ -28,10 +28,12 @@ from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QFileDialog, QHBo
 
 from tokenprism.core.discovery import FoundModel, discover
 from tokenprism.core.plugins import tokenizer_specs
-from tokenprism.core.samples import default_samples_dir
+from tokenprism.core.samples import (SDIST_SHA256, SDIST_SIZE, SDIST_URL, SamplesReport, default_samples_dir,
+                                     fetch_samples)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .cli_models import human_size
+from .qt_background import QBackground
 
 if TYPE_CHECKING:
     from .main_window import TokenPrismWindow
@@ -167,6 +169,10 @@ class ModelListModel(QAbstractTableModel):
 
 
 # ---- the scan ------------------------------------------------------------------------------------
+
+class _DownloadRelay(QObject):
+    progress = Signal(int, int)
+
 
 class _Relay(QObject):
     """Carries the worker thread's results to the GUI thread (queued)."""
@@ -335,6 +341,15 @@ class QModelsPanel(QWidget):
         self.scanner.finished.connect(self._on_finished)
         self.scanner.busyChanged.connect(self._on_busy)
 
+        # `tokenprism samples` from the panel; tests point these at a local archive
+        self.samples_url = SDIST_URL
+        self.samples_sha256 = SDIST_SHA256
+        self.samples_dest: Path | None = None
+        self.downloading = False
+        self._download_job = QBackground(self)
+        self._download_relay = _DownloadRelay(self)
+        self._download_relay.progress.connect(self._on_download_progress)
+
     # ---- scanning -----------------------------------------------------------------------------
 
     @property
@@ -364,7 +379,7 @@ class QModelsPanel(QWidget):
         self.table_model.append(m)
 
     def _on_busy(self, busy: bool) -> None:
-        self.busy_bar.setVisible(busy)
+        self.busy_bar.setVisible(busy or self.downloading)
         self.rescan_button.setEnabled(not busy)
 
     def _on_finished(self, error: str) -> None:
@@ -413,6 +428,58 @@ class QModelsPanel(QWidget):
         for f in folders:
             sub = menu.addMenu(f)
             sub.addAction("Remove from the scan", partial(self.remove_folder, f))
+        menu.addSeparator()
+        act = menu.addAction(f"Download llama.cpp Reference Vocabs ({SDIST_SIZE / 1e6:.0f} MB)…",
+                             self.download_samples)
+        act.setEnabled(not self.downloading)
+        act.setToolTip("The same as `tokenprism samples`: llama.cpp's ggml-vocab test files, "
+                       f"verified by SHA-256, into {default_samples_dir()}")
+        menu.setToolTipsVisible(True)
+
+    # ---- reference vocabs ----------------------------------------------------------------------
+
+    def download_samples(self, confirm: bool = True) -> None:
+        """Fetch the reference vocabs in the background, then rescan."""
+        if self.downloading:
+            return
+        dest = self.samples_dest or default_samples_dir()
+        if confirm:
+            from PySide6.QtWidgets import QMessageBox
+            answer = QMessageBox.question(
+                self, "Download reference vocabs",
+                f"Download the llama-cpp-python source release ({SDIST_SIZE / 1e6:.0f} MB) from PyPI "
+                f"and unpack llama.cpp's reference vocab files into\n{dest}?")
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        self.downloading = True
+        self.busy_bar.setRange(0, 0)
+        self.busy_bar.show()
+        self.status.setText("Downloading the reference vocabs…")
+        relay, url, sha = self._download_relay, self.samples_url, self.samples_sha256
+        self._download_job.submit(
+            lambda: fetch_samples(dest, url=url, sha256=sha, progress=relay.progress.emit),
+            self._on_downloaded, self._on_download_failed)
+
+    def _on_download_progress(self, done: int, total: int) -> None:
+        total = total or SDIST_SIZE
+        self.busy_bar.setRange(0, 1000)
+        self.busy_bar.setValue(min(1000, done * 1000 // max(1, total)))
+        self.status.setText(f"Downloading the reference vocabs: {done / 1e6:.1f} of {total / 1e6:.1f} MB")
+
+    def _download_ended(self) -> None:
+        self.downloading = False
+        self.busy_bar.setRange(0, 0)
+        self.busy_bar.setVisible(self.scanner.busy)
+
+    def _on_downloaded(self, report: SamplesReport) -> None:
+        self._download_ended()
+        self.rescan()
+        self.window_.banner.show_message(report.summary()[0].upper() + report.summary()[1:] + ".", error=False)
+
+    def _on_download_failed(self, error: BaseException) -> None:
+        self._download_ended()
+        self._show_count()
+        self.window_.banner.show_message(str(error))
 
     # ---- opening ----------------------------------------------------------------------------------
 

@@ -4,12 +4,16 @@ bundled demo models; plus junk that a scan must ignore."""
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import os
 import shutil
 import struct
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tokenprism.core.resources import demo_models
 
@@ -17,6 +21,7 @@ OLLAMA_DIGEST = "sha256:" + "ab" * 32
 TEMPLATE_DIGEST = "sha256:" + "cd" * 32
 UNNAMED_DIGEST = "sha256:" + "ef" * 32
 HF_BLOB = "0f" * 32
+SDIST_MODELS = "llama_cpp_python-0.3.36/vendor/llama.cpp/models/"
 
 
 @dataclass(frozen=True)
@@ -128,3 +133,35 @@ def build_linux_home(home: Path) -> Expected:
     _copy(spm, extra / "mine" / "my-spm.gguf")
     models["mine/my-spm.gguf"] = ("Folder", "llama", 1500)
     return Expected(models, tuple(junk))
+
+
+# ---- a fake llama-cpp-python sdist ----------------------------------------------------------------
+
+def add_member(tar: tarfile.TarFile, name: str, data: bytes = b"", **attrs: Any) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    for k, v in attrs.items():
+        setattr(info, k, v)
+    tar.addfile(info, io.BytesIO(data) if data else None)
+
+
+def make_sdist(path: Path, *, hostile: bool = True, vocab: bytes | None = None) -> tuple[Path, str]:
+    """A small sdist like the real one: two vocabs with cases, other files,
+    and (``hostile``) members that must never be written."""
+    spm = vocab if vocab is not None else demo_models()["spm"].read_bytes()
+    with tarfile.open(path, "w:gz") as tar:
+        add_member(tar, "llama_cpp_python-0.3.36/PKG-INFO", b"Name: llama_cpp_python\n")
+        add_member(tar, SDIST_MODELS + "ggml-vocab-tiny-spm.gguf", spm)
+        add_member(tar, SDIST_MODELS + "ggml-vocab-tiny-spm.gguf.inp", b"Hello\n__ggml_vocab_test__\n")
+        add_member(tar, SDIST_MODELS + "ggml-vocab-tiny-spm.gguf.out", b" 1 2\n")
+        add_member(tar, SDIST_MODELS + "ggml-vocab-tiny-bpe.gguf", demo_models()["bpe"].read_bytes())
+        add_member(tar, SDIST_MODELS + "templates/chat.jinja", b"{{ x }}")
+        add_member(tar, "llama_cpp_python-0.3.36/vendor/llama.cpp/other/ggml-vocab-elsewhere.gguf", spm)
+        if hostile:
+            add_member(tar, SDIST_MODELS + "../../../../escape/ggml-vocab-evil.gguf", spm)
+            add_member(tar, "/abs/vendor/llama.cpp/models/ggml-vocab-abs.gguf", spm)
+            add_member(tar, SDIST_MODELS + "ggml-vocab-link.gguf", type=tarfile.SYMTYPE, linkname="/etc/passwd")
+            add_member(tar, SDIST_MODELS + "ggml-vocab-hard.gguf", type=tarfile.LNKTYPE,
+                 linkname=SDIST_MODELS + "ggml-vocab-tiny-spm.gguf")
+            add_member(tar, SDIST_MODELS + "ggml-vocab-dir.gguf", type=tarfile.DIRTYPE)
+    return path, hashlib.sha256(path.read_bytes()).hexdigest()

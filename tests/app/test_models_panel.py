@@ -120,6 +120,34 @@ def test_added_folders_are_kept_and_rescanned(qtbot, window, tmp_path: Path) -> 
     assert window.settings.model_folders() == []
 
 
+def test_reference_vocabs_download_from_the_panel(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from tests.fakehome import make_sdist
+    from tokenprism.core.samples import default_samples_dir
+
+    home = tmp_path / "home"
+    home.mkdir()
+    panel = _panel(window, home)
+    _show_and_scan(qtbot, window, panel)
+    sdist, sha = make_sdist(tmp_path / "sdist.tar.gz")
+    panel.samples_url, panel.samples_sha256 = sdist.as_uri(), sha
+    panel.samples_dest = default_samples_dir(home, {}, "linux")  # where the scan of the fake home looks
+    panel._fill_folders_menu()
+    assert any("Reference Vocabs" in a.text() for a in panel.folders_menu.actions())
+    panel.download_samples(confirm=False)
+    qtbot.waitUntil(lambda: not panel.downloading and not panel.scanning and panel.proxy.rowCount() == 2,
+                    timeout=SCAN_TIMEOUT_MS)
+    rows = _rows(panel)
+    assert rows["ggml-vocab-tiny-spm.gguf"][COL_SOURCE] == "Reference vocab"
+    assert "2 reference vocabs (4 files) downloaded" in window.banner.text
+    # a failed download says why and leaves the list alone
+    panel.samples_sha256 = "0" * 64
+    panel.samples_dest = tmp_path / "other"
+    panel.download_samples(confirm=False)
+    qtbot.waitUntil(lambda: not panel.downloading, timeout=SCAN_TIMEOUT_MS)
+    assert "SHA-256" in window.banner.text and panel.proxy.rowCount() == 2
+    assert not panel.busy_bar.isVisible()
+
+
 def test_rescan_while_scanning_keeps_one_list(qtbot, window, fake_home) -> None:  # type: ignore[no-untyped-def]
     home, expected = fake_home
     panel = _panel(window, home)

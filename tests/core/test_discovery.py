@@ -191,3 +191,21 @@ def test_truncated_copies_of_real_models_are_never_listed(tmp_path: Path) -> Non
     found = list(scan([Location("Folder", tmp_path)]))
     assert len({m.path for m in found}) == len(found)
     assert all(m.vocab_size in (0, 1000) for m in found)
+
+
+def test_a_40_gb_model_is_listed_and_opened_from_its_header(tmp_path: Path) -> None:
+    # a sparse file: the demo model's header followed by 40 GB of (unstored) zeros
+    big = tmp_path / "models" / "huge-Q8_0.gguf"
+    big.parent.mkdir()
+    big.write_bytes(demo_models()["spm"].read_bytes())
+    try:
+        os.truncate(big, 40 * 10**9)
+    except OSError:
+        pytest.skip("no sparse files here")
+    (m,) = scan([Location("Folder", big.parent)])
+    assert (m.size, m.tokenizer, m.vocab_size) == (40 * 10**9, "llama", 1500)
+    from tokenprism.core import open_model
+
+    model = open_model(m.path)
+    assert model.kind == "SPM" and model.gguf.file_size == 40 * 10**9
+    assert model.encode("Hello").ids

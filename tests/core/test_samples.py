@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from tests.fakehome import add_member as _add, make_sdist
 from tokenprism.app.cli import main
 from tokenprism.core import samples
 from tokenprism.core.discovery import peek_gguf
@@ -21,38 +22,7 @@ from tokenprism.core.resources import demo_models
 from tokenprism.core.samples import (MANIFEST, SamplesError, default_samples_dir, download, extract_vocabs,
                                      fetch_samples, installed_files)
 
-MODELS = "llama_cpp_python-0.3.36/vendor/llama.cpp/models/"
 REAL_SDIST = Path("/work/oracle/llama_cpp_python-0.3.36.tar.gz")
-
-
-def _add(tar: tarfile.TarFile, name: str, data: bytes = b"", **attrs: Any) -> None:
-    info = tarfile.TarInfo(name)
-    info.size = len(data)
-    for k, v in attrs.items():
-        setattr(info, k, v)
-    tar.addfile(info, io.BytesIO(data) if data else None)
-
-
-def make_sdist(path: Path, *, hostile: bool = True, vocab: bytes | None = None) -> tuple[Path, str]:
-    """A small sdist like the real one: two vocabs with cases, other files,
-    and (``hostile``) members that must never be written."""
-    spm = vocab if vocab is not None else demo_models()["spm"].read_bytes()
-    with tarfile.open(path, "w:gz") as tar:
-        _add(tar, "llama_cpp_python-0.3.36/PKG-INFO", b"Name: llama_cpp_python\n")
-        _add(tar, MODELS + "ggml-vocab-tiny-spm.gguf", spm)
-        _add(tar, MODELS + "ggml-vocab-tiny-spm.gguf.inp", b"Hello\n__ggml_vocab_test__\n")
-        _add(tar, MODELS + "ggml-vocab-tiny-spm.gguf.out", b" 1 2\n")
-        _add(tar, MODELS + "ggml-vocab-tiny-bpe.gguf", demo_models()["bpe"].read_bytes())
-        _add(tar, MODELS + "templates/chat.jinja", b"{{ x }}")
-        _add(tar, "llama_cpp_python-0.3.36/vendor/llama.cpp/other/ggml-vocab-elsewhere.gguf", spm)
-        if hostile:
-            _add(tar, MODELS + "../../../../escape/ggml-vocab-evil.gguf", spm)
-            _add(tar, "/abs/vendor/llama.cpp/models/ggml-vocab-abs.gguf", spm)
-            _add(tar, MODELS + "ggml-vocab-link.gguf", type=tarfile.SYMTYPE, linkname="/etc/passwd")
-            _add(tar, MODELS + "ggml-vocab-hard.gguf", type=tarfile.LNKTYPE,
-                 linkname=MODELS + "ggml-vocab-tiny-spm.gguf")
-            _add(tar, MODELS + "ggml-vocab-dir.gguf", type=tarfile.DIRTYPE)
-    return path, hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def test_fetch_from_a_file_url(tmp_path: Path) -> None:
