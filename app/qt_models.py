@@ -28,12 +28,11 @@ from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QFileDialog, QHBo
 
 from tokenprism.core.discovery import FoundModel, discover
 from tokenprism.core.plugins import tokenizer_specs
-from tokenprism.core.samples import (SDIST_SHA256, SDIST_SIZE, SDIST_URL, SamplesReport, default_samples_dir,
-                                     fetch_samples)
+from tokenprism.core.samples import (SDIST_SHA256, SDIST_SIZE, SDIST_URL, SamplesError, SamplesReport,
+                                     default_samples_dir, fetch_samples)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .cli_models import human_size
-from .qt_background import QBackground
 
 if TYPE_CHECKING:
     from .main_window import TokenPrismWindow
@@ -64,8 +63,12 @@ def install(window: TokenPrismWindow) -> QModelsPanel:
     window.menus["view"].addAction(act)
     dock.visibilityChanged.connect(panel.on_shown)
     window.loader.loaded.connect(lambda info: panel.table_model.set_current(info.path))
-    scanner = panel.scanner
-    window.destroyed.connect(lambda *_: scanner.stop(wait=False))
+    def cancel_background_work(*_: object) -> None:
+        # only Python state is touched: the panel's Qt side is being deleted
+        panel.scanner.stop(wait=False)
+        panel._download_cancel.set()
+
+    window.destroyed.connect(cancel_background_work)
     panel.dock = dock
     panel.toggle_action = act
     return panel
@@ -172,6 +175,8 @@ class ModelListModel(QAbstractTableModel):
 
 class _DownloadRelay(QObject):
     progress = Signal(int, int)
+    done = Signal(object)
+    failed = Signal(str)
 
 
 class _Relay(QObject):
@@ -346,9 +351,11 @@ class QModelsPanel(QWidget):
         self.samples_sha256 = SDIST_SHA256
         self.samples_dest: Path | None = None
         self.downloading = False
-        self._download_job = QBackground(self)
+        self._download_cancel = threading.Event()
         self._download_relay = _DownloadRelay(self)
         self._download_relay.progress.connect(self._on_download_progress)
+        self._download_relay.done.connect(self._on_downloaded)
+        self._download_relay.failed.connect(self._on_download_failed)
 
     # ---- scanning -----------------------------------------------------------------------------
 
@@ -371,9 +378,6 @@ class QModelsPanel(QWidget):
             self.table_model.set_current(self.window_.model_info.path)
         self.status.setText("Scanning…")
         self.scanner.start(self.settings.model_folders())
-
-    def stop(self) -> None:
-        self.scanner.stop()
 
     def _on_found(self, m: FoundModel) -> None:
         self.table_model.append(m)
@@ -456,9 +460,34 @@ class QModelsPanel(QWidget):
         self.busy_bar.show()
         self.status.setText("Downloading the reference vocabs…")
         relay, url, sha = self._download_relay, self.samples_url, self.samples_sha256
-        self._download_job.submit(
-            lambda: fetch_samples(dest, url=url, sha256=sha, progress=relay.progress.emit),
-            self._on_downloaded, self._on_download_failed)
+        cancel = self._download_cancel = threading.Event()
+
+        def progress(done: int, total: int) -> None:
+            if cancel.is_set():
+                raise SamplesError("download cancelled")
+            relay.progress.emit(done, total)
+
+        def run() -> None:  # in a daemon thread: closing the window never waits for the network
+            try:
+                report = fetch_samples(dest, url=url, sha256=sha, progress=progress)
+            except Exception as e:  # noqa: BLE001 - shown in the banner
+                if not cancel.is_set():
+                    self._emit(relay.failed, str(e))
+            else:
+                self._emit(relay.done, report)
+
+        threading.Thread(target=run, name="tokenprism-samples", daemon=True).start()
+
+    @staticmethod
+    def _emit(signal: Any, arg: object) -> None:
+        try:
+            signal.emit(arg)
+        except RuntimeError:
+            pass  # the panel went away meanwhile
+
+    def stop(self) -> None:
+        self.scanner.stop()
+        self._download_cancel.set()
 
     def _on_download_progress(self, done: int, total: int) -> None:
         total = total or SDIST_SIZE
@@ -476,10 +505,10 @@ class QModelsPanel(QWidget):
         self.rescan()
         self.window_.banner.show_message(report.summary()[0].upper() + report.summary()[1:] + ".", error=False)
 
-    def _on_download_failed(self, error: BaseException) -> None:
+    def _on_download_failed(self, message: str) -> None:
         self._download_ended()
         self._show_count()
-        self.window_.banner.show_message(str(error))
+        self.window_.banner.show_message(message)
 
     # ---- opening ----------------------------------------------------------------------------------
 

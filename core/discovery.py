@@ -364,30 +364,54 @@ def _tree(loc: Location) -> Iterator[tuple[str, Path]]:
             yield p.relative_to(loc.path).as_posix(), p
 
 
+def _hf_revisions(repo_dir: Path) -> list[Path]:
+    """Snapshot folders, the revision ``refs/main`` names first, then the
+    newest."""
+    snapshots = repo_dir / "snapshots"
+    try:
+        revs = [d for d in snapshots.iterdir() if d.is_dir()]
+    except OSError:
+        return []
+    try:
+        main = (repo_dir / "refs" / "main").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeError):
+        main = ""
+
+    def order(d: Path) -> tuple[bool, float, str]:
+        try:
+            mtime = d.stat().st_mtime
+        except OSError:
+            mtime = 0.0
+        return (d.name != main, -mtime, d.name)
+
+    return sorted(revs, key=order)
+
+
 def _hf_cache(loc: Location) -> Iterator[tuple[str, Path]]:
-    """``models--org--name/snapshots/<rev>/<file>``: named "org/name/file";
-    the snapshot entries are symlinks into ``blobs/`` (copies on Windows
-    without symlink rights), and each revision repeats the unchanged files,
-    which the inode dedupe drops."""
+    """``models--org--name/snapshots/<rev>/<file>``: named "org/name/file".
+    Snapshot entries are symlinks into ``blobs/`` (plain copies on Windows
+    without symlink rights); a file in several revisions is listed once, from
+    the revision ``refs/main`` points to, else the newest."""
     try:
         repos = sorted(d for d in loc.path.iterdir() if d.name.startswith("models--") and d.is_dir())
     except OSError:
         return
     for repo_dir in repos:
         repo = "/".join(repo_dir.name.split("--")[1:])
-        snapshots = repo_dir / "snapshots"
-        for p in _walk_files(snapshots):
-            if not _is_gguf_name(p.name):
-                continue
-            rel = p.relative_to(snapshots).parts[1:]  # drop the revision hash
-            yield f"{repo}/{'/'.join(rel)}", p
+        named: set[str] = set()
+        for rev in _hf_revisions(repo_dir):
+            for p in _walk_files(rev):
+                name = f"{repo}/{p.relative_to(rev).as_posix()}"
+                if _is_gguf_name(p.name) and name not in named:
+                    named.add(name)
+                    yield name, p
 
 
 def _llama_cpp_cache(loc: Location) -> Iterator[tuple[str, Path]]:
     """Older llama.cpp builds store ``org_repo_file.gguf`` flat in the
     cache; newer ones may use the hub cache layout inside it."""
+    yield from _hf_cache(loc)  # first, so the hub names win over the tree walk's paths
     yield from _tree(loc)
-    yield from _hf_cache(loc)
 
 
 def _ollama_name(manifest: Path, manifests_root: Path) -> str:

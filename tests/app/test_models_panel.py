@@ -189,3 +189,20 @@ def test_first_start_opens_the_spm_demo_with_the_welcome_text(qtbot, make_window
     emoji_tokens = [pieces[i] for i in range(len(pieces)) if a.encoding.starts[i] == start]
     assert emoji_tokens and all(p.startswith("<0x") for p in emoji_tokens)
     assert sum(p == "<0xF0>" for p in pieces) >= 4
+
+
+def test_cli_models_scans_the_folders_added_in_the_app(tmp_path: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from tokenprism.app.cli import main
+
+    folder = tmp_path / "added in the app"
+    folder.mkdir()
+    (folder / "wpm.gguf").write_bytes(demo_models()["wpm"].read_bytes())
+    monkeypatch.setenv("HOME", str(tmp_path / "empty-home"))
+    AppSettings().add_model_folder(str(folder))  # the default settings (isolated by conftest)
+    assert main(["models", "--format", "json"]) == 0
+    rows = [r for r in json.loads(capsys.readouterr().out) if r["path"].startswith(str(tmp_path))]
+    assert [(r["name"], r["source"], r["tokenizer"]) for r in rows] == [("wpm.gguf", "Folder", "bert")]
+    assert main(["models", "--format", "json", "--no-saved-folders"]) == 0
+    assert not [r for r in json.loads(capsys.readouterr().out) if r["path"].startswith(str(tmp_path))]

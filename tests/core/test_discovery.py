@@ -209,3 +209,27 @@ def test_a_40_gb_model_is_listed_and_opened_from_its_header(tmp_path: Path) -> N
     model = open_model(m.path)
     assert model.kind == "SPM" and model.gguf.file_size == 40 * 10**9
     assert model.encode("Hello").ids
+
+
+def test_hf_copies_in_several_revisions_are_listed_once_from_main(tmp_path: Path) -> None:
+    # Windows without symlink rights: each snapshot holds a copy, not a link
+    repo = tmp_path / "hub" / "models--org--m"
+    spm, bpe = demo_models()["spm"].read_bytes(), demo_models()["bpe"].read_bytes()
+    for rev, data in (("old0", spm), ("main1", bpe)):
+        (repo / "snapshots" / rev).mkdir(parents=True)
+        (repo / "snapshots" / rev / "m.gguf").write_bytes(data)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("main1")
+    (m,) = scan([Location("Hugging Face", tmp_path / "hub", "hf")])
+    assert (m.name, m.tokenizer) == ("org/m/m.gguf", "gpt2")
+    assert Path(m.path).parent.name == "main1"
+
+
+def test_llama_cpp_cache_in_hub_layout_uses_repo_names(tmp_path: Path) -> None:
+    cache = tmp_path / ".cache" / "llama.cpp"
+    snap = cache / "models--ggml-org--tiny" / "snapshots" / "r1"
+    snap.mkdir(parents=True)
+    (snap / "tiny.gguf").write_bytes(demo_models()["wpm"].read_bytes())
+    (cache / "flat_file.gguf").write_bytes(demo_models()["bpe"].read_bytes())
+    found = [(m.source, m.name) for m in discover(tmp_path, {}, "linux", include_system=False)]
+    assert found == [("llama.cpp", "ggml-org/tiny/tiny.gguf"), ("llama.cpp", "flat_file.gguf")]
