@@ -86,6 +86,11 @@ def model_table(models: Sequence[FoundModel]) -> str:
     return "\n".join(lines)
 
 
+def _show_scan_progress(text: str) -> None:
+    sys.stderr.write("\r\033[K" + text[:100])
+    sys.stderr.flush()
+
+
 def cmd_models(args: argparse.Namespace) -> int:
     folders = list(args.folders)
     for f in folders:
@@ -93,13 +98,10 @@ def cmd_models(args: argparse.Namespace) -> int:
             print(f"tokenprism: warning: {f}: not a folder", file=sys.stderr)
     if not args.no_saved_folders:
         folders += [f for f in saved_folders() if f not in folders]
-    progress = None
-    if sys.stderr.isatty() and args.format == "table":
-        def progress(text: str) -> None:
-            sys.stderr.write("\r\033[K" + text[:100])
-            sys.stderr.flush()
-    models = list(discover(Path.home(), os.environ, extra_folders=folders, progress=progress))
-    if progress is not None:
+    live = sys.stderr.isatty() and args.format == "table"
+    models = list(discover(Path.home(), os.environ, extra_folders=folders,
+                           progress=_show_scan_progress if live else None))
+    if live:
         sys.stderr.write("\r\033[K")
     if args.format == "json":
         print(json.dumps([m.as_dict() for m in models], indent=1, ensure_ascii=False))
@@ -113,19 +115,21 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 # ---- samples ----------------------------------------------------------------------------------
 
+def _show_download_progress(done: int, total: int) -> None:
+    of = f" / {total / 1e6:.1f}" if total else ""
+    sys.stderr.write(f"\rdownloading {SDIST_NAME}: {done / 1e6:.1f}{of} MB")
+    sys.stderr.flush()
+
+
 def cmd_samples(args: argparse.Namespace) -> int:
-    progress = None
-    if not args.quiet and sys.stderr.isatty():
-        def progress(done: int, total: int) -> None:
-            of = f" / {total / 1e6:.1f}" if total else ""
-            sys.stderr.write(f"\rdownloading {SDIST_NAME}: {done / 1e6:.1f}{of} MB")
-            sys.stderr.flush()
+    live = not args.quiet and sys.stderr.isatty()
+    progress = _show_download_progress if live else None
     dest = Path(os.path.expanduser(args.dest)) if args.dest else None
     try:
         report = fetch_samples(dest, sdist=Path(args.sdist) if args.sdist else None, force=args.force,
                                progress=progress)
     finally:
-        if progress is not None:
+        if live:
             sys.stderr.write("\r\033[K")
     print(report.summary())
     return 0
