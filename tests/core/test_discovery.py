@@ -233,3 +233,32 @@ def test_llama_cpp_cache_in_hub_layout_uses_repo_names(tmp_path: Path) -> None:
     (cache / "flat_file.gguf").write_bytes(demo_models()["bpe"].read_bytes())
     found = [(m.source, m.name) for m in discover(tmp_path, {}, "linux", include_system=False)]
     assert found == [("llama.cpp", "ggml-org/tiny/tiny.gguf"), ("llama.cpp", "flat_file.gguf")]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() == 0, reason="root reads every file")
+def test_unreadable_files_and_folders_are_skipped(tmp_path: Path) -> None:
+    d = tmp_path / "d"
+    (d / "locked").mkdir(parents=True)
+    (d / "locked" / "a.gguf").write_bytes(demo_models()["spm"].read_bytes())
+    (d / "secret.gguf").write_bytes(demo_models()["spm"].read_bytes())
+    (d / "ok.gguf").write_bytes(demo_models()["bpe"].read_bytes())
+    os.chmod(d / "secret.gguf", 0)
+    os.chmod(d / "locked", 0)
+    try:
+        assert [m.name for m in scan([Location("Folder", d)])] == ["ok.gguf"]
+    finally:
+        os.chmod(d / "locked", 0o755)
+
+
+def test_unreadable_file_is_skipped_even_for_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "a.gguf").write_bytes(demo_models()["spm"].read_bytes())
+    (tmp_path / "b.gguf").write_bytes(demo_models()["bpe"].read_bytes())
+    real_open = open
+
+    def deny(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if str(path).endswith("a.gguf"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", deny)
+    assert [m.name for m in scan([Location("Folder", tmp_path)])] == ["b.gguf"]
