@@ -229,14 +229,18 @@ class TokenPrismWindow(QMainWindow):
         """Feature modules that add their own menus, docks and actions
         (each module's ``install(window)`` keeps its wiring in one place)."""
         from . import qt_export
+        from . import qt_metadata
         from . import qt_models
         from . import qt_progress
         from . import qt_textfile
+        from . import qt_vocab
         # ---- feature installs: one line each, keep this list sorted ----
         qt_export.install(self)
+        qt_metadata.install(self)
         qt_models.install(self)
         qt_progress.install(self)
         qt_textfile.install(self)
+        qt_vocab.install(self)
 
     # ---- settings ---------------------------------------------------------------------
 

@@ -23,6 +23,8 @@ SHORTCUTS = (
     ("Ctrl+Shift+S", "Export tokens"), ("Ctrl+Shift+I", "Import tokens"), ("Ctrl+Shift+D", "Decode token ids"),
     ("Ctrl+Shift+L", "Models panel: models found on this computer"),
     ("Ctrl+Shift+O", "Open a text file"), ("Ctrl+S / Ctrl+Alt+S", "Save text / save text as"),
+    ("Ctrl+Shift+K", "Vocabulary: browse, filter and sort every token"),
+    ("Ctrl+Shift+M", "Model metadata: GGUF keys, chat template, file facts"),
 )
 KIND_NAMES = {"spm": "SentencePiece BPE (SPM)", "bpe": "Byte-level BPE (BPE)",
               "ugm": "Unigram (UGM)", "wpm": "WordPiece (WPM)"}

@@ -262,6 +262,11 @@ class VocabIndex:
                 self._score_rank = self.size - np.searchsorted(asc, self.scores, "right") + 1
             return self._score_rank
 
+    @property
+    def scores_differ(self) -> bool:
+        """False when every token has the same score (ranks mean nothing)."""
+        return bool(self.size) and bool(self.scores.min() != self.scores.max())
+
     def score_rank(self, token_id: int) -> int:
         return int(self.score_ranks()[token_id])
 
@@ -413,6 +418,12 @@ class VocabIndex:
                         ranks.setdefault((line[:cut], line[cut + 1:]), rank)
                 self._merge_ranks = ranks
             return self._merge_ranks
+
+    @property
+    def merges_ready(self) -> bool:
+        """True once :meth:`merge_ranks` has been built (it takes a second
+        on a 500 000-merge vocabulary)."""
+        return self._merge_ranks is not None
 
     def merge_tree(self, token_id: int) -> list[MergeNode]:
         """How BPE builds token ``token_id`` from its characters: its piece's
