@@ -38,6 +38,7 @@ def _show_and_scan(qtbot, window, panel: QModelsPanel) -> None:  # type: ignore[
     assert panel.dock is not None and not panel.dock.isVisible()  # hidden until asked for
     panel.toggle_action.trigger()
     qtbot.waitUntil(lambda: panel.scanned and not panel.scanning, timeout=SCAN_TIMEOUT_MS)
+    assert panel.dock.isVisible()
 
 
 @pytest.fixture
