@@ -64,6 +64,7 @@ def install(window: TokenPrismWindow) -> QModelsPanel:
     dock.visibilityChanged.connect(panel.on_shown)
     act.triggered.connect(lambda checked: panel.filter.setFocus() if checked else None)  # type to filter at once
     window.loader.loaded.connect(lambda info: panel.table_model.set_current(info.path))
+
     def cancel_background_work(*_: object) -> None:
         # only Python state is touched: the panel's Qt side is being deleted
         panel.scanner.stop(wait=False)
