@@ -10,6 +10,8 @@ has one.
 
 from __future__ import annotations
 
+import html
+import os
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, Qt
@@ -68,7 +70,7 @@ class QMetadataPanel(QWidget):
         self.gguf: GGUFFile | None = None
         self._wanted = False
         self._shown_for: GGUFFile | None = None
-        self.info: ModelInfo | None = None
+        self.name = ""
 
         self.facts = QLabel()
         self.facts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -122,8 +124,12 @@ class QMetadataPanel(QWidget):
     # ---- model ------------------------------------------------------------------------------
 
     def set_model(self, info: ModelInfo | None) -> None:
-        self.info = info
-        self.gguf = info.model.gguf if info is not None else None
+        self.set_gguf(info.model.gguf if info is not None else None, info.name if info is not None else "")
+
+    def set_gguf(self, gf: GGUFFile | None, name: str = "") -> None:
+        """Show ``gf`` (any GGUF file, tokenizer or not) once the panel is shown."""
+        self.gguf = gf
+        self.name = name
         if self._wanted:
             self._show()
 
@@ -146,7 +152,7 @@ class QMetadataPanel(QWidget):
         f = header_facts(gf)
         size = human_size(f.tensor_bytes) + ("" if f.tensor_bytes_exact else " (estimated)")
         self.facts.setText(
-            f"<b>{readable(self.info.name if self.info else gf.path, visible_spaces=False)}</b><br>"
+            f"<b>{html.escape(readable(self.name or os.path.basename(gf.path), visible_spaces=False))}</b><br>"
             f"GGUF v{f.version} · {human_size(f.file_size)} ({_count(f.file_size)} bytes) · "
             f"{_count(f.key_count)} keys · {_count(f.tensor_count)} tensors, {size} of tensor data · "
             f"alignment {f.alignment}")
