@@ -168,7 +168,9 @@ class QMetadataPanel(QWidget):
             self.tree.addTopLevelItem(item)
             if key == CHAT_TEMPLATE_KEY:
                 chat = item
-        self.tree.setCurrentItem(chat or self.tree.topLevelItem(0))
+        first = chat or self.tree.topLevelItem(0)
+        if first is not None:
+            self.tree.setCurrentItem(first)
 
     @staticmethod
     def _type_text(v: MetadataValue) -> str:

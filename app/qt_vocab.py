@@ -249,6 +249,7 @@ class QVocabBrowser(QWidget):
         self._timer.setInterval(DEBOUNCE_MS)
         self._timer.timeout.connect(self.run_query)
         self.filter.textChanged.connect(lambda _t: self._timer.start())
+        self.filter.returnPressed.connect(self.run_query)
         self.mode.currentIndexChanged.connect(self._on_mode)
         self.case.toggled.connect(lambda _c: self.run_query())
         self.kind.currentIndexChanged.connect(lambda _i: self.run_query())

@@ -18,7 +18,6 @@ array([...])
 from __future__ import annotations
 
 import re
-import threading
 import time
 from dataclasses import dataclass
 from typing import Callable, Final
@@ -183,6 +182,10 @@ class MergeNode:
 class VocabIndex:
     """A model's vocabulary as columns, built once, queried many times.
 
+    Safe to share between the GUI thread and one worker: the parts built on
+    first use are built whole and then assigned (a race builds one twice,
+    never half), and nothing ever waits for a lock.
+
     Building costs one pass over the vocabulary (about a second for 262 144
     tokens: meant for a worker thread); queries are numpy operations plus one
     scan of the search texts.
@@ -201,7 +204,6 @@ class VocabIndex:
         self.display: list[str] = [model.display_piece(i) for i in range(n)]
         self.byte_lengths = np.fromiter((len(model.token_bytes(i)) for i in range(n)), dtype=np.int64, count=n)
         self._search: list[str] = [search_text(s) for s in self.display]
-        self._lock = threading.Lock()
         self._lower: list[str] | None = None
         self._joined: dict[str, tuple[str, np.ndarray]] = {}
         self._sep: str | None = None
@@ -212,55 +214,47 @@ class VocabIndex:
     # ---- derived columns, built on first use --------------------------------
 
     def _lowered(self) -> list[str]:
-        with self._lock:
-            if self._lower is None:
-                self._lower = [s.lower() for s in self._search]
-            return self._lower
+        if self._lower is None:
+            self._lower = [s.lower() for s in self._search]
+        return self._lower
 
     def _joined_text(self, sep: str) -> tuple[str, np.ndarray]:
         """All search texts joined, each followed by ``sep`` (offsets, not
         the separator, tell pieces apart), and the start offset of each
         (plus the end)."""
         texts = self._search
-        with self._lock:
-            got = self._joined.get(sep)
-            if got is None:
-                lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1
-                starts = np.zeros(len(texts) + 1, dtype=np.int64)
-                np.cumsum(lengths, out=starts[1:])
-                got = (sep.join(texts) + sep, starts)
-                self._joined[sep] = got
-            return got
+        got = self._joined.get(sep)
+        if got is None:
+            lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1
+            starts = np.zeros(len(texts) + 1, dtype=np.int64)
+            np.cumsum(lengths, out=starts[1:])
+            got = (sep.join(texts) + sep, starts)
+            self._joined[sep] = got
+        return got
 
     def _separator(self) -> str:
         """A character no piece holds (fewest matches run over pieces)."""
-        with self._lock:
-            if self._sep is None:
-                self._sep = "\n"
-                for c in ("\x00", "\x01", "\ufdd0"):
-                    if not any(c in t for t in self._search):
-                        self._sep = c
-                        break
-            return self._sep
+        if self._sep is None:
+            self._sep = next((c for c in ("\x00", "\x01", "\ufdd0") if not any(c in t for t in self._search)),
+                             "\n")
+        return self._sep
 
     def piece_order(self) -> np.ndarray:
         """Each token's position when all are sorted by displayed piece."""
-        with self._lock:
-            if self._piece_order is None:
-                order = sorted(range(self.size), key=self.display.__getitem__)
-                rank = np.empty(self.size, dtype=np.int64)
-                rank[np.asarray(order, dtype=np.int64)] = np.arange(self.size, dtype=np.int64)
-                self._piece_order = rank
-            return self._piece_order
+        if self._piece_order is None:
+            order = sorted(range(self.size), key=self.display.__getitem__)
+            rank = np.empty(self.size, dtype=np.int64)
+            rank[np.asarray(order, dtype=np.int64)] = np.arange(self.size, dtype=np.int64)
+            self._piece_order = rank
+        return self._piece_order
 
     def score_ranks(self) -> np.ndarray:
         """1 + the number of tokens with a higher score, for every token
         (SentencePiece and Unigram prefer higher scores)."""
-        with self._lock:
-            if self._score_rank is None:
-                asc = np.sort(self.scores, kind="stable")
-                self._score_rank = self.size - np.searchsorted(asc, self.scores, "right") + 1
-            return self._score_rank
+        if self._score_rank is None:
+            asc = np.sort(self.scores, kind="stable")
+            self._score_rank = self.size - np.searchsorted(asc, self.scores, "right") + 1
+        return self._score_rank
 
     @property
     def scores_differ(self) -> bool:
@@ -408,16 +402,15 @@ class VocabIndex:
 
     def merge_ranks(self) -> dict[tuple[str, str], int]:
         """``tokenizer.ggml.merges`` as {(left, right): rank}."""
-        with self._lock:
-            if self._merge_ranks is None:
-                ranks: dict[tuple[str, str], int] = {}
-                for rank, line in enumerate(self.model.vocab.merges):
-                    # llama.cpp splits at the first space after the first character
-                    cut = line.find(" ", 1)
-                    if cut > 0:
-                        ranks.setdefault((line[:cut], line[cut + 1:]), rank)
-                self._merge_ranks = ranks
-            return self._merge_ranks
+        if self._merge_ranks is None:
+            ranks: dict[tuple[str, str], int] = {}
+            for rank, line in enumerate(self.model.vocab.merges):
+                # llama.cpp splits at the first space after the first character
+                cut = line.find(" ", 1)
+                if cut > 0:
+                    ranks.setdefault((line[:cut], line[cut + 1:]), rank)
+            self._merge_ranks = ranks
+        return self._merge_ranks
 
     @property
     def merges_ready(self) -> bool:
