@@ -121,7 +121,8 @@ codecs.register_error(_ERRORS, _record_error)
 
 def _decode_pieces(body: bytes, encoding: str) -> list[str | bytes]:
     """Valid text (str) and invalid byte sequences (bytes), in file order."""
-    _local.errors = errors = []
+    errors: list[tuple[int, int]] = []
+    _local.errors = errors
     try:
         body.decode(encoding, _ERRORS)
     finally:
@@ -277,3 +278,17 @@ class RunTracker:
     def positions(self) -> list[int | None]:
         """Where each run is now; None for runs an edit removed."""
         return [self._at(i) if a else None for i, a in enumerate(self._alive)]
+
+    def alive_in(self, begin: int, end: int) -> list[int]:
+        """Positions of the runs still in place within ``[begin, end)``."""
+        out: list[int] = []
+        i = self._first_at_or_after(begin)
+        n = len(self._pos)
+        while i < n:
+            p = self._at(i)
+            if p >= end:
+                break
+            if self._alive[i]:
+                out.append(p)
+            i += 1
+        return out
