@@ -151,6 +151,9 @@ class QTokenEditor(QPlainTextEdit):
             doc = self.document()
             block = doc.findBlock(pos)
             end = doc.findBlock(pos + added)
+            if end.blockNumber() - block.blockNumber() > 64:
+                self._serial = next(_serials)  # a big paste: every block's state is void
+                return
             while block.isValid():
                 block.setUserState(-1)
                 if block == end:

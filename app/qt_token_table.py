@@ -53,7 +53,8 @@ class QTokenTableModel(QAbstractTableModel):
 
     def set_analysis(self, analysis: Analysis | None) -> None:
         old = self._a
-        if old is None or analysis is None or old.info is not analysis.info:
+        if (old is None or analysis is None or old.info is not analysis.info
+                or abs(len(analysis) - len(old)) > _MAX_INSERT):  # a view inserts rows one by one
             self.beginResetModel()
             self._a = analysis
             self.endResetModel()
@@ -145,13 +146,13 @@ class QTokenTableModel(QAbstractTableModel):
         return "\t".join(cells)
 
 
+_MAX_INSERT = 10_000
+
+
 def _first_change(a: Analysis, b: Analysis) -> int:
     """Index of the first token that differs (id or span) between two
     analyses by the same model, capped at the shorter length."""
     n = min(len(a), len(b))
-    ea, eb = a.encoding, b.encoding
-    if ea.token_ids[:n] == eb.token_ids[:n] and ea.starts[:n] == eb.starts[:n] and ea.ends[:n] == eb.ends[:n]:
-        return n
     diff = (a.ids[:n] != b.ids[:n]) | (a.tok_start16[:n] != b.tok_start16[:n]) | (a.tok_end16[:n] != b.tok_end16[:n])
     hits = np.flatnonzero(diff)
     return int(hits[0]) if len(hits) else n
