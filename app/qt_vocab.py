@@ -424,14 +424,16 @@ def details_html(index: VocabIndex, token_id: int) -> str:
     rank = index.score_rank(token_id)
     rows = [
         ("Piece", f"<code>{html.escape(readable(index.display[token_id]))}</code>"),
-        ("Stored piece", f"<code>{html.escape(readable(vocab.pieces[token_id]))}</code>"),
         ("Bytes", f"<code>{hex_bytes(data, 64) or '(none)'}</code> · {len(data)} byte{'s' if len(data) != 1 else ''}"),
         ("Type", f"{token_type_name(int(index.types[token_id]))} (as stored) · attributes: "
                  f"{', '.join(attr_names(int(index.attrs[token_id]))) or 'none'}"),
         ("Score", f"{html.escape(format_score(float(index.scores[token_id])))} · " + (
-            f"rank {count_text(rank)} of {count_text(index.size)} by score" if index.scores_differ
+            f"rank {count_text(rank)} of {count_text(index.size)} by score{_ties(index, token_id)}"
+            if index.scores_differ
             else "every token has this score")),
     ]
+    if vocab.pieces[token_id] != index.display[token_id]:  # byte-level BPE stores other glyphs
+        rows.insert(1, ("Stored piece", f"<code>{html.escape(readable(vocab.pieces[token_id]))}</code>"))
     specials = [name for name, i in vocab.special_ids.items() if i == token_id]
     if specials:
         rows.append(("Special", ", ".join(specials)))
@@ -440,6 +442,11 @@ def details_html(index: VocabIndex, token_id: int) -> str:
     if vocab.merges:
         out.append(_merges_html(index, token_id))
     return "<qt>" + "".join(out) + "</qt>"
+
+
+def _ties(index: VocabIndex, token_id: int) -> str:
+    same = int(np.count_nonzero(index.scores == index.scores[token_id]))
+    return f" (shared by {count_text(same)} tokens)" if same > 1 else ""
 
 
 def _merges_html(index: VocabIndex, token_id: int) -> str:
@@ -490,7 +497,8 @@ def dock_beside(window: TokenPrismWindow, dock: QDockWidget, other_name: str) ->
         QTimer.singleShot(0, dock.raise_)  # once its tab exists
         if not sized[0] and not dock.isFloating():
             sized[0] = True
-            window.resizeDocks([dock], [DOCK_WIDTH], Qt.Orientation.Horizontal)
+            if dock.width() < DOCK_WIDTH * 2 // 3:  # a width restored from the last session stays
+                window.resizeDocks([dock], [DOCK_WIDTH], Qt.Orientation.Horizontal)
 
     dock.toggleViewAction().toggled.connect(on_toggled)
 
