@@ -12,9 +12,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from tests.app.conftest import open_model_in, real_vocab
-from tokenprism.app.pieces import type_name
-from tokenprism.app.qt_vocab import COL_BYTES, COL_ID, COL_PIECE, QVocabBrowser, count_text
-from tokenprism.core.vocab_query import kind_code
+from tokenprism.app.pieces import readable, type_name
+from tokenprism.app.qt_vocab import COL_BYTES, COL_ID, COL_PIECE, COL_TYPE, QVocabBrowser, VocabTableModel, count_text
+from tokenprism.core import open_model
+from tokenprism.core.resources import demo_models
+from tokenprism.core.vocab_query import VocabIndex, kind_code
 
 TIMEOUT = 30_000
 
@@ -141,3 +143,14 @@ def test_follows_the_window_model(qtbot, small_window, test_vocab) -> None:  # t
     assert b.index is not None and b.index.model is w.model_info.model
     assert b.table_model.rowCount() == len(w.model_info.model)
     assert np.array_equal(b.table_model.ids, np.arange(len(w.model_info.model)))
+
+
+def test_type_column_names_match_the_token_table(qtbot) -> None:  # type: ignore[no-untyped-def]
+    for kind in ("spm", "wpm"):
+        model = open_model(demo_models()[kind])
+        index = VocabIndex(model)
+        m = VocabTableModel()
+        m.set_rows(index, index.ids)
+        assert [m.data(m.index(r, COL_TYPE)) for r in range(len(model))] == \
+            [type_name(a) for a in model.vocab.attrs]
+        assert m.data(m.index(5, COL_PIECE)) == readable(model.display_piece(5))
