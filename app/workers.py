@@ -233,7 +233,9 @@ class LiveTokenizer(QObject):
 
     def text_changed(self) -> None:
         """The editor text changed: tokenize again (soon)."""
-        self._invalidate(immediate=self._last_ms < FAST_JOB_MS)
+        # the debounce only pays off when jobs are slow (a longer debounce
+        # set on purpose is kept)
+        self._invalidate(immediate=self._last_ms < FAST_JOB_MS and self._timer.interval() <= DEBOUNCE_MS)
 
     def refresh(self) -> None:
         self._paused = False
