@@ -27,7 +27,7 @@ from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import ModelInfo
 from .cli_models import human_size
 from .pieces import readable
-from .qt_vocab import dock_beside
+from .qt_vocab import add_beside, dock_beside
 
 if TYPE_CHECKING:
     from .main_window import TokenPrismWindow
@@ -259,7 +259,7 @@ def install(window: TokenPrismWindow) -> QMetadataPanel:
     act.setShortcut(QKeySequence(SHORTCUT))
     act.setToolTip(f"Every GGUF key of the model, the chat template and file facts ({SHORTCUT})")
     window.addAction(act)
-    window.menus["view"].addAction(act)
+    add_beside(window, act, "actModelMetadata", "actVocabulary", before=False)
     dock.visibilityChanged.connect(panel.set_wanted)
     window.loader.loaded.connect(panel.set_model)
     panel.set_model(window.model_info)

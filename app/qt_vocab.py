@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 from PySide6.QtCore import (QAbstractTableModel, QItemSelectionModel, QModelIndex, QPersistentModelIndex, Qt,
                             QTimer, Signal)
-from PySide6.QtGui import QFontDatabase, QGuiApplication, QKeyEvent, QKeySequence
+from PySide6.QtGui import QAction, QFontDatabase, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QComboBox, QDockWidget, QHBoxLayout, QHeaderView,
                                QLabel, QLineEdit, QSplitter, QTableView, QTextBrowser, QVBoxLayout, QWidget)
 
@@ -503,6 +503,24 @@ def dock_beside(window: TokenPrismWindow, dock: QDockWidget, other_name: str) ->
     dock.toggleViewAction().toggled.connect(on_toggled)
 
 
+def add_beside(window: TokenPrismWindow, act: QAction, name: str, partner: str, before: bool) -> None:
+    """Add ``act`` (named ``name``) to the View menu next to the action
+    named ``partner`` when that is there, else in a new section at the end."""
+    act.setObjectName(name)
+    menu = window.menus["view"]
+    other = next((a for a in menu.actions() if a.objectName() == partner), None)
+    if other is None:
+        menu.addSeparator()
+        menu.addAction(act)
+        return
+    actions = menu.actions()
+    at = actions.index(other) + (0 if before else 1)
+    if at < len(actions):
+        menu.insertAction(actions[at], act)
+    else:
+        menu.addAction(act)
+
+
 def install(window: TokenPrismWindow) -> QVocabBrowser:
     """Add the Vocabulary dock (hidden until asked for) and View ▸ Vocabulary."""
     browser = QVocabBrowser(lambda: window.id_format)
@@ -515,8 +533,7 @@ def install(window: TokenPrismWindow) -> QVocabBrowser:
     act.setShortcut(QKeySequence(SHORTCUT))
     act.setToolTip(f"Browse, filter and sort every token of the model ({SHORTCUT})")
     window.addAction(act)
-    window.menus["view"].addSeparator()
-    window.menus["view"].addAction(act)
+    add_beside(window, act, "actVocabulary", "actModelMetadata", before=True)
     dock.visibilityChanged.connect(browser.set_wanted)
     window.loader.loaded.connect(browser.set_model)
     browser.set_model(window.model_info)
