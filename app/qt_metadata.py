@@ -14,10 +14,10 @@ import html
 import os
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer
 from PySide6.QtGui import QAction, QFontDatabase, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (QDockWidget, QFormLayout, QLabel, QMenu, QPlainTextEdit, QSplitter, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QDockWidget, QLabel, QMenu, QPlainTextEdit, QSplitter, QStyledItemDelegate,
+                               QStyleOptionViewItem, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from tokenprism.core.gguf_file import T_ARRAY, GGUFFile, MetadataValue
 from tokenprism.core.gguf_summary import (CHAT_TEMPLATE_KEY, array_items, array_length, header_facts,
@@ -62,6 +62,14 @@ def full_view_text(v: MetadataValue) -> str:
     return value_summary(v)
 
 
+class _MiddleElide(QStyledItemDelegate):
+    """Long keys keep their start and end (``gemma4.attenti…window_pattern``)."""
+
+    def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        super().initStyleOption(option, index)
+        option.textElideMode = Qt.TextElideMode.ElideMiddle  # type: ignore[attr-defined]
+
+
 class QMetadataPanel(QWidget):
     """Header facts, the key tree and the selected value in full."""
 
@@ -79,6 +87,7 @@ class QMetadataPanel(QWidget):
         self.tree.setColumnCount(3)
         self.tree.setHeaderLabels(["Key", "Type", "Value"])
         self.tree.setUniformRowHeights(True)
+        self.tree.setItemDelegateForColumn(COL_KEY, _MiddleElide(self.tree))
         self.tree.setAlternatingRowColors(True)
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.tree.customContextMenuRequested.connect(self._context_menu)
@@ -154,7 +163,9 @@ class QMetadataPanel(QWidget):
         self.facts.setText(
             f"<b>{html.escape(readable(self.name or os.path.basename(gf.path), visible_spaces=False))}</b><br>"
             f"GGUF v{f.version} · {human_size(f.file_size)} ({_count(f.file_size)} bytes) · "
-            f"{_count(f.key_count)} keys · {_count(f.tensor_count)} tensors, {size} of tensor data · "
+            f"{_count(f.key_count)} keys · " + (
+                f"{_count(f.tensor_count)} tensor{'s' if f.tensor_count != 1 else ''}, {size} of tensor data · "
+                if f.tensor_count else "no tensors (a vocabulary-only file) · ") +
             f"alignment {f.alignment}")
         self.facts.setToolTip(gf.path)
         chat: QTreeWidgetItem | None = None
@@ -171,6 +182,7 @@ class QMetadataPanel(QWidget):
         first = chat or self.tree.topLevelItem(0)
         if first is not None:
             self.tree.setCurrentItem(first)
+            QTimer.singleShot(0, lambda: self.tree.scrollToItem(self.tree.currentItem()))
 
     @staticmethod
     def _type_text(v: MetadataValue) -> str:
