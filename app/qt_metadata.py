@@ -67,7 +67,7 @@ class _MiddleElide(QStyledItemDelegate):
 
     def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         super().initStyleOption(option, index)
-        option.textElideMode = Qt.TextElideMode.ElideMiddle  # type: ignore[attr-defined]
+        option.textElideMode = Qt.TextElideMode.ElideMiddle
 
 
 class QMetadataPanel(QWidget):
@@ -182,7 +182,11 @@ class QMetadataPanel(QWidget):
         first = chat or self.tree.topLevelItem(0)
         if first is not None:
             self.tree.setCurrentItem(first)
-            QTimer.singleShot(0, lambda: self.tree.scrollToItem(self.tree.currentItem()))
+            QTimer.singleShot(0, lambda: self._scroll_to(first))
+
+    def _scroll_to(self, item: QTreeWidgetItem) -> None:
+        if self.tree.currentItem() is item:  # (not cleared by another model meanwhile)
+            self.tree.scrollToItem(item)
 
     @staticmethod
     def _type_text(v: MetadataValue) -> str:
