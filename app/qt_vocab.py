@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Callable
 import numpy as np
 from PySide6.QtCore import (QAbstractTableModel, QItemSelectionModel, QModelIndex, QPersistentModelIndex, Qt,
                             QTimer, Signal)
-from PySide6.QtGui import QAction, QFontDatabase, QGuiApplication, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QComboBox, QDockWidget, QHBoxLayout, QHeaderView,
-                               QLabel, QLineEdit, QSplitter, QTableView, QTextBrowser, QVBoxLayout, QWidget)
+from PySide6.QtGui import QAction, QContextMenuEvent, QFontDatabase, QGuiApplication, QKeyEvent, QKeySequence
+from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QComboBox, QDockWidget, QHBoxLayout,
+                               QHeaderView, QLabel, QLineEdit, QMenu, QSplitter, QTableView, QTextBrowser,
+                               QVBoxLayout, QWidget)
 
 from tokenprism.core.vocab_query import (COLUMNS as SORT_KEYS, KIND_NAMES, MergeNode, Query, QueryCancelled,
                                          QueryError, VocabIndex, attr_names, merge_tree_lines, token_type_name)
@@ -168,6 +169,22 @@ class QVocabTable(QTableView):
             self.copy_ids()
             return
         super().keyPressEvent(event)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        if not len(self.selected_ids()):
+            return
+        menu = QMenu(self)
+        menu.addAction("Copy IDs\tCtrl+C", self.copy_ids)
+        menu.addAction("Copy Pieces", self.copy_pieces)
+        menu.exec(event.globalPos())
+
+    def copy_pieces(self) -> int:
+        """Copy the selected tokens' pieces as shown, one a line."""
+        ids = self.selected_ids()
+        index = self._model.index_data
+        if len(ids) and index is not None:
+            QGuiApplication.clipboard().setText("\n".join(readable(index.display[i]) for i in ids.tolist()))
+        return len(ids)
 
     def copy_ids(self) -> int:
         ids = self.selected_ids()

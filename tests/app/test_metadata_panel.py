@@ -64,7 +64,8 @@ def test_keys_arrays_templates_and_facts(qtbot, rich_gguf: Path) -> None:  # typ
     assert summary.startswith("['tok0', 'tok1'") and summary.endswith(", …]") and len(summary) < 200
     tokens.setExpanded(True)
     assert tokens.childCount() == CHILD_ITEMS + 1
-    assert tokens.child(3).text(COL_VALUE) == "'tok3'" and "4\u2009900 more" in tokens.child(CHILD_ITEMS).text(COL_VALUE)
+    assert tokens.child(3).text(COL_VALUE) == "'tok3'"
+    assert "4\u2009900 more" in tokens.child(CHILD_ITEMS).text(COL_VALUE)
     assert items["test.floats"].text(COL_VALUE) == "[0.5, 1.5, 2.5]"
 
     # the chat template is selected first and shown whole

@@ -108,6 +108,8 @@ def test_filters_sorts_details_and_copy(qtbot, gemma_window) -> None:  # type: i
     b.table.selectAll()
     qtbot.keyClick(b.table, Qt.Key.Key_C, Qt.KeyboardModifier.ControlModifier)
     assert QApplication.clipboard().text() == "10 11 12"
+    b.table.copy_pieces()
+    assert QApplication.clipboard().text() == "\n".join(readable(model.display_piece(i)) for i in (10, 11, 12))
 
 
 def test_bad_pattern_and_range_say_why(qtbot, small_window) -> None:  # type: ignore[no-untyped-def]
