@@ -36,7 +36,8 @@ QUERIES: tuple[tuple[str, Query], ...] = (
     ("regex '^▁?un.*able$' (anchors)", Query("^▁?un.*able$", mode="regex")),
     ("regex '[0-9]{3}'", Query("[0-9]{3}", mode="regex")),
     ("regex '.' (every token)", Query(".", mode="regex")),
-    ("regex '(?<=a)b' (lookbehind: piece by piece)", Query("(?<=a)b", mode="regex")),
+    ("regex '(?<=a)b' (lookbehind: hits checked alone)", Query("(?<=a)b", mode="regex")),
+    ("regex '(?<=(a))b' (group in lookbehind: piece by piece)", Query("(?<=(a))b", mode="regex")),
     ("id range '1000-50000, 7'", Query("1000-50000, 7", mode="ids")),
     ("type filter: byte tokens", Query("", kind=kind_code("byte"))),
 )
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"{Path(args.model).name}: {index.size:,} tokens ({model.kind})")
     for what, ms, n in rows:
-        print(f"  {what:<48} {ms:9.1f} ms" + (f"   {n:>8,} rows" if n else ""))
+        print(f"  {what:<56} {ms:9.1f} ms" + (f"   {n:>8,} rows" if n else ""))
     return 0
 
 

@@ -162,6 +162,85 @@ _ANCHOR = regex.compile(r"\\[bBmM<>]|(?<!\\)[$]|(?<![\\\[])\^")
 _BREAK_CLASS = regex.compile(r"\\[snRvWSDh]|\\[pP]|\[\^")
 _END_GROUP = "tokenprism_end"
 
+def relax_assertions(pattern: str) -> str | None:
+    """``pattern`` without lookarounds and ``\\A \\Z \\z \\G \\K``: zero-width
+    tests whose removal can only add matches. None when that is not sure
+    (a lookaround holding a group, whose removal would renumber
+    backreferences; reverse searching; a pattern this reader cannot follow)."""
+    if regex.search(r"\(\?[a-zA-Z-]*r", pattern):
+        return None
+    out: list[str] = []
+    i = 0
+    n = len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            if pattern[i + 1:i + 2] in ("A", "Z", "z", "G", "K"):
+                i += 2
+                continue
+            out.append(pattern[i:i + 2])
+            i += 2
+        elif c == "[":
+            j = _class_end(pattern, i)
+            if j < 0:
+                return None
+            out.append(pattern[i:j])
+            i = j
+        elif pattern.startswith(("(?=", "(?!", "(?<=", "(?<!"), i):
+            j = _group_end(pattern, i)
+            if j < 0 or "(" in pattern[i + 1:j]:
+                return None
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _class_end(p: str, i: int) -> int:
+    """The index after the character class opening at ``p[i]``, or -1."""
+    k = i + 1
+    if p[k:k + 1] == "^":
+        k += 1
+    if p[k:k + 1] == "]":  # a leading ] is literal
+        k += 1
+    while k < len(p):
+        if p[k] == "\\":
+            k += 2
+        elif p[k] == "]":
+            return k + 1
+        elif p.startswith("[:", k):
+            end = p.find(":]", k + 2)
+            k = k + 1 if end < 0 else end + 2
+        else:
+            k += 1
+    return -1
+
+
+def _group_end(p: str, i: int) -> int:
+    """The index after the group opening at ``p[i]``, or -1."""
+    depth = 0
+    k = i
+    while k < len(p):
+        c = p[k]
+        if c == "\\":
+            k += 2
+            continue
+        if c == "[":
+            k = _class_end(p, k)
+            if k < 0:
+                return -1
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth == 0:
+                return k + 1
+        k += 1
+    return -1
+
+
 @dataclass(frozen=True)
 class MergeNode:
     """One symbol of a BPE merge tree: a leaf (a character of the piece) or
@@ -304,9 +383,21 @@ class VocabIndex:
         rx = compile_pattern(pattern, case_sensitive)
         deadline = time.monotonic() + timeout
         try:
-            if _LOOKAROUND.search(pattern) is not None:
+            scan_pattern: str | None = pattern
+            context = _LOOKAROUND.search(pattern) is not None
+            if context:
+                # scan for the pattern without its lookarounds and absolute
+                # anchors (it matches wherever the pattern does), check hits alone
+                scan_pattern = None if rx.flags & regex.VERBOSE else relax_assertions(pattern)
+                if scan_pattern is not None:
+                    try:
+                        regex.compile(scan_pattern, rx.flags)
+                    except (regex.error, ValueError, OverflowError, RecursionError):
+                        scan_pattern = None
+            if scan_pattern is None:
                 return self._regex_each(rx, self.ids, cancelled, deadline)
-            anchored = _ANCHOR.search(pattern) is not None
+            pattern = scan_pattern
+            anchored = context or _ANCHOR.search(pattern) is not None
             # line anchors need line breaks between the pieces, and ``.``
             # never runs over one; classes that match line breaks would
             sep = "\n" if anchored or _BREAK_CLASS.search(pattern) is None else self._separator()
@@ -316,7 +407,7 @@ class VocabIndex:
                 # after a match, skip the rest of its piece: one hit per piece
                 esc = regex.escape(sep)
                 scan = regex.compile(f"(?:{pattern})(?P<{_END_GROUP}>)[^{esc}]*+{esc}?", flags)
-            elif anchored:
+            elif anchored:  # (never relaxed: verbose patterns are run piece by piece)
                 scan = regex.compile(pattern, flags)
             return self._regex_joined(rx, scan, sep, anchored, cancelled, deadline)
         except TimeoutError:

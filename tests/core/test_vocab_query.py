@@ -10,10 +10,11 @@ import regex
 from tokenprism.core import Attr, Model, open_model
 from tokenprism.core.resources import demo_models
 from tokenprism.core.vocab_query import (COLUMNS, KIND_NAMES, Query, QueryCancelled, QueryError, VocabIndex,
-                                         kind_code, parse_id_ranges)
+                                         kind_code, parse_id_ranges, relax_assertions)
 
 PATTERNS = ("the", "^the", "ing$", "e", "[0-9]+", r"\d{3}", "a.*b", r"\bthe\b", r"\s", r"(?<=a)b",
-            "^$", "", "x*", "é", r"(\w)\1", "<.*>", "(?x) t h e  # verbose")
+            "^$", "", "x*", "é", r"(\w)\1", "<.*>", "(?x) t h e  # verbose", r"(?<!a)b", r"\Athe", r"the\Z",
+            r"(?=.*e)t", r"(?<![\w)])in", r"a(?!b)", r"(?<=(a))b", r"(?=a)?b", r"(?<=x|[)(])y", r"(?r)th")
 SUBSTRINGS = (" the", "THE", "▁the", "é", "<", "\n", "", "zzzzqqq")
 
 
@@ -77,7 +78,7 @@ def test_gemma4_matches_plain_python(ref_model) -> None:  # type: ignore[no-unty
     model = ref_model("gemma-4")
     index = VocabIndex(model)
     assert index.size == 262_144
-    check_index(model, index, ("the", "^▁the", "ing$", "[0-9]{3}", r"\s", "<.*>", "é"))
+    check_index(model, index, ("the", "^▁the", "ing$", "[0-9]{3}", r"\s", "<.*>", "é", r"(?<!▁)the\Z"))
     assert index.run(Query("")).tolist() == list(range(262_144))
 
 
@@ -86,6 +87,13 @@ def test_kind_codes_follow_attribute_priority() -> None:
     index = VocabIndex(model)
     assert [KIND_NAMES[k] for k in index.kinds] == [ref_kind(a) for a in model.vocab.attrs]
     assert list(KIND_NAMES) == sorted(KIND_NAMES)  # sorting by code sorts by name
+
+
+def test_relaxed_patterns() -> None:
+    assert relax_assertions(r"(?<=a)b\Z") == "b"
+    assert relax_assertions(r"[(?=]x(?!y)\\A") == r"[(?=]x\\A"
+    assert relax_assertions(r"(?<=(a))b") is None  # a group inside: backreferences would shift
+    assert relax_assertions(r"(?r)ab") is None
 
 
 def test_id_ranges() -> None:
