@@ -143,7 +143,7 @@ class QMetadataPanel(QWidget):
             self._show()
 
     def set_wanted(self, shown: bool) -> None:
-        self._wanted = self._wanted or shown
+        self._wanted = shown  # a hidden one catches up when shown again
         if shown:
             self._show()
 

@@ -203,7 +203,7 @@ class QVocabBrowser(QWidget):
         super().__init__(parent)
         self.info: ModelInfo | None = None
         self.index: VocabIndex | None = None
-        self._wanted = False  # build only once the browser is shown
+        self._wanted = False  # build only while the browser is shown
         self._built_for: ModelInfo | None = None
         self._generation = 0
         self._sort = ("id", False)
@@ -284,8 +284,8 @@ class QVocabBrowser(QWidget):
             self._build()
 
     def set_wanted(self, shown: bool) -> None:
-        """The browser became visible (or hidden): build its index if needed."""
-        self._wanted = self._wanted or shown
+        """The browser became visible (or hidden): build its index if it is stale."""
+        self._wanted = shown  # a hidden one catches up when shown again
         if shown:
             self._build()
 

@@ -140,8 +140,12 @@ def test_stale_queries_are_dropped(qtbot, small_window) -> None:  # type: ignore
 def test_follows_the_window_model(qtbot, small_window, test_vocab) -> None:  # type: ignore[no-untyped-def]
     w = small_window
     b: QVocabBrowser = w.vocab_browser
+    old = b.index
+    w.vocab_dock.toggleViewAction().trigger()  # hidden: a new model costs nothing
+    open_model_in(qtbot, w, test_vocab)
+    assert b.index is old
     with qtbot.waitSignal(b.queryFinished, timeout=TIMEOUT):
-        open_model_in(qtbot, w, test_vocab)
+        w.vocab_dock.toggleViewAction().trigger()
     assert b.index is not None and b.index.model is w.model_info.model
     assert b.table_model.rowCount() == len(w.model_info.model)
     assert np.array_equal(b.table_model.ids, np.arange(len(w.model_info.model)))
