@@ -48,7 +48,7 @@ def test_hostile_contents_end_in_a_result_or_gguf_error(char_model_path: Path, t
     stats = FuzzStats()
     sources = _small_sources(char_model_path)
     for i, src in enumerate(sources):
-        fuzz_file_structured(src, tmp_path, 480 // len(sources), seed=2000 + i, stats=stats)
+        fuzz_file_structured(src, tmp_path, 360 // len(sources), seed=2000 + i, stats=stats)
     print(f"\nfuzzed {stats.cases} structured cases: {stats.clean} clean, {stats.errors} GGUFError, "
           f"{len(stats.crashes)} crashes, max {stats.max_seconds:.3f}s CPU")
     assert not stats.crashes, "\n".join(stats.crashes[:20])
