@@ -10,14 +10,16 @@ can make the view fail. Decoding runs in a worker thread, newest input wins.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QColor, QFont, QFontDatabase, QGuiApplication, QKeySequence, QTextCharFormat
+from PySide6.QtGui import (QAction, QCloseEvent, QColor, QFont, QFontDatabase, QGuiApplication, QKeySequence,
+                           QSyntaxHighlighter, QTextCharFormat, QTextCursor, QTextDocument)
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QDialog, QHBoxLayout, QHeaderView, QLabel,
-                               QPlainTextEdit, QPushButton, QSplitter, QTableView, QTextEdit, QVBoxLayout,
+                               QPlainTextEdit, QPushButton, QSplitter, QTableView, QVBoxLayout,
                                QWidget)
 
 from tokenprism.core import Model
@@ -34,9 +36,8 @@ if TYPE_CHECKING:
 
 SHORTCUT = "Ctrl+Shift+D"
 DEBOUNCE_MS = 120
-MAX_MARKS = 2000
-"""Problems highlighted in the input; more are listed but not drawn, so a
-pasted megabyte of garbage stays responsive."""
+MAX_MARKS = 100_000
+"""Problems highlighted in the input; more are counted but not drawn."""
 
 
 def install(window: TokenPrismWindow) -> DecodeIds:
@@ -82,6 +83,61 @@ def decode_ids(model: Model, source: str, special: bool = True) -> Decoded:
     bad = tuple(i for i, p in enumerate(problems) if p)
     valid = [it.value for it, p in zip(items, problems) if not p and it.value is not None]
     return Decoded(source, model, items, problems, bad, model.decode(valid, special=special))
+
+
+# ---- marks in the input -------------------------------------------------------------------------
+
+class MarkRanges:
+    """Sorted ``[start, end)`` document ranges that follow edits of the text."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def shift(self, pos: int, removed: int, added: int) -> None:
+        """A ``contentsChange`` of the document: move the ranges after the
+        edit and drop those it touched. ``removed == added`` is also how a
+        format change (the highlighting itself) is reported; an edit of that
+        shape is rare and put right by the next result."""
+        if not self.starts or removed == added:
+            return
+        delta = added - removed
+        kept = [(s if s < pos else s + delta, e if e <= pos else e + delta)
+                for s, e in zip(self.starts, self.ends) if e <= pos or s >= pos + removed]
+        self.starts = [s for s, _ in kept]
+        self.ends = [e for _, e in kept]
+
+
+class BadIdMarks(QSyntaxHighlighter):
+    """Underlines the ranges of a :class:`MarkRanges`. A highlighter, not
+    extra selections: those re-lay out the whole block per mark, which takes
+    seconds for a pasted one-line list of thousands of ids."""
+
+    def __init__(self, doc: QTextDocument, ranges: MarkRanges, color: QColor, base: QColor) -> None:
+        super().__init__(doc)
+        self.ranges = ranges
+        self.fmt = QTextCharFormat()
+        self.fmt.setBackground(mix(base, color, 0.25))
+        self.fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+        self.fmt.setUnderlineColor(color)
+
+    def set_ranges(self, starts: list[int], ends: list[int]) -> None:
+        """Mark ``[starts[i], ends[i])`` (sorted document positions)."""
+        r = self.ranges
+        if not starts and not r.starts:
+            return
+        r.starts, r.ends = starts, ends
+        self.rehighlight()
+
+    def highlightBlock(self, text: str) -> None:
+        r = self.ranges
+        block = self.currentBlock()
+        p, n = block.position(), block.length()
+        i = bisect.bisect_right(r.ends, p)
+        while i < len(r.starts) and r.starts[i] < p + n:
+            s = max(r.starts[i], p)
+            self.setFormat(s - p, min(r.ends[i], p + n) - s, self.fmt)
+            i += 1
 
 
 # ---- table ---------------------------------------------------------------------------------------
@@ -166,7 +222,13 @@ class QDecodeDialog(QDialog):
         self.input.setTabChangesFocus(True)
         self.input.setToolTip("Token ids separated by spaces or commas, or a JSON list; "
                               "words that are not valid ids are underlined in red")
-        self.input.textChanged.connect(lambda: self._timer.start())
+        self.input.textChanged.connect(self._on_text_changed)
+        self.mark_ranges = MarkRanges()
+        # connected before the highlighter's own handler, so the ranges
+        # follow an edit before the edited block is highlighted again
+        self.input.document().contentsChange.connect(self.mark_ranges.shift)
+        self.marks = BadIdMarks(self.input.document(), self.mark_ranges, QColor("#e8403a"),
+                                self.input.palette().base().color())
         self.summary = QLabel("")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -247,6 +309,13 @@ class QDecodeDialog(QDialog):
 
     # ---- work ------------------------------------------------------------------------
 
+    def _on_text_changed(self) -> None:
+        # the highlighting of bad ids reports itself as a text change too;
+        # only a real edit is worth decoding again
+        shown = self.decoded.source if self.decoded is not None else None
+        if self.input.toPlainText() != shown:
+            self._timer.start()
+
     def _start(self) -> None:
         info = self.info
         if info is None:
@@ -290,32 +359,29 @@ class QDecodeDialog(QDialog):
 
     def _mark(self, d: Decoded | None) -> None:
         """Underline the words that are not valid ids where they stand in the input."""
-        marks: list[QTextEdit.ExtraSelection] = []
-        if d is not None and d.bad:
-            bad = d.bad[:MAX_MARKS]
-            u16 = Utf16Map(d.source)
-            starts = u16.to16(np.asarray([d.items[i].start for i in bad], dtype=np.int64))
-            ends = u16.to16(np.asarray([d.items[i].end for i in bad], dtype=np.int64))
-            fmt = QTextCharFormat()
-            red = QColor("#e8403a")
-            fmt.setBackground(mix(self.input.palette().base().color(), red, 0.25))
-            fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
-            fmt.setUnderlineColor(red)
-            doc = self.input.document()
-            for s, e in zip(starts.tolist(), ends.tolist()):
-                sel = QTextEdit.ExtraSelection()
-                cur = self.input.textCursor()
-                cur.setPosition(min(s, doc.characterCount() - 1))
-                cur.setPosition(min(e, doc.characterCount() - 1), cur.MoveMode.KeepAnchor)
-                sel.cursor = cur
-                sel.format = fmt
-                marks.append(sel)
-        self.input.setExtraSelections(marks)
+        if d is None or not d.bad:
+            self.marks.set_ranges([], [])
+            return
+        bad = d.bad[:MAX_MARKS]
+        u16 = Utf16Map(d.source)
+        starts = u16.to16(np.asarray([d.items[i].start for i in bad], dtype=np.int64))
+        ends = u16.to16(np.asarray([d.items[i].end for i in bad], dtype=np.int64))
+        self.marks.set_ranges(starts.tolist(), ends.tolist())
 
     def marked_ranges(self) -> list[tuple[int, int]]:
         """``(start, end)`` document positions of the highlighted words."""
-        return [(s.cursor.selectionStart(), s.cursor.selectionEnd())
-                for s in self.input.extraSelections()]
+        return list(zip(self.mark_ranges.starts, self.mark_ranges.ends))
+
+    def marked_words(self) -> list[str]:
+        """The highlighted words, as the input shows them."""
+        doc = self.input.document()
+        out = []
+        for s, e in self.marked_ranges():
+            cur = QTextCursor(doc)
+            cur.setPosition(s)
+            cur.setPosition(e, QTextCursor.MoveMode.KeepAnchor)
+            out.append(cur.selectedText())
+        return out
 
     def _on_row(self, current: QModelIndex, _previous: QModelIndex) -> None:
         """Show the selected row's word in the input."""
