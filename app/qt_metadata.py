@@ -236,7 +236,7 @@ class QMetadataPanel(QWidget):
             what = f"{_count(len(v.value))} characters, {_count(lines)} line{'s' if lines != 1 else ''}"
         else:
             what = v.type_name
-        self.value_title.setText(f"<b>{readable(key, visible_spaces=False)}</b> · {what}")
+        self.value_title.setText(f"<b>{html.escape(readable(key, visible_spaces=False))}</b> · {what}")
         self.value.setPlainText(full_view_text(v))
 
     def copy_value(self) -> None:

@@ -227,9 +227,11 @@ class QVocabBrowser(QWidget):
             self.kind.addItem(name, code)
         self.kind.setToolTip("Show only tokens of one type")
         self.count = QLabel()
+        self.count.setTextFormat(Qt.TextFormat.PlainText)
         self.count.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.error = QLabel()
         self.error.setWordWrap(True)
+        self.error.setTextFormat(Qt.TextFormat.PlainText)  # messages quote what was typed
         self.error.setStyleSheet("color: palette(bright-text); background: #b3261e; padding: 3px 6px;"
                                  " border-radius: 3px;")
         self.error.hide()
