@@ -106,6 +106,12 @@ def test_follows_the_window_model(qtbot, window, test_vocab, tmp_path: Path) -> 
     panel: QMetadataPanel = window.metadata_panel
     assert set(top_items(panel)) == set(window.model_info.model.gguf.metadata)
     assert "app-test vocab" in panel.facts.text()
-    other = write_vocab_gguf(tmp_path / "x.gguf", ["a"], extra={"zz.extra": "here"})
+    other = write_vocab_gguf(tmp_path / "x.gguf", ["a"], extra={"zz.extra": "here", "<i>odd</i>\x1b": "v\x00\u200b"})
     panel.set_gguf(read_gguf(other))
-    assert "zz.extra" in top_items(panel)
+    items = top_items(panel)
+    assert "zz.extra" in items
+    odd = items["<i>odd</i>\x1b"]
+    assert odd.text(COL_KEY) == "<i>odd</i>\\x1B" and odd.text(COL_VALUE).isprintable()
+    panel.tree.setCurrentItem(odd)
+    assert "&lt;i&gt;odd" in panel.value_title.text()
+    assert panel.value.toPlainText() == "v\\x00\\u200B"
