@@ -36,6 +36,11 @@ _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
 Index = QModelIndex | QPersistentModelIndex
+_R = Qt.ItemDataRole
+_DISPLAY, _ALIGN, _BACKGROUND, _FONT, _TOOLTIP, _USER = (
+    int(_R.DisplayRole.value), int(_R.TextAlignmentRole.value), int(_R.BackgroundRole.value),
+    int(_R.FontRole.value), int(_R.ToolTipRole.value), int(_R.UserRole.value))
+_ROLES = frozenset({_DISPLAY, _ALIGN, _BACKGROUND, _FONT, _TOOLTIP, _USER})
 
 
 class QTokenTableModel(QAbstractTableModel):
@@ -102,12 +107,17 @@ class QTokenTableModel(QAbstractTableModel):
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
+        # a repaint asks ~7 roles of every visible cell: the ones answered
+        # with nothing go first, and roles compare as plain ints (an enum
+        # member lookup costs more than the rest of a call)
+        if role not in _ROLES:
+            return None
         a = self._a
         if a is None or not index.isValid():
             return None
         r, c = index.row(), index.column()
         enc = a.encoding
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == _DISPLAY:
             if c == COL_INDEX:
                 return r
             tid = enc.token_ids[r]
@@ -124,16 +134,16 @@ class QTokenTableModel(QAbstractTableModel):
             if c == COL_BYTES:
                 return f"{enc.byte_starts[r]}–{enc.byte_ends[r]}"
             return None
-        if role == Qt.ItemDataRole.TextAlignmentRole:
+        if role == _ALIGN:
             return _LEFT if c in (COL_PIECE, COL_TYPE) else _RIGHT
-        if role == Qt.ItemDataRole.BackgroundRole and c == COL_PIECE and self._colors is not None:
+        if role == _BACKGROUND and c == COL_PIECE and self._colors is not None:
             k = a.span_of_token(r)
             return self._colors.bg(int(a.tok_style[r]), k if k >= 0 else 0)
-        if role == Qt.ItemDataRole.FontRole and c in (COL_ID, COL_PIECE):
+        if role == _FONT and c in (COL_ID, COL_PIECE):
             return self._fixed
-        if role == Qt.ItemDataRole.ToolTipRole:
+        if role == _TOOLTIP:
             return tooltip_html(a, *a.token_range(r))
-        if role == Qt.ItemDataRole.UserRole:
+        if role == _USER:
             return enc.token_ids[r]
         return None
 

@@ -19,6 +19,7 @@ from typing import Callable
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
 from tokenprism.core import GGUFError, open_model
+from tokenprism.core.incremental import changed_chars
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import Analysis, ModelInfo, tokenize
@@ -26,6 +27,9 @@ from .pieces import readable
 
 DEBOUNCE_MS = 30
 FAST_JOB_MS = 40.0  # after a job this quick, the next one starts without debounce
+INLINE_JOB_MS = 10.0  # ... and after one this quick, the next edit is retokenized at once, inline
+INLINE_MAX_CHARS = 400_000
+INLINE_MAX_EDIT = 200
 PROGRESS_INTERVAL_S = 0.1
 
 
@@ -235,7 +239,40 @@ class LiveTokenizer(QObject):
         """The editor text changed: tokenize again (soon)."""
         # the debounce only pays off when jobs are slow (a longer debounce
         # set on purpose is kept)
-        self._invalidate(immediate=self._last_ms < FAST_JOB_MS and self._timer.interval() <= DEBOUNCE_MS)
+        quick = self._timer.interval() <= DEBOUNCE_MS
+        if quick and self._run_inline():
+            return
+        self._invalidate(immediate=quick and self._last_ms < FAST_JOB_MS)
+
+    def _run_inline(self) -> bool:
+        """Retokenize right here when the change can only be a small edit of
+        the last result and that took a few milliseconds: the result is then
+        on screen with the typed character, in its first repaint, without a
+        round trip through the worker (or a second repaint). False when the
+        job belongs in the worker."""
+        if (self._paused or self._running is not None or self._timer.isActive()
+                or self._last_ms > INLINE_JOB_MS):
+            return False
+        self._generation += 1
+        job = self._current_job()
+        base = self._base_for(job) if job is not None else None
+        if job is None or base is None or len(base.text) > INLINE_MAX_CHARS:
+            self._generation -= 1
+            return False
+        text = self._text_source()
+        if changed_chars(base.text, text) > INLINE_MAX_EDIT:
+            self._generation -= 1  # a paste: the worker shows progress if needed
+            return False
+        self._running = job
+        self.busyChanged.emit(True)
+        try:
+            result = tokenize(job.info, text, job.generation, job.add_special, job.parse_special, base)
+        except BaseException as e:  # noqa: BLE001 - a plugin bug is reported, not raised
+            self._on_failed((job, f"{type(e).__name__}: {e}"))
+            return True
+        assert result is not None
+        self._on_done((job, result))
+        return True
 
     def refresh(self) -> None:
         self._paused = False

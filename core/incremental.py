@@ -40,7 +40,7 @@ from .spans import assign_groups, byte_to_char_spans
 from .special import Fragment
 from .tokenizer import Tokenizer, cut_points
 
-# how far from the edit to look for a cut point first (doubled until found)
+# how far from the edit to look for a cut point first (four times more until found)
 _FIRST_WINDOW = 256
 # pieces of a huge text tokenized between two progress reports
 CHUNK_CHARS = 1 << 17
