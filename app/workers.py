@@ -22,7 +22,7 @@ from tokenprism.core import GGUFError, open_model
 from tokenprism.core.incremental import changed_chars
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import Analysis, ModelInfo, tokenize
+from .analysis import INCREMENTAL_MIN, Analysis, ModelInfo, tokenize
 from .pieces import readable
 
 DEBOUNCE_MS = 30
@@ -256,7 +256,7 @@ class LiveTokenizer(QObject):
         self._generation += 1
         job = self._current_job()
         base = self._base_for(job) if job is not None else None
-        if job is None or base is None or len(base.text) > INLINE_MAX_CHARS:
+        if job is None or base is None or not INCREMENTAL_MIN <= len(base.text) <= INLINE_MAX_CHARS:
             self._generation -= 1
             return False
         text = self._text_source()
