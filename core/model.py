@@ -31,8 +31,9 @@ def sanitize_text(text: str) -> str:
     Why U+FFFD and not the bytes ``'surrogatepass'`` would give: llama.cpp
     takes UTF-8 bytes, and no real caller can hand it a lone surrogate as
     text — llama-cpp-python's ``str.encode("utf-8")`` raises, llama.cpp's
-    server rejects a lone ``\\ud800`` escape in JSON, and the editor's
-    QTextDocument drops lone surrogates from typed, pasted and loaded text.
+    server rejects a lone ``\\ud800`` escape in JSON, and in the app Qt
+    drops lone surrogates on the way into a QString (typed, pasted, dropped
+    or loaded text never holds one; tests/app/test_textfile.py).
     Only a deliberate ``'surrogatepass'`` makes ill-formed UTF-8 (ED A0 80
     for U+D800), which llama.cpp then cuts into byte tokens (llama-spm
     ``<0xED><0xA0><0x80>``). Reproducing that would make every plugin take
