@@ -24,39 +24,40 @@ def byte_to_char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[l
 
 def char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
     """:func:`byte_to_char_spans` for spans in text order (each list not
-    decreasing, as every tokenizer gives them): one walk over the bytes
-    instead of arrays the size of the text. The lists may be returned as
+    decreasing, as every tokenizer gives them): one walk over the
+    characters instead of arrays the size of the text. The lists may be returned as
     they are (ASCII text)."""
     if text.isascii():
         return starts, ends
-    data = text.encode("utf-8", "surrogatepass")
-    cs = _walk(data, starts, True)
-    ce = _walk(data, ends, False)
+    cs = _walk(text, starts, True)
+    ce = _walk(text, ends, False)
     if cs is None or ce is None:
         return byte_to_char_spans(text, starts, ends)
     return cs, ce
 
 
-def _walk(data: bytes, offsets: list[int], is_start: bool) -> list[int] | None:
-    # count(x) = characters that start before byte x; a span end maps to
-    # count(end), a span start inside a character to that character.
-    # None when the offsets go backwards.
-    nb = len(data)
+def _walk(text: str, offsets: list[int], is_start: bool) -> list[int] | None:
+    # one step per character; an offset inside a character maps to that
+    # character for a start, to the one after it for an end. None when the
+    # offsets go backwards.
+    n = len(text)
     out = [0] * len(offsets)
-    bi = 0
-    cnt = 0
+    ci = 0
+    bpos = 0
+    prev = 0
     for k in range(len(offsets)):
         x = offsets[k]
-        if x < bi:
+        if x < prev:
             return None
-        while bi < x:
-            if (data[bi] & 0xC0) != 0x80:
-                cnt += 1
-            bi += 1
-        if is_start and x < nb and (data[x] & 0xC0) == 0x80:
-            out[k] = cnt - 1
+        prev = x
+        while bpos < x and ci < n:
+            c = ord(text[ci])
+            bpos += 1 if c < 0x80 else 2 if c < 0x800 else 3 if c < 0x10000 else 4
+            ci += 1
+        if bpos > x and is_start:
+            out[k] = ci - 1
         else:
-            out[k] = cnt
+            out[k] = ci
     return out
 
 

@@ -54,6 +54,8 @@ _SURROGATE_RE = re.compile("[\\ud800-\\udfff]")
 
 _CACHE_MAX_WORD = 64
 _CACHE_MAX_ENTRIES = 1 << 16
+# one-character lookups below this code point go through a list
+_FIRST_TABLE = 0x800
 
 UGM_DEFAULT_IDS = {"eos": 1, "unk": 2, "pad": 0}
 
@@ -178,10 +180,7 @@ class UgmTokenizer:
         valid = matchable
         if _SURROGATE_RE.search("".join(pieces)) is not None:
             valid = [tid for tid in matchable if not _has_surrogate(pieces[tid])]
-        pref: dict[str, int] = dict.fromkeys(
-            {pieces[tid][:k] for tid in valid for k in range(1, len(pieces[tid]))}, -1)
-        for tid in valid:
-            pref[pieces[tid]] = tid
+        pref = _prefix_dict(pieces, valid)
         self.pref = pref
         space = self.space
         self.cut_on_space = not any(space in pieces[tid][1:] for tid in valid)
@@ -220,6 +219,8 @@ class UgmTokenizer:
         # normalized length <= (longest replacement + a ▁) per character
         self.expand = longest + 1
         self._chunks: dict[str, list[int]] = {}
+        self._ascii_stop_re: re.Pattern[str] | None = None
+        self._first: list[int] = []
         self._cut_re: re.Pattern[str] | None = None
 
     def clear_caches(self) -> None:
@@ -334,6 +335,8 @@ class UgmTokenizer:
         scores = self.tok_score
         unk = self.unk_id
         unk_score = self.unk_score
+        first = self._first_table()
+        n_first = len(first)
         m = len(word)
         best = [NEG_SCORE] * (m + 1)
         best[0] = 0.0
@@ -343,8 +346,12 @@ class UgmTokenizer:
             cur = best[i]
             single = False
             j = i + 1
+            c = ord(word[i])
             while j <= m:
-                v = pref.get(word[i:j], -2)
+                if j == i + 1 and c < n_first:
+                    v = first[c]
+                else:
+                    v = pref.get(word[i:j], -2)
                 if v == -2:
                     break
                 if v >= 0:
@@ -371,6 +378,15 @@ class UgmTokenizer:
             pos = back[pos]
         out.reverse()
         return out
+
+    def _first_table(self) -> list[int]:
+        """``pref`` of every one-character string below U+0800, by code point."""
+        t = self._first
+        if not t:
+            pref = self.pref
+            t = [pref.get(chr(c), -2) for c in range(_FIRST_TABLE)]
+            self._first = t
+        return t
 
     def word_path(self, word: str) -> list[int]:
         """``best_path`` of a word of the normalized text, cached."""
@@ -452,7 +468,10 @@ class UgmTokenizer:
         for ch in self.space_like:
             if ch in text:
                 text = text.replace(ch, " ")
-        stops: list[int] = [m.start() for m in self.chunk_stop_re.finditer(text)]
+        stop_re = self.chunk_stop_re
+        if text.isascii():
+            stop_re = self._ascii_stops()
+        stops: list[int] = [m.start() for m in stop_re.finditer(text)]
         n_stops = len(stops)
         si = 0
         ids: list[int] = []
@@ -514,6 +533,36 @@ class UgmTokenizer:
         if not original.isascii():
             starts, ends = _to_bytes(original, starts, ends)
         return FragmentResult(ids, starts, ends)
+
+    def _ascii_stops(self) -> re.Pattern[str]:
+        """``chunk_stop_re`` for ASCII text: its huge classes make the
+        regular-expression engine slow on every character. The ASCII
+        characters where it matches are found by trying each one before
+        every possible ASCII follower (its lookaheads see one character);
+        when a match depends on the follower or is longer than one
+        character, the pattern itself is kept."""
+        r = self._ascii_stop_re
+        if r is None:
+            full = self.chunk_stop_re
+            chars: list[str] = []
+            exact = True
+            for c in range(128):
+                hits = 0
+                for f in range(129):
+                    m = full.match(chr(c) + (chr(f) if f < 128 else ""))
+                    if m is not None:
+                        hits += 1
+                        if m.end() != 1:
+                            exact = False
+                if hits == 129:
+                    chars.append(chr(c))
+                elif hits:
+                    exact = False
+            r = full
+            if exact:
+                r = re.compile("[" + re.escape("".join(chars)) + "]" if chars else "(?!)")
+            self._ascii_stop_re = r
+        return r
 
     def _whole(self, norm: str) -> tuple[list[int], list[int], list[int]]:
         """The pass over the whole fragment, sums in llama.cpp's order."""
@@ -670,6 +719,29 @@ def _to_bytes(text: str, starts: list[int], ends: list[int]) -> tuple[list[int],
     bs: list[int] = cum[np.asarray(starts, dtype=np.intp)].tolist()
     be: list[int] = cum[np.asarray(ends, dtype=np.intp)].tolist()
     return bs, be
+
+
+def _prefix_dict(pieces: tuple[str, ...], ids: list[int]) -> dict[str, int]:
+    """Each of ``ids``' pieces -> its id, and every shorter prefix of one
+    that is not a piece -> -1.
+
+    The keys stay prefix-closed while they are added, so a piece's
+    prefixes are added longest first only until one is already there:
+    each distinct prefix costs one slice, not one per piece sharing it.
+    """
+    pref: dict[str, int] = {}
+    for tid in ids:
+        p = pieces[tid]
+        k = len(p) - 1
+        while k > 0:
+            q = p[:k]
+            if q in pref:
+                break
+            pref[q] = -1
+            k -= 1
+    for tid in ids:
+        pref[pieces[tid]] = tid
+    return pref
 
 
 def build_ugm(vocab: Vocab) -> UgmTokenizer:
