@@ -323,7 +323,7 @@ def print_tables(res: dict[str, Any], sizes: dict[str, int], out: Any = sys.stdo
           "Ratios: llama.cpp load / TokenPrism compiled load (target >= 4x), pure / compiled.", file=out)
     head = (f"{'vocab':15s} {'type':4s} {'tokens':>7s} | {'compiled':>8s} {'ready':>6s} | {'pure':>7s} {'ready':>7s} | "
             f"{'llama':>6s} {'ready':>6s} | {'llama/c':>7s} {'l/c rdy':>7s} {'pure/c':>6s} | "
-            f"{'MB c':>5s} {'MB l':>5s}")
+            f"{'MB c':>9s} {'MB l':>5s}")
     print(head, file=out)
     print("-" * len(head), file=out)
     for vocab in res["vocabs"]:
@@ -332,18 +332,19 @@ def print_tables(res: dict[str, Any], sizes: dict[str, int], out: Any = sys.stdo
         l_load, l_ready = get(vocab, "llama.cpp", "load"), get(vocab, "llama.cpp", "ready")
         kind = get(vocab, "compiled", "kind") or get(vocab, "pure", "kind") or "?"
         n = get(vocab, "compiled", "n_tokens") or get(vocab, "pure", "n_tokens") or get(vocab, "llama.cpp", "n_tokens")
-        rss_c = get(vocab, "compiled", "rss_ready")
+        rss_c = get(vocab, "compiled", "rss_load"), get(vocab, "compiled", "rss_ready")
         rss_l = get(vocab, "llama.cpp", "rss_ready")
+        mb_c = "-" if rss_c[0] is None else f"{rss_c[0] / 1e6:.0f}/{rss_c[1] / 1e6:.0f}"
         print(f"{vocab:15s} {kind:4s} {n or 0:7d} | {_ms(c_load):>8s} {_ms(c_ready):>6s} | {_ms(p_load):>7s} "
               f"{_ms(p_ready):>7s} | {_ms(l_load):>6s} {_ms(l_ready):>6s} | {_ratio(l_load, c_load):>7s} "
               f"{_ratio(l_ready, c_ready):>7s} {_ratio(p_load, c_load):>6s} | "
-              f"{'-' if rss_c is None else f'{rss_c / 1e6:.0f}':>5s} {'-' if rss_l is None else f'{rss_l / 1e6:.0f}':>5s}",
+              f"{mb_c:>9s} {'-' if rss_l is None else f'{rss_l / 1e6:.0f}':>5s}",
               file=out)
     traced = [(v, get(v, "compiled", "traced"), get(v, "compiled", "traced_peak")) for v in res["vocabs"]]
     traced = [t for t in traced if t[1] is not None]
     if traced:
-        print("\nMemory (MB): 'MB c'/'MB l' above are RSS growth open → ready; Python heap after open "
-              "(tracemalloc, compiled):", file=out)
+        print("\nMemory (MB): 'MB c' above is the RSS growth of the compiled build at load/ready (target <= 150), "
+              "'MB l' llama.cpp's at ready; Python heap at ready (tracemalloc, compiled):", file=out)
         print("  " + ", ".join(f"{v} {c / 1e6:.0f} (peak {p / 1e6:.0f})" for v, c, p in traced), file=out)
     if not any(get(v, i, "encode") for v in res["vocabs"] for i in IMPLS):
         return

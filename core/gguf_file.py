@@ -166,9 +166,18 @@ class _Cursor:
         return n
 
     def strings(self, n: int, field: str) -> list[str]:
-        out: list[str] = []
+        """``n`` length-prefixed strings.
+
+        First one pass over the length prefixes only (bounds checks, no
+        objects); then, unless some string holds the marker bytes, every
+        prefix is overwritten in a copy by a separator and bytes to delete,
+        and one decode and one split make all strings at once, instead of
+        a slice and a decode per string (~800k on large vocabularies).
+        """
+        begin = self.pos
+        starts: list[int] = []
         buf = self.buf
-        pos = self.pos
+        pos = begin
         for i in range(n):
             if pos + 8 > len(buf):
                 self.pos = pos
@@ -179,16 +188,21 @@ class _Cursor:
             ln = buf[pos] | (buf[pos + 1] << 8) | (buf[pos + 2] << 16) | (buf[pos + 3] << 24)
             if buf[pos + 4] | buf[pos + 5] | buf[pos + 6] | buf[pos + 7]:
                 ln = int.from_bytes(buf[pos:pos + 8], "little")
+            starts.append(pos)
             pos += 8
             if ln > len(buf) - pos:
                 self.pos = pos
                 self.need(ln, f"{field}[{i}]")
                 buf = self.buf
-            out.append(buf[pos:pos + ln].decode("utf-8", "surrogateescape"))
             pos += ln
         self.pos = pos
+        if n == 0:
+            return []
+        out = _split_strings(buf, begin, pos, starts)
+        if out is None:
+            out = [buf[p + 8:q].decode("utf-8", "surrogateescape")
+                   for p, q in zip(starts, starts[1:] + [pos])]
         return out
-
     def scalar(self, vtype: int, field: str) -> object:
         if vtype == T_STRING:
             return self.string(field)
@@ -232,6 +246,40 @@ class _Cursor:
             value = np.frombuffer(self.buf, dtype=_NUMPY[elem], count=n, offset=self.pos).copy()
             self.pos += n * size
         return MetadataValue(T_ARRAY, value, elem, start)
+
+
+# (separator, byte to delete) pairs tried in turn; ASCII control bytes that
+# real vocabularies rarely hold. The separator must be ASCII so that it
+# decodes to itself and cannot join a UTF-8 sequence around it.
+_MARKERS = ((0x1E, 0x1F), (0x1D, 0x1C), (0x01, 0x02))
+
+
+def _split_strings(buf: bytes, begin: int, end: int, starts: list[int]) -> list[str] | None:
+    """The strings of ``buf[begin:end]`` whose length prefixes are at
+    ``starts``, or None when every marker pair occurs inside them."""
+    n = len(starts)
+    st = np.array(starts, dtype=np.int64) - begin
+    region = np.frombuffer(buf, dtype=np.uint8, count=end - begin, offset=begin).copy()
+    counts = np.bincount(region, minlength=256)
+    # what the prefixes themselves contribute to those counts
+    prefix_counts = np.zeros(256, dtype=np.int64)
+    for k in range(8):
+        prefix_counts += np.bincount(region[st + k], minlength=256)
+    body = counts - prefix_counts
+    for sep, dele in _MARKERS:
+        if body[sep] == 0 and body[dele] == 0:
+            region[st] = sep
+            for k in range(1, 8):
+                region[st + k] = dele
+            joined = region.tobytes().translate(None, bytes((dele,)))
+            parts = joined.decode("utf-8", "surrogateescape").split(chr(sep))
+            # a separator is never part of a UTF-8 sequence, so each part
+            # decodes as its string alone would
+            if len(parts) == n + 1:
+                del parts[0]
+                return parts
+            return None
+    return None
 
 
 def read_gguf(path: str | os.PathLike[str]) -> GGUFFile:

@@ -63,6 +63,8 @@ _TYPE_TO_ATTR = {
     TokenType.USER_DEFINED: Attr.USER_DEFINED,
     TokenType.BYTE: Attr.BYTE,
 }
+# the same as an array indexed by token type (UNDEFINED: no bits)
+_TYPE_TO_ATTR_TABLE = np.array([Attr.UNDEFINED] + [_TYPE_TO_ATTR[TokenType(t)] for t in range(1, 7)], dtype=np.int64)
 
 # special-id keys, in llama.cpp's order; the last three are deprecated
 # aliases of the fim keys and are read after them, as llama.cpp does
@@ -219,16 +221,17 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
             raise GGUFError(gf.path, f"{len(arr)} scores for {n} tokens", sc_v.offset, KEY_SCORES)
         scores = tuple(arr[:n].tolist())
 
-    types: tuple[int, ...]
     ty_v = _array(gf, KEY_TYPES, (T_INT32,), False)
+    types_arr: np.ndarray
     if ty_v is None:
-        types = (int(TokenType.NORMAL),) * n
+        types_arr = np.full(n, int(TokenType.NORMAL), dtype=np.int64)
     else:
         arr = ty_v.value
         assert isinstance(arr, np.ndarray)
         if len(arr) < n:
             raise GGUFError(gf.path, f"{len(arr)} token types for {n} tokens", ty_v.offset, KEY_TYPES)
-        types = tuple(arr[:n].tolist())
+        types_arr = arr[:n].astype(np.int64)
+    types: tuple[int, ...] = tuple(types_arr.tolist())
 
     merges: tuple[str, ...] = ()
     mg_v = _array(gf, KEY_MERGES, (T_STRING,), False)
@@ -243,7 +246,10 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
         charsmap = cm_v.value
 
     pieces, token_to_id, max_len = _index_pieces(raw_pieces)
-    attrs = [_TYPE_TO_ATTR.get(t, Attr.UNDEFINED) for t in types]  # type: ignore[call-overload]
+    # one vectorised lookup instead of a dict lookup per token; the
+    # fix-ups below touch only a few ids
+    known = (types_arr >= 0) & (types_arr < len(_TYPE_TO_ATTR_TABLE))
+    attrs_arr = np.where(known, _TYPE_TO_ATTR_TABLE[np.where(known, types_arr, 0)], Attr.UNDEFINED)
 
     special_ids: dict[str, int] = {}
     for name, key in SPECIAL_KEYS:
@@ -262,12 +268,14 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
 
     general_name = _string(gf, "general.name", "")
     arch = _string(gf, "general.architecture", "")
-    eog = _apply_special_fixups(pieces, token_to_id, attrs, special_ids)
+    eog = _apply_special_fixups(pieces, token_to_id, attrs_arr, special_ids)
 
-    special_tokens = [i for i in range(n) if attrs[i] & (Attr.CONTROL | Attr.USER_DEFINED | Attr.UNKNOWN)]
+    special_arr = np.flatnonzero(attrs_arr & (Attr.CONTROL | Attr.USER_DEFINED | Attr.UNKNOWN))
+    special_tokens: list[int] = special_arr.tolist()
     # llama.cpp sorts by text length, longest first; ties keep id order here
     special_tokens.sort(key=lambda i: -len(pieces[i].encode("utf-8", "surrogateescape")))
-    _apply_strip_rules(pieces, token_to_id, attrs, special_tokens, general_name, pre, arch)
+    _apply_strip_rules(pieces, token_to_id, attrs_arr, special_tokens, general_name, pre, arch)
+    attrs: list[int] = attrs_arr.tolist()
 
     return Vocab(
         model=model, pre=pre, pieces=tuple(pieces), scores=scores, types=types,
@@ -291,7 +299,7 @@ def _index_pieces(raw: list[str]) -> tuple[list[str], dict[str, int], int]:
     return pieces, token_to_id, max_len
 
 
-def _apply_special_fixups(pieces: list[str], token_to_id: dict[str, int], attrs: list[int],
+def _apply_special_fixups(pieces: list[str], token_to_id: dict[str, int], attrs: np.ndarray,
                           special_ids: dict[str, int]) -> set[int]:
     for name, texts in _AUTO_SPECIAL:
         if name in special_ids:
@@ -303,11 +311,11 @@ def _apply_special_fixups(pieces: list[str], token_to_id: dict[str, int], attrs:
                 attrs[tid] |= Attr.CONTROL
                 break
 
-    for tid in range(len(attrs)):
-        if attrs[tid] & Attr.CONTROL and not attrs[tid] & Attr.UNUSED:
-            text = pieces[tid]
-            if "unused" in text and token_to_id.get(text) == tid:
-                attrs[tid] |= Attr.UNUSED
+    candidates: list[int] = np.flatnonzero((attrs & (Attr.CONTROL | Attr.UNUSED)) == Attr.CONTROL).tolist()
+    for tid in candidates:
+        text = pieces[tid]
+        if "unused" in text and token_to_id.get(text) == tid:
+            attrs[tid] |= Attr.UNUSED
 
     eog: set[int] = {special_ids[k] for k in ("fim_pad", "fim_rep", "fim_sep") if k in special_ids}
     for text in _EOG_TEXTS:
@@ -336,7 +344,7 @@ def _apply_special_fixups(pieces: list[str], token_to_id: dict[str, int], attrs:
     return eog
 
 
-def _apply_strip_rules(pieces: list[str], token_to_id: dict[str, int], attrs: list[int],
+def _apply_strip_rules(pieces: list[str], token_to_id: dict[str, int], attrs: np.ndarray,
                        special_tokens: list[int], name: str, pre: str, arch: str) -> None:
     lname = name.lower()
     if any(s in pre for s in ("jina-v2-de", "jina-v2-es", "jina-v2-code")) or \
@@ -349,7 +357,7 @@ def _apply_strip_rules(pieces: list[str], token_to_id: dict[str, int], attrs: li
         for text, on in (("</s>", True), ("<unk>", False), ("<s>", False), ("<|endoftext|>", False)):
             if text in token_to_id:
                 tid = token_to_id[text]
-                attrs[tid] = attrs[tid] | Attr.RSTRIP if on else attrs[tid] & ~Attr.RSTRIP
+                attrs[tid] = int(attrs[tid]) | Attr.RSTRIP if on else int(attrs[tid]) & ~Attr.RSTRIP
     elif "modern-bert" in lname:
         if "[MASK]" in token_to_id:
             attrs[token_to_id["[MASK]"]] |= Attr.LSTRIP

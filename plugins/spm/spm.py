@@ -30,6 +30,8 @@ from __future__ import annotations
 import re
 from heapq import heapify, heappop, heappush
 
+import numpy as np
+
 from tokenprism.core.errors import TokenPrismError
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Vocab
@@ -42,6 +44,7 @@ _DEFAULT_SPECIAL_IDS = {"bos": 1, "eos": 2, "unk": 0}
 # words of the ORIGINAL text: a space becomes ▁, and a literal ▁ is one too
 _WORD_RE = re.compile("[ \u2581]*[^ \u2581]+|[ \u2581]+")
 _CROSSES_WORD_RE = re.compile("[^\u2581]\u2581")
+_CROSSES_WORD_JOINED_RE = re.compile("[^\u2581\0]\u2581")
 _WORD_START_RE = re.compile("(?<=[^ \u2581])(?=[ \u2581])")
 
 # long words are rare and would only crowd the cache
@@ -97,10 +100,11 @@ class SpmTokenizer:
             normalizes=True,
         )
         # plain dicts: the hot loop must not go through Mapping
-        self._ids: dict[str, int] = dict(vocab.token_to_id)
+        t2i = vocab.token_to_id
+        self._ids: dict[str, int] = t2i if isinstance(t2i, dict) else dict(t2i)
         self._ranks: dict[str, int] = _score_ranks(self._ids, vocab.scores)
         self._byte_ids: list[int] = _byte_token_ids(self._ids, special_ids.get("unk", -1))
-        self.by_word: bool = by_word and not any(_CROSSES_WORD_RE.search(p) for p in vocab.pieces)
+        self.by_word: bool = by_word and not _crosses_word(vocab.pieces)
         self._cache: dict[str, WordTokens] = {}
         self._cache_prefixed: dict[str, WordTokens] = {}
 
@@ -357,9 +361,19 @@ def _byte_offsets(text: str, prefix: bool) -> list[int]:
 def _score_ranks(ids: dict[str, int], scores: tuple[float, ...]) -> dict[str, int]:
     """Each piece's score as a rank, 0 for the best: an int that orders
     like the score and packs into a heap key. Equal scores share a rank."""
-    distinct = sorted(set(scores), reverse=True)
-    rank_of = {sc: r for r, sc in enumerate(distinct)}
-    return {piece: rank_of[scores[tid]] for piece, tid in ids.items()}
+    sc = np.asarray(scores, dtype=np.float64)
+    distinct = np.unique(sc)  # ascending
+    rank_of_id: list[int] = (len(distinct) - 1 - np.searchsorted(distinct, sc)).tolist()
+    return {piece: rank_of_id[tid] for piece, tid in ids.items()}
+
+
+def _crosses_word(pieces: tuple[str, ...]) -> bool:
+    """Whether some piece has ``▁`` right after another character (one
+    regex pass over all pieces, NUL-separated, instead of one per piece)."""
+    joined = "\0".join(pieces)
+    if joined.count("\0") != len(pieces) - 1:  # a piece holds a NUL itself
+        return any(_CROSSES_WORD_RE.search(p) for p in pieces)
+    return _CROSSES_WORD_JOINED_RE.search(joined) is not None
 
 
 def _byte_token_ids(ids: dict[str, int], unk: int) -> list[int]:

@@ -1,0 +1,54 @@
+"""String arrays read by one decode and split must equal decoding each
+string on its own, whatever bytes the strings hold."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from tokenprism.core.gguf_file import T_ARRAY, T_STRING, read_gguf
+
+
+def _gguf_with_strings(path: Path, items: list[bytes]) -> None:
+    key = b"tokenizer.ggml.tokens"
+    out = bytearray(b"GGUF" + struct.pack("<IQQ", 3, 0, 1))
+    out += struct.pack("<Q", len(key)) + key + struct.pack("<IIQ", T_ARRAY, T_STRING, len(items))
+    for it in items:
+        out += struct.pack("<Q", len(it)) + it
+    path.write_bytes(bytes(out))
+
+
+def _expected(items: list[bytes]) -> list[str]:
+    return [it.decode("utf-8", "surrogateescape") for it in items]
+
+
+CASES = {
+    "plain": [b"a", b"", b"hello", "\u2581the".encode(), "日本".encode(), b""],
+    "invalid utf-8 at the edges": [b"\xe2\x96", b"\x81x", b"\xff", b"ab\xe2", b"\x96\x81", b"\xc3", b"\xa9"],
+    "first markers inside": [b"\x1e", b"a\x1fb", b"x"],
+    "every marker inside": [b"\x1e\x1f\x1d\x1c\x01\x02", b"\x00", b"z"],
+    "separator-like lengths": [bytes([30]) * 30, bytes([31]) * 31, b"\x00" * 3],
+    "one empty": [b""],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_string_array_matches_per_string_decode(tmp_path: Path, name: str) -> None:
+    items = CASES[name]
+    p = tmp_path / "s.gguf"
+    _gguf_with_strings(p, items)
+    got = read_gguf(p).metadata["tokenizer.ggml.tokens"].value
+    assert got == _expected(items)
+
+
+def test_many_strings_cross_buffer_growth(tmp_path: Path) -> None:
+    # more than the first 1 MiB the reader maps in, so the buffer grows
+    # while the prefixes are scanned
+    items = [f"tok{i}\u2581{'x' * (i % 40)}".encode() for i in range(60_000)] + [b"\xe2\x96\x81" * 5]
+    p = tmp_path / "big.gguf"
+    _gguf_with_strings(p, items)
+    got = read_gguf(p).metadata["tokenizer.ggml.tokens"].value
+    assert len(got) == len(items)
+    assert got == _expected(items)
