@@ -329,6 +329,11 @@ class WpmTokenizer:
         self._ws_chars: str = tables.ws_chars
         self._table: dict[int, int] = tables.table
         self._cache: dict[str, Piece] = {}
+        # below U+0080 the table either lowercases or does nothing, so
+        # ASCII words can skip the (slower) table lookup per character
+        ascii_map = [self._table.get(c, c) for c in range(128)]
+        self._lowercase_ascii: bool = ascii_map == [ord(chr(c).lower()) for c in range(128)]
+        self._ascii_lower: bool = self._lowercase_ascii or ascii_map == list(range(128))
 
     # ---- the contract ---------------------------------------------------
 
@@ -337,8 +342,11 @@ class WpmTokenizer:
         starts: list[int] = []
         ends: list[int] = []
         pos = 0
+        cache = self._cache
         for p in self._split(text):
-            r = self._piece(p)
+            r = cache.get(p)
+            if r is None:
+                r = self._piece(p)
             n = len(r.ids)
             if n == 1:
                 ids.append(r.ids[0])
@@ -439,7 +447,10 @@ class WpmTokenizer:
             origin = [m.start() for m in self._keep_re.finditer(core)]
             kept = "".join([core[i] for i in origin])
         nk = len(kept)
-        word = kept.translate(self._table)
+        if ascii_p and self._ascii_lower:
+            word = kept.lower() if self._lowercase_ascii else kept
+        else:
+            word = kept.translate(self._table)
         if nk > 0:
             if not self._greedy(WORD_MARK + word, ids, cstarts, cends):
                 ids.clear()
