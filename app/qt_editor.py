@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QFontDatabase,
                            QHelpEvent, QPainter, QPaintEvent, QPen, QTextBlock, QTextCharFormat,
                            QTextCursor, QTextLayout, QTextLine, QTextOption)
@@ -93,6 +93,9 @@ class QTokenEditor(QPlainTextEdit):
         self._build_formats()
         self._serial = next(_serials)
         self._has_extra = False
+        self._restyled: list[QRect] = []
+        self._painted_stale = False  # painted while stale (no overlay): the next result repaints all
+        self._box_rect: QRect | None = None  # where the last paint drew the token box
         self.shown_spans: tuple[int, int] = (0, 0)
         """Span index range styled by the last pass (for tests and benchmarks)."""
         self.newline_marks: list[tuple[int, int]] = []
@@ -136,15 +139,29 @@ class QTokenEditor(QPlainTextEdit):
 
     def set_analysis(self, analysis: Analysis | None) -> None:
         """Show ``analysis``, which must be of the editor's current text."""
+        prev = self._analysis
         self._analysis = analysis
+        # the next result of the same model after an edit that nothing has
+        # painted yet repaints only the blocks it restyles (and the token
+        # box): a full repaint of token formats is what a keystroke costs most
+        partial = (prev is not None and analysis is not None and prev.info is analysis.info
+                   and not self._painted_stale)
         self._stale = analysis is None
         self._current = None
+        self._restyled = []
         self.apply_visible()
-        self.viewport().update()
+        if partial:
+            vp = self.viewport()
+            for r in self._restyled:
+                vp.update(r)
+            self._update_box()
+        else:
+            self.viewport().update()
 
     def _on_contents_change(self, pos: int, removed: int, added: int) -> None:
         if removed or added:
             self._stale = True
+            self._painted_stale = False
             self._current = None
             self._shift_formats(pos, removed, added)
             # the edited blocks' formats no longer match what their state says
@@ -236,6 +253,12 @@ class QTokenEditor(QPlainTextEdit):
                         layout.setFormats(ranges)
                         doc.markContentsDirty(bpos, blen + 1)  # repaint with the new formats
                     block.setUserState(state)
+                    # its area, and the line end above (a token may hold that break)
+                    prev_block = block.previous()
+                    top = prev_block if prev_block.isValid() else block
+                    geo = self.blockBoundingGeometry(block).translated(self.contentOffset())
+                    top_geo = self.blockBoundingGeometry(top).translated(self.contentOffset())
+                    self._restyled.append(geo.united(top_geo).toAlignedRect().adjusted(-2, -2, 2, 2))
             block = block.next()
         if extra or self._has_extra:
             self.setExtraSelections(extra)
@@ -325,13 +348,32 @@ class QTokenEditor(QPlainTextEdit):
             k = a.span_at(pos - 1)
         if k < 0:
             self._current = None
-            self.viewport().update()
+            self._update_box()
             self.cursorTokenChanged.emit(-1, -1)
             return
         first, last = int(a.span_first[k]), int(a.span_last[k])
         self._current = (first, last)
-        self.viewport().update()
+        self._update_box()
         self.cursorTokenChanged.emit(first, last)
+
+    def _box_rects(self) -> list[QRectF]:
+        """Where the box around the current token goes (viewport coordinates)."""
+        a = self._analysis
+        if self._current is None or a is None or self._stale:
+            return []
+        s, e = a.range16(*self._current)
+        if e > s:
+            return self.range_rects(s, e)
+        pt = self._marker_pos(s)
+        return [] if pt is None else [QRectF(pt.x() - 4, pt.y(), 8, self.fontMetrics().height())]
+
+    def _update_box(self) -> None:
+        """Repaint where the token box was and where it goes now."""
+        vp = self.viewport()
+        if self._box_rect is not None:
+            vp.update(self._box_rect)
+        for r in self._box_rects():
+            vp.update(r.toAlignedRect().adjusted(-3, -3, 3, 3))
 
     def select_tokens(self, first: int, last: int) -> None:
         """Select the text of tokens ``[first, last)`` without reporting the
@@ -444,6 +486,7 @@ class QTokenEditor(QPlainTextEdit):
         super().paintEvent(event)
         a = self._analysis
         if a is None or self._stale:
+            self._painted_stale = True
             return
         p = QPainter(self.viewport())
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -457,6 +500,7 @@ class QTokenEditor(QPlainTextEdit):
             if pt is not None:
                 p.setBrush(self._colors.border[int(a.tok_style[int(a.empty_tokens[k])])])
                 p.drawRoundedRect(QRectF(pt.x() - 1.5, pt.y() + 1, 3, line_h - 2), 1.5, 1.5)
+        self._box_rect = None
         if self._current is not None:
             first, last = self._current
             s, e = a.range16(first, last)
@@ -464,12 +508,16 @@ class QTokenEditor(QPlainTextEdit):
             p.setPen(pen)
             p.setBrush(Qt.BrushStyle.NoBrush)
             if e > s:
+                box = QRect()
                 for r in self.range_rects(s, e):
                     p.drawRoundedRect(r.adjusted(-0.5, 0.5, 0.5, -0.5), 3, 3)
+                    box = box.united(r.toAlignedRect().adjusted(-3, -3, 3, 3))
+                self._box_rect = box
             else:
                 pt = self._marker_pos(s)
                 if pt is not None:
                     p.drawRoundedRect(QRectF(pt.x() - 3.5, pt.y(), 7, line_h), 2, 2)
+                    self._box_rect = QRect(int(pt.x()) - 6, int(pt.y()) - 2, 12, line_h + 4)
         p.end()
 
     # ---- tooltips ---------------------------------------------------------------------
