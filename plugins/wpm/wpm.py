@@ -329,6 +329,7 @@ class WpmTokenizer:
         self._ws_chars: str = tables.ws_chars
         self._table: dict[int, int] = tables.table
         self._cache: dict[str, Piece] = {}
+        self._longest: dict[str, int] = {}
         # below U+0080 the table either lowercases or does nothing, so
         # ASCII words can skip the (slower) table lookup per character
         ascii_map = [self._table.get(c, c) for c in range(128)]
@@ -482,14 +483,29 @@ class WpmTokenizer:
         offs = _utf8_offsets(p)
         return Piece(ids, [offs[s] for s in cstarts], [offs[e] for e in cends], offs[len(p)], word)
 
+    def _longest_by_pair(self) -> dict[str, int]:
+        """The longest piece (in characters) for each first two characters
+        of a piece; made on first use (a benign race at worst builds it twice)."""
+        d = self._longest
+        if not d:
+            d = {}
+            for piece in self._t2i:
+                if len(piece) >= 2:
+                    key = piece[:2]
+                    if len(piece) > d.get(key, 1):
+                        d[key] = len(piece)
+            self._longest = d
+        return d
+
     def _greedy(self, w1: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
         """Longest-match-first cut of ``w1``; False when some position has no match."""
         t2i = self._t2i
         n = len(w1)
-        max_len = self._max_len
+        longest = self._longest_by_pair()
         i = 0
         while i < n:
-            j = i + max_len
+            # a match longer than one character starts with these two
+            j = i + longest.get(w1[i:i + 2], 1)
             if j > n:
                 j = n
             found = -1
