@@ -254,9 +254,25 @@ class _Cursor:
 _MARKERS = ((0x1E, 0x1F), (0x1D, 0x1C), (0x01, 0x02))
 
 
+_SPLIT_CHUNK = 8192  # strings per decode: small temporaries, and one emoji widens only its chunk's text
+
+
 def _split_strings(buf: bytes, begin: int, end: int, starts: list[int]) -> list[str] | None:
     """The strings of ``buf[begin:end]`` whose length prefixes are at
-    ``starts``, or None when every marker pair occurs inside them."""
+    ``starts``, or None when some chunk holds every marker pair."""
+    out: list[str] = []
+    n = len(starts)
+    for a in range(0, n, _SPLIT_CHUNK):
+        b = min(n, a + _SPLIT_CHUNK)
+        stop = starts[b] if b < n else end
+        part = _split_chunk(buf, starts[a], stop, starts[a:b])
+        if part is None:
+            return None
+        out.extend(part)
+    return out
+
+
+def _split_chunk(buf: bytes, begin: int, end: int, starts: list[int]) -> list[str] | None:
     n = len(starts)
     st = np.array(starts, dtype=np.int64) - begin
     region = np.frombuffer(buf, dtype=np.uint8, count=end - begin, offset=begin).copy()

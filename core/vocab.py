@@ -219,7 +219,13 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
         assert isinstance(arr, np.ndarray)
         if len(arr) < n:
             raise GGUFError(gf.path, f"{len(arr)} scores for {n} tokens", sc_v.offset, KEY_SCORES)
-        scores = tuple(arr[:n].tolist())
+        arr = arr[:n]
+        bits = arr.view(np.uint32)
+        if n > 1 and bool((bits == bits[0]).all()):
+            # one float object for all (gemma-4: 262k equal scores, 6 MB)
+            scores = (arr[:1].tolist()[0],) * n
+        else:
+            scores = tuple(arr.tolist())
 
     ty_v = _array(gf, KEY_TYPES, (T_INT32,), False)
     types_arr: np.ndarray

@@ -31,6 +31,7 @@ from typing import Optional
 # ``tokenprism`` namespace only exists once installed)
 from tokenprism.core.tokenizer import (  # type: ignore[import-not-found, unused-ignore]
     FragmentResult, TokenizerConfig, resolve_special_ids)
+from tokenprism.core.memory import trim_heap  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.vocab import Vocab  # type: ignore[import-not-found, unused-ignore]
 
 from . import pretokenizers as pt
@@ -171,6 +172,8 @@ class BpeTokenizer:
                     if len(r) != n:  # duplicates: llama.cpp keeps the first
                         r = dict(zip(reversed(merges), range(n - 1, -1, -1)))
                     self._ranks = r
+                    # the tables the dict outgrew while filling (megabytes)
+                    trim_heap()
         return r
 
     def safe_split(self) -> re.Pattern[str]:
