@@ -16,6 +16,7 @@ from typing import Sequence
 from .encoding import Encoding
 from .errors import GGUFError, TokenPrismError
 from .gguf_file import GGUFFile, read_gguf
+from .memory import trim_heap
 from .plugin_types import TokenizerSpec
 from .plugins import find_spec
 from .spans import assign_groups, char_spans, shift_into
@@ -313,4 +314,5 @@ def open_model(path: str | os.PathLike[str]) -> Model:
         raise GGUFError(p, str(e)) from None
     except (ValueError, TypeError, IndexError, KeyError, OverflowError, UnicodeError) as e:
         raise GGUFError(p, f"the {spec.name} tokenizer cannot use this vocabulary: {e}") from None
+    trim_heap()
     return Model(p, gguf, vocab, spec, tokenizer)
