@@ -228,6 +228,7 @@ class TokenPrismWindow(QMainWindow):
     def _install_features(self) -> None:
         """Feature modules that add their own menus, docks and actions
         (each module's ``install(window)`` keeps its wiring in one place)."""
+        from . import qt_compare
         from . import qt_export
         from . import qt_metadata
         from . import qt_models
@@ -235,6 +236,7 @@ class TokenPrismWindow(QMainWindow):
         from . import qt_textfile
         from . import qt_vocab
         # ---- feature installs: one line each, keep this list sorted ----
+        qt_compare.install(self)
         qt_export.install(self)
         qt_metadata.install(self)
         qt_models.install(self)
