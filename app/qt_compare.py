@@ -383,7 +383,7 @@ class QCompareWindow(QWidget):
                 item = QTableWidgetItem(value)
                 item.setToolTip(path if c == 1 else (ld.message if sm is None and c == 3 else value))
                 if c >= 3 and sm is not None:
-                    item.setTextAlignment(int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter))
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if sm is None and c == 3 and ld.message and self.lanes[i].failed:
                     item.setForeground(QColor("#d02c26"))
                 t.setItem(i, c, item)
