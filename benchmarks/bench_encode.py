@@ -284,10 +284,13 @@ def main() -> None:
             llama_py = ""
     if llama_py != "":
         sides["llama.cpp"] = (llama_py, "llama")
-    results: dict[str, dict[str, object]] = {}
-    for label, (py, side) in sides.items():
-        print(f"measuring {label} ...", file=sys.stderr, flush=True)
-        results[label] = _run_side(py, side, paths, args.repeat, tx)
+    # one vocabulary at a time, every side in turn, so that a change in
+    # the machine's load falls on all sides alike
+    results: dict[str, dict[str, object]] = {label: {} for label in sides}
+    for name in names:
+        print(f"measuring {name} ...", file=sys.stderr, flush=True)
+        for label, (py, side) in sides.items():
+            results[label].update(_run_side(py, side, {name: paths[name]}, args.repeat, tx))
 
     mb = {t: len(s.encode("utf-8")) / 1e6 for t, s in tx.items()}
     labels = list(sides)
