@@ -12,7 +12,7 @@ its message in its lane; the other lanes keep working.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QColor, QKeySequence, QTextCursor
@@ -51,14 +51,14 @@ class CompareLane(QObject):
 
     changed = Signal()
 
-    def __init__(self, path: str, text_source: object, info: ModelInfo | None, parent: QObject) -> None:
+    def __init__(self, path: str, text_source: Callable[[], str], info: ModelInfo | None, parent: QObject) -> None:
         super().__init__(parent)
         self.path = path
         self.info: ModelInfo | None = None
         self.message = "Loading…"
         self.failed = False
         self.loader = ModelLoader(self)
-        self.live = LiveTokenizer(text_source, self, debounce_ms=LANE_DEBOUNCE_MS)  # type: ignore[arg-type]
+        self.live = LiveTokenizer(text_source, self, debounce_ms=LANE_DEBOUNCE_MS)
         self.loader.loaded.connect(self._on_loaded)
         self.loader.failed.connect(self._on_failed)
         self.live.resultReady.connect(self._on_result)
@@ -70,7 +70,12 @@ class CompareLane(QObject):
 
     @property
     def name(self) -> str:
-        return self.info.name if self.info is not None else os.path.basename(self.path)
+        stem = os.path.splitext(os.path.basename(self.path))[0]
+        if self.info is None:
+            return stem
+        name = self.info.name
+        # some files name themselves by a hash; the file name says more then
+        return stem if len(name) >= 32 and all(c in "0123456789abcdef" for c in name.lower()) else name
 
     @property
     def kind(self) -> str:
@@ -420,10 +425,10 @@ class QCompareWindow(QWidget):
             c = QTextCursor(self.editor.document())
             c.setPosition(start)
             c.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-            es.cursor = c  # type: ignore[misc]
+            es.cursor = c
             color = QColor(self.palette().highlight().color())
             color.setAlphaF(0.3)
-            es.format.setBackground(color)  # type: ignore[attr-defined]
+            es.format.setBackground(color)
             sel.append(es)
         self.editor.setExtraSelections(sel)
 

@@ -101,6 +101,9 @@ class QCompareLanes(QAbstractScrollArea):
         f.setPointSizeF(self.font().pointSizeF() + 1)
         self._mono = f
         self._fm = QFontMetricsF(f)
+        # drawing whole rows at once needs every ASCII glyph (and the dot) one width
+        widths = {self._fm.horizontalAdvance(c) for c in "iWm .·"}
+        self._mono_ascii = len(widths) == 1
         small = QFont(self.font())
         small.setPointSizeF(max(6.0, self.font().pointSizeF() - 1))
         self._small = small
@@ -315,6 +318,12 @@ class QCompareLanes(QAbstractScrollArea):
             p.setPen(mark_pen)
             p.drawLine(QPointF(x, top + self.mark_height), QPointF(x, bottom))
         ascent = fm.ascent()
+        row = self._units[rs:re]
+        tail = ""
+        if row.endswith("\n"):
+            row, tail = row[:-1], "↵"
+        plain: str | None = row if self._mono_ascii and row.isascii() and row.isprintable() else None
+        dots = "".join("·" if c == " " else " " for c in row) if plain is not None else ""
         for lane_i, lane in enumerate(self._lanes):
             lr = self.lane_rect(r, lane_i)
             # gutter: lane number and short model name
@@ -345,12 +354,17 @@ class QCompareLanes(QAbstractScrollArea):
                 p.setBrush(colors.bg(style, k))
                 p.setPen(QPen(mix(colors.bg(style, k), colors.text, 0.35), 1.0))
                 p.drawRoundedRect(rect, 3, 3)
-            # the text itself, once per box so it stays on the shared grid
             p.setPen(colors.text)
-            for k in range(lo, hi):
-                cs, ce = max(int(a.span_start16[k]), rs), min(int(a.span_end16[k]), re)
-                if cs < ce:
-                    self._draw_text(p, cs, ce, self.pos_x(cs, r), base_y, colors.muted, colors.text)
+            if plain is not None:
+                # a plain ASCII row sits on the monospace grid already: two
+                # calls draw it (the text, then dots for its spaces)
+                p.drawText(QPointF(g, base_y), plain)
+                p.setPen(colors.muted)
+                p.drawText(QPointF(g, base_y), dots)
+                if tail:
+                    p.drawText(QPointF(self.pos_x(re - 1, r), base_y), tail)
+                continue
+            self._draw_text(p, rs, re, g, base_y, colors.muted, colors.text)
             # tokens that cover no text (BOS/EOS): a thin bar
             elo, ehi = a.empties_in(rs, re)
             if ehi > elo:
@@ -362,26 +376,39 @@ class QCompareLanes(QAbstractScrollArea):
                         p.drawLine(QPointF(x, box_top), QPointF(x, box_top + box_h))
 
     def _draw_text(self, p: QPainter, a: int, b: int, x: float, y: float, muted: QColor, text: QColor) -> None:
+        """Units ``[a, b)`` of one row starting at ``x``: runs of plain ASCII
+        in one call, every other character at its own place on the grid (a
+        fallback font's glyphs would drift otherwise), spaces, breaks and
+        tabs as muted marks."""
         units = self._units
-        seg = units[a:b]
-        if seg.isascii() and seg.isprintable() and " " not in seg:
-            p.drawText(QPointF(x, y), seg)
-            return
-        # runs of ordinary characters in one call; marks for spaces, breaks and tabs in the muted colour
-        chunk_start = a
-        for i in range(a, b + 1):
+        xs = self._x
+        x0 = float(xs[a])
+        run = a
+        i = a
+        while i <= b:
             ch = units[i] if i < b else ""
-            special = ch in (" ", "\n", "\t") or (ch != "" and ord(ch) < 0x20)
-            if i == b or special:
-                if i > chunk_start:
-                    raw = from_units(units[chunk_start:i])
-                    p.drawText(QPointF(x + float(self._x[chunk_start] - self._x[a]), y), raw)
-                if special:
-                    cx = x + float(self._x[i] - self._x[a])
-                    p.setPen(muted)
-                    p.drawText(QPointF(cx, y), "·" if ch == " " else _display_char(ch))
-                    p.setPen(text)
-                chunk_start = i + 1
+            plain = ch != "" and ch.isascii() and ch.isprintable() and ch != " "
+            if plain:
+                i += 1
+                continue
+            if i > run:
+                p.drawText(QPointF(x + float(xs[run]) - x0, y), units[run:i])
+            if ch == "":
+                break
+            cx = x + float(xs[i]) - x0
+            o = ord(ch)
+            if ch == " " or o < 0x20 or o == 0x7F:
+                p.setPen(muted)
+                p.drawText(QPointF(cx, y), "·" if ch == " " else _display_char(ch))
+                p.setPen(text)
+                i += 1
+            elif 0xD800 <= o <= 0xDBFF and i + 1 < b:
+                p.drawText(QPointF(cx, y), from_units(units[i:i + 2]))
+                i += 2
+            else:
+                p.drawText(QPointF(cx, y), from_units(ch))
+                i += 1
+            run = i
 
     # ---- events -----------------------------------------------------------------------
 
