@@ -189,6 +189,8 @@ class QCompareWindow(QWidget):
         self.status = QLabel()
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.status.setWordWrap(True)
+        self.status.setToolTip("Hover a token to light up its characters in every lane; click it to select "
+                                "them in the editor")
 
         bar = QHBoxLayout()
         bar.addWidget(self.add_button)
@@ -397,8 +399,7 @@ class QCompareWindow(QWidget):
             elif t.columnSpan(i, 3) > 1:
                 t.setSpan(i, 3, 1, 1)
         h = t.horizontalHeader().height() + sum(t.rowHeight(r) for r in range(t.rowCount())) + 2 * t.frameWidth()
-        t.setMinimumHeight(min(h, t.horizontalHeader().height() + 3 * max(1, t.rowHeight(0))))
-        t.setMaximumHeight(h + 2)
+        t.setFixedHeight(h + 2)  # every model's row, never a scroll bar
 
     def _update_buttons(self) -> None:
         self.add_button.setEnabled(len(self.lanes) < MAX_MODELS)
@@ -413,8 +414,8 @@ class QCompareWindow(QWidget):
         elif any(ln.waiting for ln in self.lanes):
             self.status.setText("Tokenizing…")
         else:
-            self.status.setText(f"{marks:,} position{'s' if marks != 1 else ''} where the models cut differently "
-                                "(red marks). Hover a token to see it in every lane; click to select it.")
+            self.status.setText(f"{marks:,} position{'s' if marks != 1 else ''} where the models cut "
+                                "differently (red marks)")
 
     # ---- linked ranges --------------------------------------------------------------------
 

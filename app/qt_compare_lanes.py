@@ -98,7 +98,7 @@ class QCompareLanes(QAbstractScrollArea):
 
     def _set_fonts(self) -> None:
         f = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        f.setPointSizeF(self.font().pointSizeF() + 1)
+        f.setPointSizeF(self.font().pointSizeF() + 2)
         self._mono = f
         self._fm = QFontMetricsF(f)
         # drawing whole rows at once needs every ASCII glyph (and the dot) one width
@@ -175,7 +175,7 @@ class QCompareLanes(QAbstractScrollArea):
 
     @property
     def lane_height(self) -> float:
-        return self._fm.height() + 10.0
+        return self._fm.height() + 12.0
 
     @property
     def mark_height(self) -> float:
@@ -342,7 +342,7 @@ class QCompareLanes(QAbstractScrollArea):
                            int(Qt.AlignmentFlag.AlignVCenter), lane.message or "…")
                 continue
             lo, hi = a.spans_in(rs, re)
-            box_top, box_h = lr.top() + 2, lr.height() - 4
+            box_top, box_h = lr.top() + 3, lr.height() - 6
             for k in range(lo, hi):
                 s, e = int(a.span_start16[k]), int(a.span_end16[k])
                 cs, ce = max(s, rs), min(e, re)

@@ -145,12 +145,53 @@ def render(out_dir: Path, models: dict[str, Path], text: str, size: tuple[int, i
     return written
 
 
+COMPARE_TEXT = ("Tokenizers don't agree: unbelievably, 3.14159 and 2024-06-01.\n"
+                "CamelCaseWords, snake_case_names and    indented code;\n"
+                "Zażółć gęślą jaźń — naïve café, Ελληνικά, русский.\n")
+
+
+def render_compare(out: Path, paths: list[Path], text: str = COMPARE_TEXT,
+                   size: tuple[int, int] = (1100, 580)) -> Path:
+    """The compare view (View ▸ Compare Models) of ``paths`` on ``text``,
+    with one token hovered, saved as ``out``."""
+    from .qt_compare import CompareFeature
+
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = AppSettings(QSettings(os.path.join(tmp, "shots.ini"), QSettings.Format.IniFormat))
+        window = TokenPrismWindow(settings, restore=False)
+        window.editor.setPlainText(text)
+        feature = window.findChild(CompareFeature)
+        assert feature is not None
+        view = feature.show(paths=[str(p) for p in paths])
+        view.resize(*size)
+        wait_for(lambda: len(view.view.lanes) == len(paths)
+                 and all(ld.analysis is not None and ld.analysis.text == text for ld in view.view.lanes))
+        lanes = view.view
+        a = lanes.lanes[0].analysis
+        assert a is not None
+        k = a.span_at(min(text.find("believ") + 1, len(text) - 1))
+        if k >= 0:
+            lanes.set_hover(int(a.span_start16[k]), int(a.span_end16[k]))
+        app.processEvents()
+        view.grab().save(str(out))
+        feature.shutdown()
+        window.shutdown()
+        view.close()
+        window.close()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tokenprism.app.screenshots", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", nargs="?", default=str(DEFAULT_OUT), help="folder for the PNG files")
     ap.add_argument("--model", action="append", default=[], metavar="KIND=PATH",
                     help="a model to show instead of the demo models (repeatable)")
+    ap.add_argument("--compare", action="append", default=[], metavar="PATH",
+                    help="only write compare.png: the compare view of these models (repeatable)")
     ap.add_argument("--width", type=int, default=1280)
     ap.add_argument("--height", type=int, default=760)
     ap.add_argument("--scale", type=float, default=1.0, help="device pixel ratio (2 for sharp images)")
@@ -158,6 +199,11 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     if args.scale != 1.0:
         os.environ["QT_SCALE_FACTOR"] = str(args.scale)
+    if args.compare:
+        app = QApplication.instance() or QApplication(sys.argv[:1])
+        print(render_compare(Path(args.out) / "compare.png", [Path(p) for p in args.compare]))
+        del app
+        return 0
     models: dict[str, Path] = {}
     for item in args.model:
         kind, sep, path = item.partition("=")
