@@ -177,6 +177,13 @@ class QCompareWindow(QWidget):
         act_remove.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
         act_remove.triggered.connect(self.remove_selected)
         self.summary.addAction(act_remove)
+        self._zoom = 0
+        for key, step in ((QKeySequence.StandardKey.ZoomIn, 1), (QKeySequence.StandardKey.ZoomOut, -1),
+                          ("Ctrl+0", 0)):
+            act = QAction(self)
+            act.setShortcut(QKeySequence(key))
+            act.triggered.connect(lambda _=False, s=step: self.zoom(s))
+            self.addAction(act)
         act_close = QAction(self)
         act_close.setShortcut(QKeySequence(QKeySequence.StandardKey.Close))
         act_close.triggered.connect(self.close)
@@ -416,6 +423,18 @@ class QCompareWindow(QWidget):
         else:
             self.status.setText(f"{marks:,} position{'s' if marks != 1 else ''} where the models cut "
                                 "differently (red marks)")
+
+    def zoom(self, step: int) -> None:
+        """Larger (1) or smaller (-1) text in the editor and lanes, or back to normal (0)."""
+        self._zoom = 0 if step == 0 else max(-6, min(12, self._zoom + step))
+        for w in (self.editor, self.view):
+            f = w.font()
+            base = w.property("baseFontSize")
+            if base is None:
+                base = f.pointSizeF()
+                w.setProperty("baseFontSize", base)
+            f.setPointSizeF(float(base) + self._zoom)
+            w.setFont(f)
 
     # ---- linked ranges --------------------------------------------------------------------
 

@@ -242,3 +242,42 @@ def test_export_holds_every_models_tokens(qtbot, window, tmp_path) -> None:  # t
     with open(out_csv, encoding="utf-8-sig", newline="") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == sum(len(open_model(paths[k]).encode(TEXT)) for k in ("spm", "ugm", "wpm"))
+
+
+def test_positions_after_an_emoji_map_to_the_editor(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    paths = demos()
+    text = "a🙂b 日本 tokenizer"
+    view = compare(qtbot, window, [paths["spm"], paths["bpe"]], text)
+    lanes = view.view
+    a = lanes.lanes[1].analysis
+    assert a is not None
+    pos16 = len("a🙂b 日本 tok".encode("utf-16-le")) // 2
+    k = a.span_at(pos16)
+    s, e = int(a.span_start16[k]), int(a.span_end16[k])
+    rect = lanes.range_rects(1, s, e)[0]
+    qtbot.mouseClick(lanes.viewport(), Qt.MouseButton.LeftButton, pos=rect.center().toPoint())
+    chosen = view.editor.textCursor().selectedText()
+    tok = a.encoding.token_at(len("a🙂b 日本 tok"))
+    assert chosen == text[a.encoding.starts[tok]:a.encoding.ends[tok]]
+    assert "tok" in chosen
+
+
+def test_menu_entry_and_shortcut(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QAction
+
+    from tokenprism.app.qt_compare import COMPARE_SHORTCUT
+    from tokenprism.app.qt_menus import SHORTCUTS
+
+    demos()
+    feature = window.findChild(CompareFeature)
+    assert feature.act in window.menus["view"].actions()
+    keys = [a.shortcut().toString() for a in window.findChildren(QAction) if not a.shortcut().isEmpty()]
+    assert keys.count(COMPARE_SHORTCUT) == 1
+    assert COMPARE_SHORTCUT in [k for k, _ in SHORTCUTS]
+    feature.act.trigger()
+    assert feature.view is not None and feature.view.isVisible()
+    qtbot.addWidget(feature.view)
+    wait_ready(qtbot, feature.view)
+    assert len(feature.view.lanes) == 2
+    feature.view.zoom(2)
+    assert feature.view.view.lane_height > 0
