@@ -89,6 +89,8 @@ class QCompareLanes(QAbstractScrollArea):
         self._marks = np.zeros(0, dtype=np.int64)
         self._units = ""
         self._hover = (-1, -1)
+        self._ascii_table: np.ndarray | None = None
+        self._ascii_font = ""
         self.ignore_space_cuts = True
         """Leave out marks next to whitespace (where models differ only in
         which side of a space they cut, or drop it, as WordPiece does)."""
@@ -144,10 +146,14 @@ class QCompareLanes(QAbstractScrollArea):
     def _measure(self) -> None:
         units = to_units(self._shown)
         self._units = units
-        adv = np.zeros(len(units), dtype=np.float64)
         cache = self._cache
         fm = self._fm
         cell = fm.horizontalAdvance("0") * 1.3
+        if units.isascii():  # one table lookup instead of a loop
+            table = self._ascii_widths(cell)
+            self._adv = table[np.frombuffer(units.encode("ascii"), dtype=np.uint8)]
+            return
+        adv = np.zeros(len(units), dtype=np.float64)
         for i, ch in enumerate(units):
             o = ord(ch)
             if 0xDC00 <= o <= 0xDFFF and i and 0xD800 <= ord(units[i - 1]) <= 0xDBFF:
@@ -163,9 +169,19 @@ class QCompareLanes(QAbstractScrollArea):
             adv[i] = w
         self._adv = adv
 
+    def _ascii_widths(self, cell: float) -> np.ndarray:
+        table = self._ascii_table
+        if table is None or self._ascii_font != self._mono.key():
+            table = np.array([max(self._fm.horizontalAdvance(_display_char(chr(c))), 1.0) for c in range(128)])
+            for c in list(range(0x20)) + [0x7F]:
+                table[c] = max(table[c], cell)
+            self._ascii_table = table
+            self._ascii_font = self._mono.key()
+        return table
+
     def _compute_marks(self) -> None:
         shown = [ln.analysis for ln in self._lanes if ln.analysis is not None]
-        n = len(to_units(self._text))
+        n = len(self._text.encode("utf-16-le", "surrogatepass")) // 2
         marks = difference_marks([cuts(a.span_start16, a.span_end16, n) for a in shown])
         if self.ignore_space_cuts and len(marks):
             marks = marks[~space_adjacent(to_units(self._text), marks)]
