@@ -12,7 +12,7 @@ its message in its lane; the other lanes keep working.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QColor, QKeySequence, QTextCursor
@@ -25,13 +25,13 @@ from tokenprism.core.export import token_list, write_export
 from tokenprism.core.resources import demo_models
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import Analysis, ModelInfo
+from .analysis import ModelInfo
 from .compare_align import LaneSummary
 from .qt_background import QBackground
+from .qt_compare_lane import CompareLane
 from .qt_compare_lanes import LaneData, QCompareLanes
 from .qt_export import EXTENSION, FILTERS, path_and_format
 from .qt_menus import KIND_NAMES
-from .workers import DEBOUNCE_MS, LiveTokenizer, ModelLoader
 
 if TYPE_CHECKING:
     from .main_window import TokenPrismWindow
@@ -40,83 +40,7 @@ COMPARE_SHORTCUT = "Ctrl+Shift+A"
 EXPORT_SHORTCUT = "Ctrl+Shift+S"
 MIN_MODELS = 2
 MAX_MODELS = 6
-LANE_DEBOUNCE_MS = DEBOUNCE_MS + 10
-"""Longer than the main window's debounce, which turns off its inline
-(GUI-thread) retokenization: every lane tokenizes in its worker."""
 COLUMNS = ("#", "Model", "Type", "Tokens", "Chars/token", "Byte fallback", "Unknown", "vs first")
-
-
-class CompareLane(QObject):
-    """One model of the comparison: its loader, tokenizer and state."""
-
-    changed = Signal()
-
-    def __init__(self, path: str, text_source: Callable[[], str], info: ModelInfo | None, parent: QObject) -> None:
-        super().__init__(parent)
-        self.path = path
-        self.info: ModelInfo | None = None
-        self.message = "Loading…"
-        self.failed = False
-        self.loader = ModelLoader(self)
-        self.live = LiveTokenizer(text_source, self, debounce_ms=LANE_DEBOUNCE_MS)
-        self.loader.loaded.connect(self._on_loaded)
-        self.loader.failed.connect(self._on_failed)
-        self.live.resultReady.connect(self._on_result)
-        self.live.failed.connect(self._on_tokenize_failed)
-        if info is not None:
-            self._on_loaded(info)
-        else:
-            self.loader.load(path)
-
-    @property
-    def name(self) -> str:
-        stem = os.path.splitext(os.path.basename(self.path))[0]
-        if self.info is None:
-            return stem
-        name = self.info.name
-        # some files name themselves by a hash; the file name says more then
-        return stem if len(name) >= 32 and all(c in "0123456789abcdef" for c in name.lower()) else name
-
-    @property
-    def kind(self) -> str:
-        return self.info.kind if self.info is not None else ""
-
-    @property
-    def result(self) -> Analysis | None:
-        """The tokens of the current text, or None while they are being made."""
-        if self.info is None or self.failed or self.live.busy:
-            return None
-        return self.live.last_result
-
-    @property
-    def waiting(self) -> bool:
-        """True while this lane's model should soon give tokens."""
-        return not self.failed and (self.loader.busy or (self.info is not None and self.result is None))
-
-    def _on_loaded(self, info: ModelInfo) -> None:
-        self.info = info
-        self.message = ""
-        self.live.set_model(info)
-        self.changed.emit()
-
-    def _on_failed(self, _path: str, message: str) -> None:
-        self.failed = True
-        self.message = message
-        self.changed.emit()
-
-    def _on_result(self, _a: Analysis) -> None:
-        self.failed = False
-        self.message = ""
-        self.changed.emit()
-
-    def _on_tokenize_failed(self, message: str) -> None:
-        self.failed = True
-        self.message = message
-        self.changed.emit()
-
-    def shutdown(self) -> None:
-        self.live.shutdown()
-        self.loader.shutdown()
 
 
 class QCompareWindow(QWidget):
