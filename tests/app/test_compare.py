@@ -281,3 +281,29 @@ def test_menu_entry_and_shortcut(qtbot, window) -> None:  # type: ignore[no-unty
     assert len(feature.view.lanes) == 2
     feature.view.zoom(2)
     assert feature.view.view.lane_height > 0
+
+
+def test_add_menu_offers_open_recent_and_demo_models(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    paths = demos()
+    window.settings.add_recent_file(paths["ugm"])
+    view = compare(qtbot, window, [paths["spm"], paths["bpe"]])
+    view._fill_add_menu()
+    entries: dict[str, bool] = {}
+
+    def walk(menu) -> None:  # type: ignore[no-untyped-def]
+        for act in menu.actions():
+            if act.menu() is not None:
+                walk(act.menu())
+            elif act.text():
+                entries[act.toolTip() or act.text()] = act.isEnabled()
+
+    walk(view.add_menu)
+    assert entries[paths["spm"]] is False  # already compared
+    assert entries[paths["wpm"]] is True
+    assert entries[paths["ugm"]] is True  # from the recent files (and the demos)
+    assert any(t.startswith("Choose GGUF") for t in entries)
+    for k in ("ugm", "wpm"):
+        view.add_model(paths[k])
+    assert view.add_model(paths["spm"]) is None  # no duplicate lanes
+    wait_ready(qtbot, view)
+    assert [ld.kind for ld in view.view.lanes] == ["SPM", "BPE", "UGM", "WPM"]
