@@ -69,6 +69,8 @@ CHINESE_RANGES: Final[tuple[tuple[int, int], ...]] = (
 # remembered pieces per tokenizer; longer pieces are not remembered
 _CACHE_LIMIT: Final = 1 << 16
 _CACHE_MAX_CHARS: Final = 48
+# above every code point: trie keys are node * _CP_LIMIT + code point
+_CP_LIMIT: Final = 0x110000
 
 # the code points below U+0080 of unicode_tables.WHITESPACE
 _ASCII_WS: Final = " \t\n\v\f\r"
@@ -329,7 +331,8 @@ class WpmTokenizer:
         self._ws_chars: str = tables.ws_chars
         self._table: dict[int, int] = tables.table
         self._cache: dict[str, Piece] = {}
-        self._longest: dict[str, int] = {}
+        self._trie_children: dict[int, int] = {}
+        self._trie_tok: list[int] = []
         # below U+0080 the table either lowercases or does nothing, so
         # ASCII words can skip the (slower) table lookup per character
         ascii_map = [self._table.get(c, c) for c in range(128)]
@@ -483,44 +486,59 @@ class WpmTokenizer:
         offs = _utf8_offsets(p)
         return Piece(ids, [offs[s] for s in cstarts], [offs[e] for e in cends], offs[len(p)], word)
 
-    def _longest_by_pair(self) -> dict[str, int]:
-        """The longest piece (in characters) for each first two characters
-        of a piece; made on first use (a benign race at worst builds it twice)."""
-        d = self._longest
-        if not d:
-            d = {}
-            for piece in self._t2i:
-                if len(piece) >= 2:
-                    key = piece[:2]
-                    if len(piece) > d.get(key, 1):
-                        d[key] = len(piece)
-            self._longest = d
-        return d
+    def _trie(self) -> tuple[dict[int, int], list[int]]:
+        """The pieces as a character trie: child of ``node`` by code point
+        ``cp`` at key ``node * _CP_LIMIT + cp``, and each node's token id
+        (-1 for none). Int keys are hashed and compared without touching
+        any text, and a walk needs no slices. Made on first use (a benign
+        race at worst builds it twice)."""
+        tok = self._trie_tok
+        children = self._trie_children
+        if not tok:
+            children = {}
+            tok = [-1]
+            for piece, tid in self._t2i.items():
+                node = 0
+                for ch in piece:
+                    key = node * _CP_LIMIT + ord(ch)
+                    nxt = children.get(key, -1)
+                    if nxt < 0:
+                        nxt = len(tok)
+                        tok.append(-1)
+                        children[key] = nxt
+                    node = nxt
+                tok[node] = tid
+            self._trie_children = children
+            self._trie_tok = tok
+        return children, tok
 
     def _greedy(self, w1: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
         """Longest-match-first cut of ``w1``; False when some position has no match."""
-        t2i = self._t2i
+        children, tok = self._trie()
         n = len(w1)
-        longest = self._longest_by_pair()
         i = 0
         while i < n:
-            # a match longer than one character starts with these two
-            j = i + longest.get(w1[i:i + 2], 1)
-            if j > n:
-                j = n
+            # walk down the trie as far as the text goes; the last piece
+            # passed on the way is the longest match
             found = -1
-            while j > i:
-                tid = t2i.get(w1[i:j], -1)
-                if tid >= 0:
-                    found = tid
+            fj = i
+            node = 0
+            j = i
+            while j < n:
+                node = children.get(node * _CP_LIMIT + ord(w1[j]), -1)
+                if node < 0:
                     break
-                j -= 1
+                j += 1
+                t = tok[node]
+                if t >= 0:
+                    found = t
+                    fj = j
             if found < 0:
                 return False
             ids.append(found)
             starts.append(i)
-            ends.append(j)
-            i = j
+            ends.append(fj)
+            i = fj
         return True
 
 
