@@ -23,42 +23,57 @@ def byte_to_char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[l
 
 
 def char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
-    """:func:`byte_to_char_spans` for spans in text order (each list not
-    decreasing, as every tokenizer gives them): one walk over the
-    characters instead of arrays the size of the text. The lists may be returned as
-    they are (ASCII text)."""
+    """:func:`byte_to_char_spans` by one walk over the characters, for
+    spans in text order (as every tokenizer gives them) instead of arrays
+    the size of the text. The lists may be returned as they are (ASCII)."""
     if text.isascii():
         return starts, ends
-    cs = _walk(text, starts, True)
-    ce = _walk(text, ends, False)
-    if cs is None or ce is None:
-        return byte_to_char_spans(text, starts, ends)
+    n = len(text)
+    m = len(starts)
+    cs = [0] * m
+    ce = [0] * m
+    ci = 0  # the cursor: character ci starts at byte bpos
+    bpos = 0
+    # steps back (overlapping tokens); spans far out of order would make
+    # the walk quadratic, so then the arrays take over
+    budget = 2 * n + 64
+    for k in range(m):
+        x = starts[k]
+        while bpos > x:
+            ci -= 1
+            bpos -= _clen(ord(text[ci]))
+            budget -= 1
+        while bpos < x and ci < n:
+            w = _clen(ord(text[ci]))
+            if bpos + w > x:
+                break  # x is inside character ci
+            bpos += w
+            ci += 1
+        cs[k] = ci
+        y = ends[k]
+        while bpos > y:
+            ci -= 1
+            bpos -= _clen(ord(text[ci]))
+            budget -= 1
+        while bpos < y and ci < n:
+            bpos += _clen(ord(text[ci]))
+            ci += 1
+        ce[k] = ci  # past y when y is inside a character: that one counts
+        if budget < 0:
+            return byte_to_char_spans(text, starts, ends)
     return cs, ce
 
 
-def _walk(text: str, offsets: list[int], is_start: bool) -> list[int] | None:
-    # one step per character; an offset inside a character maps to that
-    # character for a start, to the one after it for an end. None when the
-    # offsets go backwards.
-    n = len(text)
-    out = [0] * len(offsets)
-    ci = 0
-    bpos = 0
-    prev = 0
-    for k in range(len(offsets)):
-        x = offsets[k]
-        if x < prev:
-            return None
-        prev = x
-        while bpos < x and ci < n:
-            c = ord(text[ci])
-            bpos += 1 if c < 0x80 else 2 if c < 0x800 else 3 if c < 0x10000 else 4
-            ci += 1
-        if bpos > x and is_start:
-            out[k] = ci - 1
-        else:
-            out[k] = ci
-    return out
+def _clen(c: int) -> int:
+    """UTF-8 length of code point ``c`` (surrogates count 3, as with
+    surrogatepass)."""
+    if c < 0x80:
+        return 1
+    if c < 0x800:
+        return 2
+    if c < 0x10000:
+        return 3
+    return 4
 
 
 def shift_into(dst: list[int], src: list[int], delta: int) -> None:
