@@ -1,0 +1,48 @@
+"""Byte spans to character spans: the one-walk version used by
+``Model.encode`` against the array version, and groups."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokenprism.core.spans import assign_groups, byte_to_char_spans, char_spans
+
+# one character of every UTF-8 length, plus a lone surrogate (3 bytes with surrogatepass)
+_CHARS = st.sampled_from(["a", " ", "é", "€", "😀", "\ud800"])
+
+
+@st.composite
+def text_and_spans(draw: st.DrawFn) -> tuple[str, list[int], list[int]]:
+    text = "".join(draw(st.lists(_CHARS, max_size=30)))
+    nb = len(text.encode("utf-8", "surrogatepass"))
+    k = draw(st.integers(0, 12))
+    starts = draw(st.lists(st.integers(0, nb), min_size=k, max_size=k))
+    ends = draw(st.lists(st.integers(0, nb), min_size=k, max_size=k))
+    if draw(st.booleans()):  # the usual case: in text order
+        starts.sort()
+        ends.sort()
+    return text, starts, ends
+
+
+@settings(max_examples=400, deadline=None)
+@given(text_and_spans())
+def test_char_spans_matches_arrays(case: tuple[str, list[int], list[int]]) -> None:
+    text, starts, ends = case
+    assert char_spans(text, list(starts), list(ends)) == byte_to_char_spans(text, starts, ends)
+
+
+def test_char_spans_widen_partial_characters() -> None:
+    # "a€b": € is bytes 1..4; its three byte tokens all cover character 1
+    assert char_spans("a€b", [0, 1, 2, 3, 4], [1, 2, 3, 4, 5]) == ([0, 1, 1, 1, 2], [1, 2, 2, 2, 3])
+
+
+def test_char_spans_far_out_of_order() -> None:
+    text = "é" * 300
+    offs = list(range(600, 0, -7))
+    assert char_spans(text, offs, offs) == byte_to_char_spans(text, offs, offs)
+
+
+def test_groups() -> None:
+    # tokens 1-3 share character 1; token 4 is empty (a BOS-like token)
+    assert assign_groups([0, 1, 1, 1, 2, 2], [1, 2, 2, 2, 3, 2]) == [-1, 1, 1, 1, -1, -1]
