@@ -87,7 +87,8 @@ def delta_label(tokens: int, first: int | None) -> str:
 
 def wrap_rows(advances: np.ndarray, text16: str, width: float) -> np.ndarray:
     """Start positions of the display rows of ``text16`` (one entry per
-    UTF-16 unit, ``advances`` its widths): a row ends after a line break,
+    UTF-16 unit, ``advances`` its widths): a row ends after a line break
+    (``\\n`` or U+2028),
     or before the unit that would overflow ``width``, preferably after the
     row's last space. Returns ``[0, ..., len]`` (row ``r`` is
     ``[rows[r], rows[r + 1])``)."""
@@ -106,7 +107,7 @@ def wrap_rows(advances: np.ndarray, text16: str, width: float) -> np.ndarray:
             x = float(advances[cut:i].sum())
             last_space = -1
         x += w
-        if ch == "\n":
+        if ch == "\n" or ch == "\u2028":
             rows.append(i + 1)
             start = i + 1
             x = 0.0

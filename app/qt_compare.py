@@ -12,7 +12,7 @@ its message in its lane; the other lanes keep working.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QColor, QKeySequence, QTextCursor
@@ -32,6 +32,8 @@ from .qt_compare_lane import CompareLane
 from .qt_compare_lanes import LaneData, QCompareLanes
 from .qt_export import EXTENSION, FILTERS, path_and_format
 from .qt_menus import KIND_NAMES
+from .qt_models import QModelsPanel
+from .qt_text import document_text
 
 if TYPE_CHECKING:
     from .main_window import TokenPrismWindow
@@ -40,6 +42,8 @@ COMPARE_SHORTCUT = "Ctrl+Shift+A"
 EXPORT_SHORTCUT = "Ctrl+Shift+S"
 MIN_MODELS = 2
 MAX_MODELS = 6
+MAX_FOUND_ENTRIES = 40
+"""A menu longer than this is hard to use; the Models panel filters the rest."""
 COLUMNS = ("#", "Model", "Type", "Tokens", "Chars/token", "Byte fallback", "Unknown", "vs first")
 
 
@@ -155,6 +159,11 @@ class QCompareWindow(QWidget):
         window.act_parse_special.toggled.connect(self._on_options)
         self._update_buttons()
 
+    def text(self) -> str:
+        """The editor's text exactly as typed (``toPlainText`` would turn
+        U+00A0 into a space and U+2028 into a line feed)."""
+        return document_text(self.editor.document())
+
     # ---- models ----------------------------------------------------------------------
 
     def default_paths(self) -> list[str]:
@@ -187,7 +196,7 @@ class QCompareWindow(QWidget):
         main = self.main.model_info
         if info is None and main is not None and os.path.abspath(main.path) == path:
             info = main  # already loaded by the window
-        lane = CompareLane(path, self.editor.toPlainText, info, self)
+        lane = CompareLane(path, self.text, info, self)
         lane.live.set_options(self.main.act_add_special.isChecked(), self.main.act_parse_special.isChecked())
         lane.changed.connect(lambda ln=lane: self._on_lane_changed(ln))
         self.lanes.append(lane)
@@ -242,11 +251,39 @@ class QCompareWindow(QWidget):
             sub.setToolTipsVisible(True)
             for kind, p in demos.items():
                 entry(sub, KIND_NAMES.get(kind, kind), str(p))
+        self._fill_found_menu(m.addMenu("Found on This Computer"), entry)
         m.addSeparator()
         browse = m.addAction("Add…")
         browse.setToolTip("Choose GGUF files")
         browse.setEnabled(not full)
         browse.triggered.connect(self.add_dialog)
+
+    def _fill_found_menu(self, sub: QMenu, entry: Callable[[QMenu, str, str], None]) -> None:
+        """The Models panel's discovery results (the scan starts here when
+        the panel has not run it yet; the menu shows its rows next time)."""
+        sub.setToolTipsVisible(True)
+        panel = self.main.findChild(QModelsPanel)
+        if panel is None:
+            sub.setEnabled(False)
+            return
+        if not panel.scanned:
+            act = sub.addAction("Look for Models")
+            act.setToolTip("Scan this computer as the Models panel does; the models found are listed here")
+            act.triggered.connect(panel.rescan)
+            return
+        found = panel.comparable()
+        kinds = panel.table_model.kinds
+        for fm in found[:MAX_FOUND_ENTRIES]:
+            entry(sub, f"{fm.name} ({kinds[fm.tokenizer]})", fm.path)
+        if len(found) > MAX_FOUND_ENTRIES:
+            more = sub.addAction(f"{len(found) - MAX_FOUND_ENTRIES:,} more in the Models panel")
+            more.setEnabled(False)
+        if panel.scanning:
+            busy = sub.addAction("Scanning…")
+            busy.setEnabled(False)
+        elif not found:
+            none = sub.addAction("No models found")
+            none.setEnabled(False)
 
     # ---- updates ---------------------------------------------------------------------
 
@@ -275,7 +312,7 @@ class QCompareWindow(QWidget):
         ready = [ln.result for ln in self.lanes if ln.result is not None]
         waiting = any(ln.info is not None and ln.waiting for ln in self.lanes)
         if not waiting and len({a.text for a in ready}) <= 1:
-            text = ready[0].text if ready else self.editor.toPlainText()
+            text = ready[0].text if ready else self.text()
             data = [LaneData(ln.name, ln.kind, ln.result, ln.message or ("Loading…" if ln.loader.busy else ""))
                     for ln in self.lanes]
             self.view.set_lanes(text, data)

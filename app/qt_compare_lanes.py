@@ -47,6 +47,10 @@ def _display_char(ch: str) -> str:
         return "↵"
     if ch == "\t":
         return "→"
+    if ch == "\u2028":  # line separator: a break inside a paragraph
+        return "↲"
+    if ch == "\u00a0":  # no-break space: tokenized unlike a space, so shown unlike one
+        return "⍽"
     o = ord(ch)
     if o < 0x20:
         return chr(0x2400 + o)  # control pictures

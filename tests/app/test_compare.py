@@ -46,7 +46,7 @@ def ready(view: QCompareWindow) -> bool:
     lanes = view.view.lanes
     if len(lanes) != len(view.lanes) or any(ln.waiting for ln in view.lanes):
         return False
-    text = view.editor.toPlainText()
+    text = view.text()
     return all((ld.analysis is not None and ld.analysis.text == text) or lane.failed
                for ld, lane in zip(lanes, view.lanes))
 
@@ -196,7 +196,7 @@ def test_typing_updates_every_lane(qtbot, window) -> None:  # type: ignore[no-un
     type_text(view.editor, " wörld, tokens!")
     wait_ready(qtbot, view)
     text = "Hello wörld, tokens!"
-    assert view.editor.toPlainText() == text
+    assert view.text() == text
     for ld, lane in zip(view.view.lanes, view.lanes):
         assert ld.analysis is not None and ld.analysis.text == text
         assert ld.analysis.encoding.token_ids == open_model(lane.path).encode(text).token_ids
@@ -216,7 +216,7 @@ def test_bad_file_shows_error_others_keep_working(qtbot, window, tmp_path) -> No
         assert ld.analysis.encoding.token_ids == open_model(view.lanes[i].path).encode(TEXT).token_ids
     type_text(view.editor, "x")
     wait_ready(qtbot, view)
-    assert view.view.lanes[0].analysis.text == view.editor.toPlainText()  # type: ignore[union-attr]
+    assert view.view.lanes[0].analysis.text == view.text()  # type: ignore[union-attr]
     missing = view.add_model(str(tmp_path / "missing.gguf"))
     assert missing is not None
     qtbot.waitUntil(lambda: missing.failed, timeout=RESULT_TIMEOUT_MS)
@@ -307,3 +307,44 @@ def test_add_menu_offers_open_recent_and_demo_models(qtbot, window) -> None:  # 
     assert view.add_model(paths["spm"]) is None  # no duplicate lanes
     wait_ready(qtbot, view)
     assert [ld.kind for ld in view.view.lanes] == ["SPM", "BPE", "UGM", "WPM"]
+
+
+# ---- characters Qt's toPlainText rewrites -------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["a\u00a0b c\u00a0d", "x\u2028y"])
+def test_lanes_tokenize_the_exact_text(qtbot, window, tmp_path, text: str) -> None:  # type: ignore[no-untyped-def]
+    paths = demos()
+    chosen = [paths["bpe"], paths["spm"]]
+    view = compare(qtbot, window, chosen, "start")
+    view.editor.setPlainText(text)
+    wait_ready(qtbot, view)
+    assert view.text() == text
+    rewritten = text.replace("\u00a0", " ").replace("\u2028", "\n")
+    changed = False
+    for ld, p in zip(view.view.lanes, chosen):
+        assert ld.analysis is not None and ld.analysis.text == text
+        expected = open_model(p).encode(text).token_ids
+        assert ld.analysis.encoding.token_ids == expected
+        changed |= expected != open_model(p).encode(rewritten).token_ids
+    assert changed  # otherwise the test could not tell the two texts apart
+
+    # typed key by key into the compare editor too
+    view.editor.clear()
+    type_text(view.editor, text)
+    wait_ready(qtbot, view)
+    assert view.text() == text
+    for ld, p in zip(view.view.lanes, chosen):
+        assert ld.analysis is not None
+        assert ld.analysis.encoding.token_ids == open_model(p).encode(text).token_ids
+
+    out = tmp_path / "exact.json"
+    with qtbot.waitSignal(view.exported, timeout=RESULT_TIMEOUT_MS):
+        assert view.export_to(str(out), "json")
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["text"] == text
+    assert [tl["ids"] for tl in data["lists"]] == [list(open_model(p).encode(text).token_ids) for p in chosen]
+
+
+def test_line_separator_breaks_a_lane_row() -> None:
+    assert wrap_rows(np.ones(3), "x\u2028y", 80.0).tolist() == [0, 2, 3]
