@@ -316,7 +316,9 @@ class QModelsPanel(QWidget):
         header.setSectionResizeMode(COL_NAME, QHeaderView.ResizeMode.Stretch)
         for col in (COL_TOKENIZER, COL_VOCAB, COL_SIZE, COL_SOURCE):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
-        self.view.setToolTip("Enter or double-click opens the model")
+        self.view.setToolTip("Enter or double-click opens the model; right-click to compare it with the open one")
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._context_menu)
         self.busy_bar = QProgressBar()
         self.busy_bar.setRange(0, 0)  # busy mode: the number of files is not known in advance
         self.busy_bar.setMaximumHeight(6)
@@ -513,6 +515,46 @@ class QModelsPanel(QWidget):
         self.window_.banner.show_message(message)
 
     # ---- opening ----------------------------------------------------------------------------------
+
+    def comparable(self) -> list[FoundModel]:
+        """The found models an installed plugin can tokenize (what the
+        compare view offers), in the order found."""
+        kinds = self.table_model.kinds
+        return [m for m in self.table_model.models if m.tokenizer in kinds]
+
+    def _model_at(self, index: QModelIndex) -> FoundModel | None:
+        src = self.proxy.mapToSource(index)
+        return self.table_model.models[src.row()] if src.isValid() else None
+
+    def _context_menu(self, pos: Any) -> None:
+        index = self.view.indexAt(pos)
+        m = self._model_at(index)
+        if m is None:
+            return
+        menu = QMenu(self)
+        menu.addAction("Open", partial(self.open_index, index))
+        act = menu.addAction("Compare with Open Model", partial(self.compare_index, index))
+        act.setEnabled(m.tokenizer in self.table_model.kinds)
+        menu.exec(self.view.viewport().mapToGlobal(pos))
+
+    def compare_index(self, index: QModelIndex) -> None:
+        """Add the model at ``index`` to the compare view (opened with the
+        window's model first, when it is not open yet)."""
+        from .qt_compare import CompareFeature  # the compare view imports this module
+
+        m = self._model_at(index)
+        feature = self.window_.findChild(CompareFeature)
+        if m is None or feature is None:
+            return
+        if m.tokenizer not in self.table_model.kinds:
+            self.window_.banner.show_message(f"{m.name} has no tokenizer TokenPrism can run, so it cannot be "
+                                             "compared.", error=False)
+            return
+        paths = [m.path]
+        info = self.window_.model_info
+        if feature.view is None and info is not None and os.path.abspath(info.path) != os.path.abspath(m.path):
+            paths.insert(0, info.path)
+        feature.show(paths=paths)
 
     def open_index(self, index: QModelIndex) -> None:
         src = self.proxy.mapToSource(index)
