@@ -51,6 +51,9 @@ class QStatsBar(QWidget):
         self.cancel_button.setToolTip("Stop tokenizing this text (Esc); the text stays as it is")
         self.cancel_button.clicked.connect(self.cancelRequested)
         self.cancel_button.hide()
+        for w in (self.model_label, self.counts_label, self.special_label, self.time_label, self.busy_label):
+            # they show file and model names: "<b>x</b>.gguf" is text, not markup
+            w.setTextFormat(Qt.TextFormat.PlainText)
         self._flash_timer = QTimer(self)  # a child: it dies with the bar
         self._flash_timer.setSingleShot(True)
         self._flash_timer.timeout.connect(self._end_flash)
@@ -135,6 +138,8 @@ class QMessageBanner(QFrame):
         lay.setContentsMargins(8, 4, 4, 4)
         self.icon = QLabel("⚠")
         self.label = QLabel("")
+        # messages quote file names and metadata: "<b>x</b>.gguf" is text, not markup
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
@@ -214,6 +219,7 @@ class QEmptyState(QWidget):
         if not paths:
             return
         label = QLabel("Recent models:")
+        label.setTextFormat(Qt.TextFormat.PlainText)
         label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.recent_box.addWidget(label)
         for path in paths[:5]:

@@ -16,11 +16,12 @@ import mmap
 import os
 import struct
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
 from .errors import GGUFError
+from .frozen import FrozenDict
 
 GGUF_MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)
@@ -93,12 +94,13 @@ class TensorInfo:
 
 @dataclass(frozen=True)
 class GGUFFile:
-    """The parsed header of a GGUF file."""
+    """The parsed header of a GGUF file. ``metadata`` is read-only: one
+    parsed file is shared by every view and worker thread."""
 
     path: str
     version: int
     file_size: int
-    metadata: dict[str, MetadataValue]
+    metadata: Mapping[str, MetadataValue]
     tensors: tuple[TensorInfo, ...] = field(default_factory=tuple)
     data_offset: int = 0
 
@@ -243,7 +245,9 @@ class _Cursor:
         else:
             size = _SCALAR[elem][1]
             self.need(n * size, field)
-            value = np.frombuffer(self.buf, dtype=_NUMPY[elem], count=n, offset=self.pos).copy()
+            arr = np.frombuffer(self.buf, dtype=_NUMPY[elem], count=n, offset=self.pos).copy()
+            arr.flags.writeable = False  # shared like the metadata that holds it
+            value = arr
             self.pos += n * size
         return MetadataValue(T_ARRAY, value, elem, start)
 
@@ -371,4 +375,4 @@ def _parse(path: str, mm: mmap.mmap, size: int) -> GGUFFile:
     if al is not None and al.type == T_UINT32 and isinstance(al.value, int) and al.value > 0:
         alignment = al.value
     data_offset = cur.pos + (-cur.pos) % alignment
-    return GGUFFile(path, version, size, metadata, tuple(tensors), data_offset)
+    return GGUFFile(path, version, size, FrozenDict(metadata), tuple(tensors), data_offset)

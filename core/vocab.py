@@ -16,6 +16,7 @@ from typing import Final, Mapping
 import numpy as np
 
 from .errors import GGUFError
+from .frozen import FrozenDict
 from .gguf_file import T_ARRAY, T_BOOL, T_FLOAT32, T_INT8, T_INT32, T_STRING, T_UINT8, GGUFFile, MetadataValue
 
 KEY_MODEL = "tokenizer.ggml.model"
@@ -134,6 +135,8 @@ class Vocab:
     attribute bits after its load-time fix-ups (use these to decide what a
     token is). ``flags`` and ``special_ids`` hold only what the file says;
     each tokenizer plugin applies its own defaults for missing entries.
+    The mappings are read-only (:class:`~tokenprism.core.frozen.FrozenDict`):
+    one vocab is shared by every view and worker thread.
     """
 
     model: str
@@ -153,7 +156,7 @@ class Vocab:
     name: str = ""
     architecture: str = ""
     max_piece_chars: int = 0
-    metadata: Mapping[str, MetadataValue] = field(default_factory=dict, repr=False)
+    metadata: Mapping[str, MetadataValue] = field(default_factory=FrozenDict, repr=False)
 
     def __len__(self) -> int:
         return len(self.pieces)
@@ -286,7 +289,7 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
     return Vocab(
         model=model, pre=pre, pieces=tuple(pieces), scores=scores, types=types,
         attrs=tuple(attrs), merges=merges, token_to_id=token_to_id,
-        special_ids=special_ids, flags=flags, precompiled_charsmap=charsmap,
+        special_ids=FrozenDict(special_ids), flags=FrozenDict(flags), precompiled_charsmap=charsmap,
         special_tokens=tuple(special_tokens), eog_ids=frozenset(eog),
         name=general_name, architecture=arch, max_piece_chars=max_len,
         metadata=gf.metadata,
@@ -294,13 +297,14 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
 
 
 def _index_pieces(raw: list[str]) -> tuple[list[str], dict[str, int], int]:
-    # dict(zip(...)) keeps the last duplicate, as llama.cpp's token_to_id does
-    token_to_id = dict(zip(raw, range(len(raw))))
+    # dict(zip(...)) keeps the last duplicate, as llama.cpp's token_to_id
+    # does; built read-only at once (no copy of a 262k-entry table)
+    token_to_id: dict[str, int] = FrozenDict(zip(raw, range(len(raw))))
     pieces = raw
     if "" in token_to_id:
         # llama.cpp renames empty pieces so they stay addressable
         pieces = [p if p else f"[EMPTY_{i}]" for i, p in enumerate(raw)]
-        token_to_id = dict(zip(pieces, range(len(pieces))))
+        token_to_id = FrozenDict(zip(pieces, range(len(pieces))))
     max_len = max(map(len, pieces)) if pieces else 0
     return pieces, token_to_id, max_len
 

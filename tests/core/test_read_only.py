@@ -1,0 +1,66 @@
+"""A parsed file and its vocab are shared by every view and worker thread:
+their lookup tables refuse changes."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from tokenprism.core import open_model
+from tokenprism.core.frozen import FrozenDict
+from tokenprism.core.gguf_file import read_gguf
+
+MUTATIONS: list[Callable[[Any], object]] = [
+    lambda m: m.__setitem__("new", 1),
+    lambda m: m.__delitem__(next(iter(m))),
+    lambda m: m.update({"new": 1}),
+    lambda m: m.pop(next(iter(m))),
+    lambda m: m.popitem(),
+    lambda m: m.setdefault("new", 1),
+    lambda m: m.clear(),
+]
+
+
+@pytest.mark.parametrize("mutation", MUTATIONS)
+@pytest.mark.parametrize("table", ["token_to_id", "special_ids", "flags", "metadata", "gguf.metadata"])
+def test_tables_refuse_changes(table: str, mutation: Callable[[Any], object], char_model_path: Path) -> None:
+    model = open_model(char_model_path)
+    obj = model.gguf.metadata if table == "gguf.metadata" else getattr(model.vocab, table)
+    assert len(obj) > 0, table
+    before = dict(obj)
+    with pytest.raises(TypeError):
+        mutation(obj)
+    assert dict(obj) == before
+
+
+def test_in_place_or_refused(char_model_path: Path) -> None:
+    t2i = open_model(char_model_path).vocab.token_to_id
+    with pytest.raises(TypeError):
+        t2i |= {"zz": 1}  # type: ignore[operator]
+    assert "zz" not in t2i
+
+
+def test_fresh_read_is_read_only_and_arrays_too(char_model_path: Path) -> None:
+    gf = read_gguf(char_model_path)
+    with pytest.raises(TypeError):
+        gf.metadata["general.name"] = gf.metadata["tokenizer.ggml.model"]  # type: ignore[index]
+    types = gf.metadata["tokenizer.ggml.token_type"].value
+    with pytest.raises(ValueError):
+        types[0] = 99
+
+
+def test_still_usable_as_dicts(char_model_path: Path) -> None:
+    v = open_model(char_model_path).vocab
+    t2i = v.token_to_id
+    # the plugins' hot loops take a dict as it is, without a copy
+    assert isinstance(t2i, dict) and t2i.get("a") == v.pieces.index("a")
+    clone = pickle.loads(pickle.dumps(t2i))
+    assert clone == t2i and isinstance(clone, FrozenDict)
+    deep = copy.deepcopy(v.special_ids)
+    assert deep == v.special_ids and isinstance(deep, FrozenDict)
+    merged = {**t2i, "zz": -1}  # building a new dict from one is fine
+    assert merged["zz"] == -1 and "zz" not in t2i
