@@ -2,14 +2,28 @@
 
 Parity tests build one test id per case with :func:`parity_params`, so a
 failure names the vocab and the text.
+
+This is also the one place that finds the other llama.cpp material some
+tests use, each from one environment variable (a test that needs a missing
+one skips):
+
+- ``TOKENPRISM_LLAMA_CPP_SRC``: llama.cpp's ``src/`` folder (the one in the
+  sdist is ``vendor/llama.cpp/src``) — tables checked against its sources;
+- ``TOKENPRISM_LLAMA_SDIST``: llama-cpp-python's sdist tarball, the file
+  ``tokenprism samples`` downloads;
+- ``TOKENPRISM_ORACLE_PY``: a Python with llama-cpp-python installed, which
+  runs ``tests/llama_oracle.py`` (opt-in live checks and
+  ``tests/make_oracle_data.py``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 import pytest
 
@@ -32,6 +46,40 @@ def _find_vocab_dir() -> str | None:
 
 
 VOCAB_DIR = _find_vocab_dir()
+
+
+def _existing(var: str, is_ok: Callable[[Path], bool]) -> Path | None:
+    value = os.environ.get(var, "")
+    return Path(value) if value and is_ok(Path(value)) else None
+
+
+LLAMA_CPP_SRC = _existing("TOKENPRISM_LLAMA_CPP_SRC", lambda p: (p / "llama-vocab.cpp").is_file())
+LLAMA_SDIST = _existing("TOKENPRISM_LLAMA_SDIST", Path.is_file)
+ORACLE_PY = _existing("TOKENPRISM_ORACLE_PY", Path.is_file)
+ORACLE_SCRIPT = _HERE / "llama_oracle.py"
+DATA_DIR = _HERE / "data"
+
+needs_llama_src = pytest.mark.skipif(LLAMA_CPP_SRC is None,
+                                     reason="llama.cpp sources not found (set TOKENPRISM_LLAMA_CPP_SRC)")
+needs_sdist = pytest.mark.skipif(LLAMA_SDIST is None, reason="no local sdist (set TOKENPRISM_LLAMA_SDIST)")
+
+
+def run_oracle(vocab: str | os.PathLike[str], items: list[Any], *flags: str) -> list[Any]:
+    """Ask llama.cpp (``tests/llama_oracle.py`` under ``TOKENPRISM_ORACLE_PY``)."""
+    if ORACLE_PY is None:
+        pytest.skip("no llama.cpp oracle (set TOKENPRISM_ORACLE_PY to a Python with llama-cpp-python)")
+    p = subprocess.run([str(ORACLE_PY), str(ORACLE_SCRIPT), str(vocab), *flags], input=json.dumps(items),
+                       capture_output=True, text=True, timeout=1800)
+    if p.returncode != 0:
+        raise RuntimeError(f"llama_oracle.py failed ({p.returncode}): {p.stderr[-2000:]}")
+    out: list[Any] = json.loads(p.stdout)
+    return out
+
+
+def read_jsonl(name: str) -> list[dict[str, Any]]:
+    """Rows of ``tests/data/<name>`` (made by tests/make_oracle_data.py)."""
+    with open(DATA_DIR / name, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
 SKIP_REASON = ("reference vocabs not found: run `tokenprism samples`, set TOKENPRISM_VOCAB_DIR or put "
                "llama-vocab/ in ../shared beside the repo")
 

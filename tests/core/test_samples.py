@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.fakehome import add_member as _add, make_sdist
+from tests.refdata import LLAMA_SDIST
 from tokenprism.app.cli import main
 from tokenprism.core import samples
 from tokenprism.core.discovery import peek_gguf
@@ -22,7 +23,7 @@ from tokenprism.core.resources import demo_models
 from tokenprism.core.samples import (MANIFEST, SamplesError, default_samples_dir, download, extract_vocabs,
                                      fetch_samples, installed_files)
 
-REAL_SDIST = Path("/work/oracle/llama_cpp_python-0.3.36.tar.gz")
+REAL_SDIST = LLAMA_SDIST or Path("/nonexistent/llama_cpp_python-0.3.36.tar.gz")
 
 
 def test_fetch_from_a_file_url(tmp_path: Path) -> None:
@@ -149,7 +150,7 @@ def test_default_folder_per_platform(tmp_path: Path, platform: str, env: dict[st
 
 def test_the_pinned_hash_matches_the_real_sdist() -> None:
     if not REAL_SDIST.is_file():
-        pytest.skip("no local copy of the sdist")
+        pytest.skip("no local copy of the sdist (set TOKENPRISM_LLAMA_SDIST)")
     h = hashlib.sha256()
     with open(REAL_SDIST, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -164,7 +165,7 @@ def test_the_pinned_hash_matches_the_real_sdist() -> None:
 def test_cli_samples_from_the_real_sdist(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                          vocab_dir: str) -> None:
     if not REAL_SDIST.is_file():
-        pytest.skip("no local copy of the sdist")
+        pytest.skip("no local copy of the sdist (set TOKENPRISM_LLAMA_SDIST)")
     dest = tmp_path / "vocab"
     assert main(["samples", "--dest", str(dest), "--sdist", str(REAL_SDIST), "-q"]) == 0
     out = capsys.readouterr().out

@@ -6,28 +6,24 @@ Opt-in, it needs llama-cpp-python 0.3.36 in another Python::
 
     TOKENPRISM_BPE_ORACLE=1 \\
     TOKENPRISM_ORACLE_PY=/path/to/python-with-llama_cpp \\
-    TOKENPRISM_ORACLE_SCRIPT=/path/to/oracle.py \\
     TOKENPRISM_BPE_ORACLE_N=300 TOKENPRISM_BPE_ORACLE_SEED=1 \\
     python -m pytest tests/plugins/test_bpe_oracle.py -q
 
-``oracle.py VOCAB.gguf [--add-special] [--parse-special]`` reads a JSON list
-of texts on stdin and prints the JSON list of id lists.
+The oracle is ``tests/llama_oracle.py``, run through ``tests.refdata.run_oracle``.
+The default (not opt-in) parity tests on fixed texts are in
+test_oracle_data.py.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.refdata import VOCAB_DIR
+from tests.refdata import ORACLE_PY, VOCAB_DIR, run_oracle
 
-ORACLE_PY = os.environ.get("TOKENPRISM_ORACLE_PY", "/work/oracle/venv/bin/python")
-ORACLE_SCRIPT = os.environ.get("TOKENPRISM_ORACLE_SCRIPT", "/work/oracle/oracle.py")
 N = int(os.environ.get("TOKENPRISM_BPE_ORACLE_N", "200"))
 SEED = int(os.environ.get("TOKENPRISM_BPE_ORACLE_SEED", "1"))
 
@@ -35,6 +31,7 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(os.environ.get("TOKENPRISM_BPE_ORACLE") != "1", reason="set TOKENPRISM_BPE_ORACLE=1"),
     pytest.mark.skipif(VOCAB_DIR is None, reason="reference vocabs not found"),
+    pytest.mark.skipif(ORACLE_PY is None, reason="set TOKENPRISM_ORACLE_PY"),
 ]
 
 VOCABS = ["gpt-2", "llama-bpe", "qwen2", "qwen35", "deepseek-coder", "deepseek-llm", "falcon", "mpt", "starcoder",
@@ -92,11 +89,7 @@ def _texts(seed: int) -> list[str]:
 
 
 def _oracle(path: str, texts: list[str], *flags: str) -> list[list[int]]:
-    p = subprocess.run([ORACLE_PY, ORACLE_SCRIPT, path, *flags], input=json.dumps(texts), capture_output=True,
-                       text=True, timeout=1800)
-    assert p.returncode == 0, p.stderr[-2000:]
-    out: list[list[int]] = json.loads(p.stdout)
-    return out
+    return run_oracle(path, texts, *flags)
 
 
 def _compare(path: str, texts: list[str], add_special: bool, parse_special: bool) -> None:

@@ -5,20 +5,17 @@ translation is checked on hand-picked cases."""
 
 from __future__ import annotations
 
-import os
 import re
-from pathlib import Path
 
 import pytest
 
+from tests.refdata import LLAMA_CPP_SRC, needs_llama_src
 from tokenprism.plugins.bpe import pretokenize as P
 from tokenprism.plugins.bpe import unicode_data as ud
 from tokenprism.plugins.bpe.pretokenizers import PRE_NAMES, PRE_TYPES
 
-_CANDIDATES = [os.environ.get("TOKENPRISM_LLAMA_CPP_SRC", ""),
-               "/work/oracle/llama_cpp_python-0.3.36/vendor/llama.cpp/src"]
-SRC = next((Path(c) for c in _CANDIDATES if c and (Path(c) / "llama-vocab.cpp").is_file()), None)
-needs_src = pytest.mark.skipif(SRC is None, reason="llama.cpp sources not found (TOKENPRISM_LLAMA_CPP_SRC)")
+SRC = LLAMA_CPP_SRC
+needs_src = needs_llama_src
 
 
 def _c_string(body: str) -> str:

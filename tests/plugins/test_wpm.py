@@ -331,13 +331,12 @@ def test_tables_reproducible() -> None:
 
 
 def test_tables_match_llama_cpp() -> None:
-    """With llama.cpp's sources at hand (TOKENPRISM_LLAMA_CPP_SRC or the
-    oracle's vendored copy), the tables equal its unicode-data.cpp."""
-    candidates = [os.environ.get("TOKENPRISM_LLAMA_CPP_SRC", ""),
-                  "/work/oracle/llama_cpp_python-0.3.36/vendor/llama.cpp/src"]
-    src = next((c for c in candidates if c and os.path.isfile(os.path.join(c, "unicode-data.cpp"))), None)
-    if src is None:
-        pytest.skip("llama.cpp sources not found")
+    """With llama.cpp's sources at hand (TOKENPRISM_LLAMA_CPP_SRC), the tables equal its unicode-data.cpp."""
+    from tests.refdata import LLAMA_CPP_SRC
+
+    if LLAMA_CPP_SRC is None:
+        pytest.skip("llama.cpp sources not found (set TOKENPRISM_LLAMA_CPP_SRC)")
+    src = str(LLAMA_CPP_SRC)
     sys.path.insert(0, str(ROOT / "plugins" / "wpm"))
     try:
         import gen_tables
