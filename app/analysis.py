@@ -28,11 +28,17 @@ from tokenprism.core.incremental import Splice, changed_chars, encode_chunked, r
 
 INCREMENTAL_MIN = 2048
 """Shorter texts are always encoded whole (it takes about a millisecond)."""
-HUGE_TEXT = 1 << 20
-"""Texts from this many characters are tokenized in pieces with progress
-(when the change is big: a keystroke in them is still incremental)."""
-CHUNK_CHARS = 1 << 17
-"""Characters tokenized between two progress reports (and cancel checks)."""
+CHUNK_CHARS = 1 << 13
+"""Characters tokenized in one piece of a chunked encode. Compiled
+tokenizer code never lets go of the GIL inside one call, so one piece is the
+longest the GUI thread can be kept waiting by a worker: at about 2.5
+characters per microsecond (llama-spm) this is ~3 ms, so a loaded machine
+(where each piece may take several times longer and the GUI thread waits
+for its turn) still stays well under a 100 ms stall. Progress reports (and
+cancel checks) come between pieces."""
+CHUNKED_MIN = 1 << 15
+"""A change of this many characters or more is not retokenized in place (one
+GIL-holding call over all of it) but in pieces of ``CHUNK_CHARS``."""
 
 
 class Style(IntEnum):
@@ -387,17 +393,20 @@ def tokenize(info: ModelInfo, text: str, generation: int, add_special: bool,
     result is then ``None``."""
     t0 = time.perf_counter()
     model = info.model
-    big = len(text) >= HUGE_TEXT
     if base is not None and (base.info is not info or base.encoding.add_special != add_special
                              or base.encoding.parse_special != parse_special or len(text) < INCREMENTAL_MIN):
         base = None  # (a short text is encoded whole: as quick, and one plain path)
-    if base is not None and not (big and changed_chars(base.text, text) >= HUGE_TEXT // 4):
+    # a big change (a paste) is encoded in pieces, whether or not there is
+    # a base: one call over it would hold the GIL, and so the GUI thread,
+    # for its whole length (see CHUNK_CHARS)
+    big = (len(text) if base is None else changed_chars(base.text, text)) >= CHUNKED_MIN
+    if base is not None and not big:
         enc, splice = retokenize_splice(base.encoding, text)
         ms = (time.perf_counter() - t0) * 1000.0
         if splice is not None:
             return analyze_edit(base, enc, splice, generation, ms)
         return analyze(enc, info, generation, ms)
-    if big and report is not None:
+    if big:
         chunked = encode_chunked(model, text, add_special, parse_special, report, CHUNK_CHARS)
         if chunked is None:
             return None

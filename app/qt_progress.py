@@ -1,7 +1,7 @@
 """Progress and cancel for tokenizing a huge text.
 
-A text of a megabyte or more is tokenized in pieces (see
-``app.analysis.tokenize``); the status bar's busy indicator then shows how
+A big change (a paste of tens of kilobytes or more) is tokenized in pieces
+(see ``app.analysis.tokenize``); the status bar's busy indicator then shows how
 far it got, with a Cancel button (Esc also cancels). Cancelling keeps the
 editor text as it is, says so in the banner, and pauses live tokenization
 until Tokenize › Tokenize Now (F5), a new model or new options.

@@ -1,8 +1,12 @@
 """A megabyte pasted into the editor: the window keeps answering and ends
 with the full result; only the visible part of the editor is styled.
 
-The stall bound here is generous on purpose (shared CI machines are slow);
-``benchmarks/bench_gui.py`` measures the real figure.
+Qt's own insertion of a megabyte into a ``QPlainTextEdit`` takes tens of
+milliseconds in one call (nothing can run meanwhile, and it is not
+TokenPrism's code), so the paste call is timed on its own and taken out of
+the stall it falls in; every other stall, until the full result is shown,
+must stay under the issue's 100 ms. ``benchmarks/bench_gui.py`` measures
+the same figures.
 """
 
 from __future__ import annotations
@@ -14,7 +18,10 @@ from PySide6.QtGui import QGuiApplication
 
 from tests.app.conftest import is_current, open_model_in
 
-STALL_BOUND_S = 1.0
+OWN_STALL_BOUND_S = 0.100
+"""The issue's bound on any event-loop stall caused by TokenPrism."""
+QT_PASTE_BOUND_S = 1.0
+"""Qt's paste of 1 MB: ~60 ms idle, ~120 ms on a loaded 2-core machine."""
 
 
 def big_text(size: int = 1_000_000) -> str:
@@ -42,29 +49,32 @@ def test_megabyte_paste_stays_responsive(qtbot, window, spm_vocab, models) -> No
     text = big_text()
     QGuiApplication.clipboard().setText(text)
 
-    gaps: list[float] = []
-    last = [time.perf_counter()]
-
-    def beat() -> None:
-        now = time.perf_counter()
-        gaps.append(now - last[0])
-        last[0] = now
-
+    beats: list[float] = []
     heart = QTimer()
     heart.setInterval(5)
-    heart.timeout.connect(beat)
-    heart.start()
-    t0 = time.perf_counter()
+    heart.timeout.connect(lambda: beats.append(time.perf_counter()))
+    paste_call: list[float] = []
+
+    def paste() -> None:  # what Ctrl+V does, timed
+        paste_call.append(time.perf_counter())
+        window.editor.paste()
+        paste_call.append(time.perf_counter())
+
     window.editor.setFocus()
-    QTimer.singleShot(0, window.editor.paste)  # pasted from inside the event loop, like Ctrl+V
+    t0 = time.perf_counter()
+    beats.append(t0)
+    heart.start()
+    QTimer.singleShot(0, paste)  # pasted from inside the event loop, like Ctrl+V
     qtbot.waitUntil(lambda: is_current(window) and window.editor.token_text() == text, timeout=60_000)
     elapsed = time.perf_counter() - t0
     qtbot.wait(50)
     heart.stop()
-    stall = max(gaps)
-    print(f"\n1 MB paste: max event-loop stall {stall * 1000:.0f} ms, result after {elapsed:.2f} s, "
-          f"{len(window.analysis):,} tokens")
-    assert stall < STALL_BOUND_S
+    p0, p1 = paste_call
+    own = [(b - a) - max(0.0, min(b, p1) - max(a, p0)) for a, b in zip(beats, beats[1:])]
+    print(f"\n1 MB paste: Qt's paste call {(p1 - p0) * 1000:.0f} ms, longest other stall "
+          f"{max(own) * 1000:.0f} ms, result after {elapsed:.2f} s, {len(window.analysis):,} tokens")
+    assert p1 - p0 < QT_PASTE_BOUND_S
+    assert max(own) < OWN_STALL_BOUND_S, [round(x * 1000) for x in sorted(own)[-5:]]
 
     a = window.analysis
     assert window.table.model().rowCount() == len(a) == len(models(spm_vocab).encode(text))

@@ -23,7 +23,7 @@ LINE = "The quick brown fox jumps over the lazy dog; 日本語 and 🙂 emoji, n
 
 @pytest.fixture
 def small_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(analysis, "HUGE_TEXT", 40_000)
+    monkeypatch.setattr(analysis, "CHUNKED_MIN", 40_000)
     monkeypatch.setattr(analysis, "CHUNK_CHARS", 2_000)
     monkeypatch.setattr(workers, "PROGRESS_INTERVAL_S", 0.0)
 
