@@ -404,12 +404,20 @@ def tokenize(info: ModelInfo, text: str, generation: int, add_special: bool,
         enc, splice = retokenize_splice(base.encoding, text)
         ms = (time.perf_counter() - t0) * 1000.0
         if splice is not None:
-            return analyze_edit(base, enc, splice, generation, ms)
-        return analyze(enc, info, generation, ms)
+            return _whole(analyze_edit(base, enc, splice, generation, ms), False)
+        return _whole(analyze(enc, info, generation, ms), True)
     if big:
         chunked = encode_chunked(model, text, add_special, parse_special, report, CHUNK_CHARS)
         if chunked is None:
             return None
-        return analyze(chunked, info, generation, (time.perf_counter() - t0) * 1000.0)
+        return _whole(analyze(chunked, info, generation, (time.perf_counter() - t0) * 1000.0), True)
     enc = model.encode(text, add_special=add_special, parse_special=parse_special)
-    return analyze(enc, info, generation, (time.perf_counter() - t0) * 1000.0)
+    return _whole(analyze(enc, info, generation, (time.perf_counter() - t0) * 1000.0), True)
+
+
+def _whole(a: Analysis, whole: bool) -> Analysis:
+    """Note in ``a.extra["whole"]`` whether the whole text was encoded (True)
+    or only an edited part of it (False): what the live tokenizer learns
+    its cost estimates from."""
+    a.extra["whole"] = whole
+    return a

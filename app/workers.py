@@ -27,10 +27,31 @@ from .pieces import readable
 
 DEBOUNCE_MS = 30
 FAST_JOB_MS = 40.0  # after a job this quick, the next one starts without debounce
-INLINE_JOB_MS = 10.0  # ... and after one this quick, the next edit is retokenized at once, inline
-INLINE_MAX_CHARS = 400_000
-INLINE_MAX_EDIT = 200
 PROGRESS_INTERVAL_S = 0.1
+
+# Retokenizing inline, on the GUI thread, blocks typing for as long as it
+# takes, so it is allowed only when THIS job is estimated to be cheap: the
+# time of the last job says nothing about the next one (a paste after a
+# keystroke), only the sizes involved do. An incremental step costs about
+# the length of the whole text at the splice rate (it copies and shifts
+# the token arrays) plus the re-encoded characters (the edit and some
+# context around it) at the model's encode rate; both rates are measured
+# per model on the jobs it ran. A job is inline when that estimate, and
+# also its worst case (a re-encode of the whole text, which the incremental
+# step falls back to next to unknown tokens), stay within budget.
+INLINE_BUDGET_MS = 4.0
+"""Estimated cost of an inline job at most."""
+INLINE_WORST_MS = 16.0
+"""Estimated cost of a whole-text encode (the fallback) at most."""
+INLINE_MAX_EDIT = 200
+RATE_MIN_CHARS = 200
+"""Whole encodes of shorter texts do not tell the encode rate."""
+"""More changed characters than this (a paste) always go to the worker."""
+INLINE_CONTEXT = 256
+"""Characters around an edit that an incremental step re-encodes, about."""
+SPLICE_CHARS_PER_MS = 2_000.0
+"""Text characters per ms of an incremental step until one was measured
+(measured on llama-spm: 4-5k on a loaded machine; this errs on the safe side)."""
 
 
 class _Relay(QObject):
@@ -194,6 +215,10 @@ class LiveTokenizer(QObject):
         self._paused = False
         self._base: Analysis | None = None
         self._last_ms = 0.0
+        self._encode_rate: float | None = None  # characters per ms of a whole encode, this model
+        self._splice_rate = SPLICE_CHARS_PER_MS  # text characters per ms of an incremental step
+        self.inline_jobs = 0
+        """Jobs run inline on the GUI thread so far (for tests)."""
         self.add_special = False
         self.parse_special = False
         self.incremental = True
@@ -222,6 +247,8 @@ class LiveTokenizer(QObject):
 
     def set_model(self, info: ModelInfo | None) -> None:
         self._info = info
+        self._encode_rate = None
+        self._splice_rate = SPLICE_CHARS_PER_MS
         self.last_result = None
         self._base = None
         self._paused = False
@@ -245,25 +272,23 @@ class LiveTokenizer(QObject):
         self._invalidate(immediate=quick and self._last_ms < FAST_JOB_MS)
 
     def _run_inline(self) -> bool:
-        """Retokenize right here when the change can only be a small edit of
-        the last result and that took a few milliseconds: the result is then
-        on screen with the typed character, in its first repaint, without a
-        round trip through the worker (or a second repaint). False when the
-        job belongs in the worker."""
-        if (self._paused or self._running is not None or self._timer.isActive()
-                or self._last_ms > INLINE_JOB_MS):
+        """Retokenize right here when the change is a small edit of the last
+        result that is estimated to take a few milliseconds (see
+        ``INLINE_BUDGET_MS``): the result is then on screen with the typed
+        character, in its first repaint, without a round trip through the
+        worker (or a second repaint). False when the job belongs in the
+        worker."""
+        if self._paused or self._running is not None or self._timer.isActive():
             return False
         self._generation += 1
         job = self._current_job()
         base = self._base_for(job) if job is not None else None
-        if job is None or base is None or not INCREMENTAL_MIN <= len(base.text) <= INLINE_MAX_CHARS:
+        text = self._text_source()
+        if job is None or base is None or len(base.text) < INCREMENTAL_MIN or not self.inline_ok(base, text):
             self._generation -= 1
             return False
-        text = self._text_source()
-        if changed_chars(base.text, text) > INLINE_MAX_EDIT:
-            self._generation -= 1  # a paste: the worker shows progress if needed
-            return False
         self._running = job
+        self.inline_jobs += 1
         self.busyChanged.emit(True)
         try:
             result = tokenize(job.info, text, job.generation, job.add_special, job.parse_special, base)
@@ -273,6 +298,34 @@ class LiveTokenizer(QObject):
         assert result is not None
         self._on_done((job, result))
         return True
+
+    def inline_cost_ms(self, base: Analysis, text: str) -> tuple[float, float] | None:
+        """(estimated ms of retokenizing ``text`` from ``base``, estimated ms
+        of encoding it whole), or None before the model's encode rate is known."""
+        rate = self._encode_rate
+        if rate is None:
+            return None
+        edit = changed_chars(base.text, text)
+        return (len(text) / self._splice_rate + (edit + INLINE_CONTEXT) / rate, len(text) / rate)
+
+    def inline_ok(self, base: Analysis, text: str) -> bool:
+        """May the step from ``base`` to ``text`` run on the GUI thread?"""
+        if abs(len(text) - len(base.text)) > INLINE_MAX_EDIT:
+            return False  # quick size check first: a paste
+        cost = self.inline_cost_ms(base, text)
+        if cost is None or changed_chars(base.text, text) > INLINE_MAX_EDIT:
+            return False
+        return cost[0] <= INLINE_BUDGET_MS and cost[1] <= INLINE_WORST_MS
+
+    def _measure(self, result: Analysis) -> None:
+        """Learn the model's rates from a finished job (see ``INLINE_BUDGET_MS``)."""
+        st = result.stats
+        whole = result.extra.get("whole")
+        # (a short text's rate is dominated by fixed costs: too low, which errs on the safe side)
+        if whole and st.chars >= RATE_MIN_CHARS and st.encode_ms > 0:
+            self._encode_rate = st.chars / st.encode_ms
+        elif whole is False and st.total_ms > 0:
+            self._splice_rate = max(st.chars / st.total_ms, 1.0)
 
     def refresh(self) -> None:
         self._paused = False
@@ -368,6 +421,8 @@ class LiveTokenizer(QObject):
     def _on_done(self, payload: tuple[Job, Analysis]) -> None:
         job, result = payload
         self._last_ms = result.stats.total_ms
+        if job.info is self._info:
+            self._measure(result)
         if job.info is self._info and (job.add_special, job.parse_special) == (self.add_special,
                                                                                 self.parse_special):
             self._base = result  # a stale result still saves work for the next job
