@@ -20,6 +20,7 @@ from tokenprism.core.export import load_json, render, token_list
 from tokenprism.core.resources import demo_models
 
 TEXT = 'Hi "there", =SUM(1) 🙂 naïve\n<s> end'
+CSV_TEXT = 'x=SUM(1)+2-3@home, "quoted",\n-neg +pos @at =eq'
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +64,8 @@ def test_format_follows_extension_or_filter() -> None:
 
 def test_export_csv_through_the_dialog(qtbot, window, demo, tmp_path: Path,  # type: ignore[no-untyped-def]
                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    open_model_in(qtbot, window, demo["spm"])
-    a = show_text(qtbot, window, TEXT, add_special=True)
+    open_model_in(qtbot, window, demo["bpe"])
+    a = show_text(qtbot, window, CSV_TEXT, add_special=True)
     target = tmp_path / "tokens"  # no extension: the CSV filter adds it
     monkeypatch.setattr(QFileDialog, "getSaveFileName",
                         staticmethod(lambda *args, **kw: (str(target), FILTERS["csv"])))
@@ -74,9 +75,16 @@ def test_export_csv_through_the_dialog(qtbot, window, demo, tmp_path: Path,  # t
     path = Path(sig.args[0])
     assert path == tmp_path / "tokens.csv" and sig.args[1] == len(a)
     rows = list(csv.DictReader(io.StringIO(path.read_text("utf-8-sig"))))
-    assert [int(r["id"]) for r in rows] == a.encoding.ids
-    assert any(r["piece"].startswith("'") for r in rows) or not any(
-        p[:1] in "=+-@" for p in (open_model(demo["spm"]).display_piece(i) for i in a.encoding.ids))
+    model = open_model(demo["bpe"])
+    expected = model.encode(CSV_TEXT, add_special=True)
+    assert [int(r["id"]) for r in rows] == expected.ids
+    pieces = [model.display_piece(i) for i in expected.ids]  # the piece column shows "Ġ" as a space
+    # the text is made so that this BPE vocab cuts pieces a spreadsheet would run as formulas
+    assert {p[:1] for p in pieces} >= set("=+-@")
+    for r, piece in zip(rows, pieces):
+        # OWASP's formula triggers: = + - @ and tab, CR, LF
+        assert r["piece"] == ("'" + piece if piece[:1] in "=+-@\t\r\n" else piece)
+    assert any("," in p or '"' in p for p in pieces)  # and pieces the CSV quoting must carry whole
     assert "Exported" in window.stats.busy_label.text()
     # the dialog starts in the same folder, with the same format, next time
     seen: list[tuple[object, ...]] = []
@@ -95,6 +103,22 @@ def test_export_json_is_exact_and_reimportable(qtbot, window, demo, tmp_path: Pa
     doc = json.loads((tmp_path / "t.json").read_text("utf-8"))
     assert doc["ids"] == a.encoding.ids and doc["text"] == TEXT and doc["parse_special"] is True
     assert load_json(tmp_path / "t.json") == [token_list(a.model, a.encoding)]
+
+
+def test_export_jsonl_one_token_a_line(qtbot, window, demo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    open_model_in(qtbot, window, demo["spm"])
+    a = show_text(qtbot, window, TEXT)
+    tf = files_of(window)
+    with qtbot.waitSignal(tf.exported, timeout=RESULT_TIMEOUT_MS):
+        tf.export_to(str(tmp_path / "t.jsonl"), "jsonl")
+    lines = (tmp_path / "t.jsonl").read_text("utf-8").splitlines()
+    objs = [json.loads(line) for line in lines]
+    expected = open_model(demo["spm"]).encode(TEXT)
+    tokens = [o for o in objs if "id" in o]
+    assert len(tokens) == len(expected) == len(a)
+    assert [o["id"] for o in tokens] == expected.ids
+    assert [o["piece"] for o in tokens] == [t.piece for t in expected.tokens]
+    assert [(o["start"], o["end"]) for o in tokens] == [(t.start, t.end) for t in expected.tokens]
 
 
 def test_export_of_text_not_yet_tokenized(qtbot, window, demo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
