@@ -30,7 +30,6 @@ from PySide6.QtGui import QGuiApplication, QKeyEvent  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MODEL = ROOT.parent / "shared" / "llama-vocab" / "ggml-vocab-llama-spm.gguf"
 
 LINES = (
     "The quick brown fox jumps over the lazy dog, and the dog sleeps on. 🙂",
@@ -88,10 +87,14 @@ def wait_until(cond: Callable[[], bool], timeout_s: float = 120.0) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("model", nargs="?", default=str(DEFAULT_MODEL))
+    ap.add_argument("model", nargs="?", default="")
     ap.add_argument("--size", type=int, default=1_000_000, help="bytes of text to paste")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
     args = ap.parse_args()
+    if not args.model:
+        from benchpaths import vocab_file
+
+        args.model = str(vocab_file("llama-spm"))
     if not os.path.exists(args.model):
         print(f"bench_gui: {args.model}: no such file", file=sys.stderr)
         return 1

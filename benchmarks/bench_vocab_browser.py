@@ -26,7 +26,6 @@ from tokenprism.core import open_model
 from tokenprism.core.vocab_query import COLUMNS, Query, VocabIndex, kind_code
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MODEL = ROOT.parent / "shared" / "llama-vocab" / "ggml-vocab-gemma-4.gguf"
 
 QUERIES: tuple[tuple[str, Query], ...] = (
     ("substring ' the'", Query(" the")),
@@ -54,10 +53,14 @@ def timed(fn: Callable[[], object], repeat: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("model", nargs="?", default=str(DEFAULT_MODEL))
+    ap.add_argument("model", nargs="?", default="")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    if not args.model:
+        from benchpaths import vocab_file
+
+        args.model = str(vocab_file("gemma-4"))
     if not Path(args.model).exists():
         print(f"model not found: {args.model}", file=sys.stderr)
         return 1

@@ -26,7 +26,7 @@ Times are CPU time of the measuring process.
   the model is ready, and, in one more compiled run per vocab, the bytes
   Python still holds after the open and the peak during it (tracemalloc).
 
-Texts (made deterministically by ``bench_encode.texts``, no files shipped):
+Texts (made deterministically by ``benchtexts``, no files shipped):
 0.5 MB English prose, 0.5 MB mixed scripts (CJK, Cyrillic, Arabic, Greek,
 Devanagari, Hangul, emoji, code) and 100 KB of Python-like source;
 ``--quick`` uses a tenth of each and one round.
@@ -69,6 +69,7 @@ VOCABS = ["aquila", "baichuan", "bert-bge", "command-r", "deepseek-coder", "deep
 TEXTS = ("english", "mixed", "code")
 IMPLS = ("compiled", "pure", "llama.cpp")
 WARM_UP = "Hello, world! Unrelated words warm nothing up."
+MEMORY_TARGET = 150e6  # bytes of RSS growth once ready; '!' in the table where exceeded
 
 
 # ---- worker side (runs in the measured interpreter) -----------------------------
@@ -289,11 +290,11 @@ def _merge_best(best: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 def write_texts(folder: str, quick: bool) -> dict[str, int]:
     sys.path.insert(0, str(_HERE))
-    import bench_encode
+    import benchtexts
 
     scale = 10 if quick else 1
-    tx = {"english": bench_encode.english_text(500_000 // scale), "mixed": bench_encode.mixed_text(500_000 // scale),
-          "code": bench_encode.code_text(100_000 // scale)}
+    tx = {"english": benchtexts.english_text(500_000 // scale), "mixed": benchtexts.mixed_text(500_000 // scale),
+          "code": benchtexts.code_text(100_000 // scale)}
     sizes: dict[str, int] = {}
     for name, text in tx.items():
         raw = text.encode("utf-8")
@@ -334,7 +335,8 @@ def print_tables(res: dict[str, Any], sizes: dict[str, int], out: Any = sys.stdo
         n = get(vocab, "compiled", "n_tokens") or get(vocab, "pure", "n_tokens") or get(vocab, "llama.cpp", "n_tokens")
         rss_c = get(vocab, "compiled", "rss_load"), get(vocab, "compiled", "rss_ready")
         rss_l = get(vocab, "llama.cpp", "rss_ready")
-        mb_c = "-" if rss_c[0] is None else f"{rss_c[0] / 1e6:.0f}/{rss_c[1] / 1e6:.0f}"
+        over = rss_c[1] is not None and rss_c[1] > MEMORY_TARGET
+        mb_c = "-" if rss_c[0] is None else f"{rss_c[0] / 1e6:.0f}/{rss_c[1] / 1e6:.0f}{'!' if over else ''}"
         print(f"{vocab:15s} {kind:4s} {n or 0:7d} | {_ms(c_load):>8s} {_ms(c_ready):>6s} | {_ms(p_load):>7s} "
               f"{_ms(p_ready):>7s} | {_ms(l_load):>6s} {_ms(l_ready):>6s} | {_ratio(l_load, c_load):>7s} "
               f"{_ratio(l_ready, c_ready):>7s} {_ratio(p_load, c_load):>6s} | "
@@ -344,7 +346,7 @@ def print_tables(res: dict[str, Any], sizes: dict[str, int], out: Any = sys.stdo
     traced = [t for t in traced if t[1] is not None]
     if traced:
         print("\nMemory (MB): 'MB c' above is the RSS growth of the compiled build at load/ready (target <= 150), "
-              "'MB l' llama.cpp's at ready; Python heap at ready (tracemalloc, compiled):", file=out)
+              "'!' over it, 'MB l' llama.cpp's at ready; Python heap at ready (tracemalloc, compiled):", file=out)
         print("  " + ", ".join(f"{v} {c / 1e6:.0f} (peak {p / 1e6:.0f})" for v, c, p in traced), file=out)
     if not any(get(v, i, "encode") for v in res["vocabs"] for i in IMPLS):
         return
@@ -385,10 +387,10 @@ def print_compare(res: dict[str, Any], old: dict[str, Any], out: Any = sys.stdou
                   + " ".join(f"{c:>8s}" for c in cells[2:]), file=out)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--vocab-dir", default=os.environ.get("TOKENPRISM_VOCAB_DIR",
-                                                          str(_HERE.parent.parent / "shared" / "llama-vocab")))
+def main(default_vocabs: Sequence[str] = VOCABS, title: str = "") -> None:
+    ap = argparse.ArgumentParser(description=(title + "\n\n" if title else "") + (__doc__ or ""), formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--vocab-dir", default="",
+                    help="default: $TOKENPRISM_VOCAB_DIR, ../shared/llama-vocab, or the `tokenprism samples` folder")
     ap.add_argument("--vocabs", default="", help="comma-separated names (default: all 19)")
     ap.add_argument("--quick", action="store_true", help="texts a tenth of the size, one round")
     ap.add_argument("--repeat", type=int, default=0, help="rounds (default 3, 1 with --quick)")
@@ -397,7 +399,8 @@ def main() -> None:
     ap.add_argument("--compiled-python", default="")
     ap.add_argument("--pure-python", default="")
     ap.add_argument("--llama-python", default="")
-    ap.add_argument("--json", default="", help="write the results here")
+    ap.add_argument("--json", default="",
+                    help="write the results here (default: build/bench/suite-<date>-<time>.json in the repo)")
     ap.add_argument("--compare", default="", help="an earlier --json file to compare with")
     ap.add_argument("--worker", choices=("tokenprism", "llama"), help=argparse.SUPPRESS)
     ap.add_argument("--path", help=argparse.SUPPRESS)
@@ -418,7 +421,11 @@ def main() -> None:
         json.dump(r, sys.stdout)
         return
 
-    vocabs = [v for v in args.vocabs.split(",") if v] or VOCABS
+    if not args.vocab_dir:
+        from benchpaths import vocab_dir
+
+        args.vocab_dir = str(vocab_dir())
+    vocabs = [v for v in args.vocabs.split(",") if v] or list(default_vocabs)
     missing = [v for v in vocabs if not os.path.exists(os.path.join(args.vocab_dir, f"ggml-vocab-{v}.gguf"))]
     if missing:
         sys.exit(f"not found in {args.vocab_dir}: {', '.join(missing)} (set --vocab-dir or TOKENPRISM_VOCAB_DIR)")
@@ -455,9 +462,11 @@ def main() -> None:
     if args.compare:
         with open(args.compare) as f:
             print_compare(res, json.load(f))
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(res, f, indent=1)
+    out = Path(args.json) if args.json else _HERE.parent / "build" / "bench" / time.strftime("suite-%Y%m%d-%H%M%S.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(res, f, indent=1)
+    print(f"\nresults written to {out} (compare a later run with --compare {out})", file=sys.stderr)
 
 
 if __name__ == "__main__":
