@@ -19,6 +19,7 @@ from tokenprism.app.compare_align import cuts, delta_label, difference_marks, wr
 from tokenprism.app.qt_compare import CompareFeature, QCompareWindow
 from tokenprism.core import open_model
 from tokenprism.core.resources import demo_models
+from tokenprism.core.vocab import TokenType
 
 TEXT = ("Tokenizers cut text differently: unbelievable, 3.14159 and 2024-06-01.\n"
         "Zażółć gęślą jaźń; CamelCaseWords\tand_snake_case ok")
@@ -124,15 +125,77 @@ def test_lanes_hold_each_models_encode(qtbot, window) -> None:  # type: ignore[n
         expected = open_model(lane.path).encode(TEXT)
         assert ld.analysis is not None
         assert ld.analysis.encoding.token_ids == expected.token_ids
+
+
+def expected_delta(n: int, first: int) -> str:
+    """The summary's difference column, worked out here from two counts."""
+    if n == first:
+        return "same"
+    pct = (n - first) * 100 / first
+    sign = "+" if n > first else "−"
+    whole = int(abs(pct) + 0.5)
+    return f"{sign}{abs(pct):.1f} % tokens" if whole == 0 else f"{sign}{whole} % tokens"
+
+
+def test_summary_rows_match_each_encoding(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    paths = demos()
+    text = TEXT + " 🙂 ☃ 𝔘"  # byte fallback in the SPM demo, unknowns in the UGM one
+    chosen = [paths[k] for k in ("spm", "bpe", "ugm", "wpm")]
+    view = compare(qtbot, window, chosen, text)
     rows = [[view.summary.item(r, c).text() for c in range(view.summary.columnCount())]
             for r in range(view.summary.rowCount())]
-    assert [r[3] for r in rows] == [f"{len(ld.analysis.encoding):,}" for ld in view.view.lanes]  # type: ignore[union-attr]
-    first = len(view.view.lanes[0].analysis.encoding)  # type: ignore[union-attr]
-    for r, ld in zip(rows[1:], view.view.lanes[1:]):
-        n = len(ld.analysis.encoding)  # type: ignore[union-attr]
-        pct = round((n - first) * 100 / first)
-        assert r[7] == ("same" if n == first else f"{'+' if pct > 0 else '−'}{abs(pct)} % tokens") or \
-            abs(pct) == 0
+    encs = [open_model(p).encode(text) for p in chosen]
+    counts = [len(e.ids) for e in encs]
+    assert len(set(counts)) == len(counts)  # every lane differs from the first: no "same" shortcut
+    n_chars = len(text)
+    for r, e, p in zip(rows, encs, chosen):
+        unk_id = open_model(p).config.special_ids.get("unk", -1)  # BERT's [UNK] is typed CONTROL
+        n = len(e.ids)
+        assert r[3] == f"{n:,}"
+        assert r[4] == f"{n_chars / n:.2f}"
+        assert r[5] == f"{sum(t.type == TokenType.BYTE for t in e.tokens):,}"
+        unk = sum(t.type == TokenType.UNKNOWN or t.id == unk_id for t in e.tokens)
+        assert r[6] == f"{unk:,}"
+    assert rows[0][5] != "0" and rows[2][6] != "0" and rows[3][6] != "0"  # the counts are really exercised
+    assert rows[0][7] == ""
+    for r, n in zip(rows[1:], counts[1:]):
+        assert r[7] == expected_delta(n, counts[0])
+        assert r[7].startswith("+" if n > counts[0] else "−")
+
+
+def test_a_seventh_model_is_refused(qtbot, window, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    paths = demos()
+    copies = []
+    for i in range(7):
+        src = list(paths.values())[i % len(paths)]
+        dst = tmp_path / f"m{i}.gguf"
+        dst.write_bytes(open(src, "rb").read())
+        copies.append(str(dst))
+    view = compare(qtbot, window, copies[:6], "six models")
+    assert len(view.lanes) == 6
+    assert not view.add_button.isEnabled()
+    assert view.add_model(copies[6]) is None
+    assert len(view.lanes) == 6 and "At most 6" in view.status.text()
+    view._fill_add_menu()
+    found = [a for a in view.add_menu.actions() if a.text() == "Add…"]
+    assert found and not found[0].isEnabled()
+    view.remove_lane(0)
+    assert view.add_model(copies[6]) is not None and len(view.lanes) == 6
+
+
+def test_render_compare_screenshot(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QImage
+
+    from tokenprism.app.screenshots import render_compare
+
+    paths = demos()
+    out = render_compare(tmp_path / "cmp.png", [paths["spm"], paths["bpe"], paths["wpm"]], size=(900, 500))
+    img = QImage(str(out))
+    assert not img.isNull()
+    assert (img.width(), img.height()) == (900, 500)
+    # many colours: token boxes drawn, not a blank window
+    colours = {img.pixel(x, y) for x in range(0, 900, 7) for y in range(250, 500, 7)}
+    assert len(colours) > 20
 
 
 @pytest.mark.parametrize("ignore_spaces", [False, True])
