@@ -3,8 +3,9 @@ and compiles the hot modules with mypyc.
 
 mypyc names a compiled module after its path on disk, so the sources are
 compiled from a staged copy under ``build/mypyc-src/tokenprism/...`` that
-has the installed layout. ``TOKENPRISM_PURE=1``, or no working mypyc,
-gives a pure-Python build that behaves identically.
+has the installed layout. ``TOKENPRISM_PURE=1``, no working mypyc, or
+no working C compiler gives a pure-Python build that behaves identically;
+``TOKENPRISM_REQUIRE_COMPILED=1`` turns those fallbacks into errors.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 from setuptools import setup
+from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
 FOLDERS = {"core": "tokenprism.core", "app": "tokenprism.app", "plugins": "tokenprism.plugins",
@@ -36,6 +38,37 @@ COMPILED = [
     "plugins/ugm/charsmap.py",
     "plugins/wpm/wpm.py",
 ]
+
+
+def _require_compiled() -> bool:
+    return os.environ.get("TOKENPRISM_REQUIRE_COMPILED", "") not in ("", "0")
+
+
+class OptionalBuildExt(build_ext):
+    """Compile mypyc's C when a compiler works, else install pure Python.
+
+    mypycify only writes C; the compiler first runs here, so a machine
+    without a working one must be caught here as well.
+    """
+
+    def run(self) -> None:
+        from distutils.errors import CCompilerError, DistutilsExecError, DistutilsPlatformError
+
+        try:
+            super().run()
+        except (CCompilerError, DistutilsExecError, DistutilsPlatformError, OSError) as e:
+            if _require_compiled():
+                raise
+            print(f"tokenprism: compiling the mypyc modules failed ({type(e).__name__}: {e}); "
+                  "installing pure Python, which behaves identically but slower. "
+                  "Set TOKENPRISM_REQUIRE_COMPILED=1 to make this an error.", file=sys.stderr)
+            # a shim built before the failure would import a shared library
+            # that was never built: remove every extension output
+            for out in self.get_outputs():
+                if os.path.exists(out):
+                    os.remove(out)
+            self.extensions = []
+            self.distribution.ext_modules = []
 
 
 def find_packages() -> tuple[list[str], dict[str, str]]:
@@ -82,4 +115,5 @@ def mypyc_extensions() -> list[object]:
 
 
 packages, package_dir = find_packages()
-setup(packages=packages, package_dir=package_dir, ext_modules=mypyc_extensions())
+setup(packages=packages, package_dir=package_dir, ext_modules=mypyc_extensions(),
+      cmdclass={"build_ext": OptionalBuildExt})

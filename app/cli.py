@@ -11,16 +11,18 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Iterable, Sequence
+from typing import Iterable, NoReturn, Sequence
 
 from tokenprism.core import Model, TokenPrismError, open_model
 from tokenprism.core.build_info import build_kind, module_status
+from tokenprism.core.errors import printable
 from tokenprism.core.export import (TokenList, describe_id_problems, format_for_path, id_problems, iter_render,
                                     scan_ids, token_list, write_export)
 from tokenprism.core.plugins import failed_plugins, tokenizer_specs
 
 from .cli_convert import add_subcommand as add_convert_subcommand
 from .cli_models import add_subcommands as add_models_subcommands
+from .pieces import piece_label
 
 VERSION = "0.1.0"
 FORMATS = ("ids", "pieces", "json", "jsonl", "csv")
@@ -31,6 +33,18 @@ EXIT_ERROR = 1
 
 class CliError(Exception):
     """A problem to report in one line."""
+
+
+class UsageError(CliError):
+    """A malformed command line (exit status 2, like argparse's own)."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse, but a usage mistake is one line on stderr (``tokenprism:
+    error: ...``) instead of the usage block, and exits with status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
 
 
 # ---- commands ---------------------------------------------------------------
@@ -114,12 +128,31 @@ def cmd_tokenize(args: argparse.Namespace) -> int:
 def cmd_decode(args: argparse.Namespace) -> int:
     model = _open(args.model)
     items = scan_ids(" ".join(args.ids))
-    problems = id_problems(items, len(model))
-    if problems:
-        raise CliError(f"{len(problems)} of {len(items)} ids cannot be decoded: {describe_id_problems(problems)}")
     if not items:
-        raise CliError("no ids given")
-    sys.stdout.write(model.decode([it.value for it in items if it.value is not None]) + "\n")
+        raise UsageError("no ids given")
+    n = len(model)
+    problems = [it.problem(n) for it in items]
+    valid = [it.value for it, why in zip(items, problems) if not why and it.value is not None]
+    bad = [(it, why) for it, why in zip(items, problems) if why]
+    if not valid:
+        raise CliError(f"none of the {len(items)} ids can be decoded: {describe_id_problems(bad)}")
+    out = sys.stdout
+    if not args.text_only:
+        # like View > Decode IDs: every pasted id with its piece or its problem
+        width = max(len(printable(it.text[:40])) for it in items)
+        for it, why in zip(items, problems):
+            shown = printable(it.text[:40]).rjust(width)
+            if why:
+                out.write(f"{shown}  ! {why}\n")
+            else:
+                assert it.value is not None
+                out.write(f"{shown}  {piece_label(model, it.value)}\n")
+        out.write(f"text ({len(valid)} ids):\n")
+    out.write(model.decode(valid) + "\n")
+    out.flush()
+    if bad:
+        print(f"tokenprism: warning: {len(bad)} of {len(items)} ids cannot be decoded and are left out of the "
+              f"text: {printable(describe_id_problems(bad))}", file=sys.stderr)
     return 0
 
 
@@ -188,7 +221,7 @@ SUBCOMMANDS = ("info", "tokenize", "decode", "compare", "plugins", "version", "g
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tokenprism", description="See how a GGUF model's tokenizer cuts text.")
+    p = OneLineParser(prog="tokenprism", description="See how a GGUF model's tokenizer cuts text.")
     p.add_argument("--version", action="store_true", help="print the version and build kind")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -208,9 +241,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--output", "-o", metavar="FILE", help="write to FILE (atomically) instead of printing")
     s.set_defaults(func=cmd_tokenize)
 
-    s = sub.add_parser("decode", help="turn token ids back into text")
+    s = sub.add_parser(
+        "decode", help="turn token ids back into text",
+        description="Decode token ids like the app's View > Decode IDs: print every id with its piece "
+                    "(or '! why' for a word that is not a token id or is outside the vocabulary), then "
+                    "the text decoded from the valid ids. Ids that cannot be decoded are left out of the "
+                    "text with a warning on stderr; the exit status is non-zero only when none of the ids "
+                    "can be decoded (1) or the command line is wrong (2).")
     s.add_argument("model")
     s.add_argument("ids", nargs="+", help="ids separated by spaces or commas, or a JSON list")
+    s.add_argument("--text-only", action="store_true", help="print only the decoded text (for scripts)")
     s.set_defaults(func=cmd_decode)
 
     s = sub.add_parser("compare", help="tokenize one text with several models",
@@ -258,8 +298,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             return cmd_gui([])
         return int(args.func(args))
+    except UsageError as e:
+        print(f"tokenprism: error: {printable(str(e))}", file=sys.stderr)
+        return EXIT_USAGE
     except (CliError, TokenPrismError) as e:
-        print(f"tokenprism: error: {e}", file=sys.stderr)
+        # file names and key names come from outside: one printable line
+        print(f"tokenprism: error: {printable(str(e))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130

@@ -8,6 +8,29 @@ need to catch one type to report a bad file cleanly.
 from __future__ import annotations
 
 
+def printable(text: str) -> str:
+    """``text`` on one printable line: line breaks, escape codes and other
+    control or invisible characters become ``\\n``/``\\x1b``-style escapes,
+    so a hostile key name or file name cannot move a terminal's cursor,
+    recolour it or forge a second line of output."""
+    if text.isprintable():
+        return text
+    out: list[str] = []
+    for c in text:
+        if c.isprintable():
+            out.append(c)
+        elif c == "\n":
+            out.append("\\n")
+        elif c == "\r":
+            out.append("\\r")
+        elif c == "\t":
+            out.append("\\t")
+        else:
+            cp = ord(c)
+            out.append(f"\\x{cp:02x}" if cp <= 0xFF else f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}")
+    return "".join(out)
+
+
 class TokenPrismError(Exception):
     """Base class of every error TokenPrism raises on purpose."""
 
@@ -25,7 +48,8 @@ class GGUFError(TokenPrismError):
         self.field = field
         self.reason = message
         where = f" at byte {offset}" if offset is not None else ""
-        what = f" ({field})" if field else ""
+        # the field is often a key name read from the file: never shown raw
+        what = f" ({printable(field)})" if field else ""
         super().__init__(f"{path}: {message}{where}{what}")
 
 

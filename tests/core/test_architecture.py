@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -44,10 +46,43 @@ def test_nothing_installs_top_level_core_app_or_plugins(tmp_path: object) -> Non
     assert out.stdout.strip() == "[]"
 
 
+def compiled_problems(status: dict[str, str]) -> list[str]:
+    """What keeps ``status`` (from ``module_status``) from being a complete
+    compiled build: a hot module imported from .py, or one that is missing."""
+    return [f"{m}: {s}" for m, s in status.items() if s != "compiled"] + \
+        [f"{m}: not checked" for m in HOT_MODULES if m not in status]
+
+
+def setup_compiled_list() -> list[str]:
+    """setup.py's COMPILED list, read without running setup()."""
+    tree = ast.parse((Path(__file__).resolve().parents[2] / "setup.py").read_text("utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "COMPILED"
+                                                for t in node.targets):
+            value = ast.literal_eval(node.value)
+            assert isinstance(value, list)
+            return [str(v) for v in value]
+    raise AssertionError("setup.py has no COMPILED list")
+
+
+def test_hot_modules_are_what_setup_compiles() -> None:
+    as_modules = ["tokenprism." + m.removesuffix(".py").replace("/", ".") for m in setup_compiled_list()]
+    assert as_modules == list(HOT_MODULES)
+
+
+def test_a_missing_or_pure_module_fails_the_compiled_check() -> None:
+    complete = {m: "compiled" for m in HOT_MODULES}
+    assert compiled_problems(complete) == []
+    for bad in ("missing", "pure"):
+        status = dict(complete, **{HOT_MODULES[3]: bad})
+        assert compiled_problems(status) == [f"{HOT_MODULES[3]}: {bad}"]
+    partial = dict(complete)
+    del partial[HOT_MODULES[0]]
+    assert compiled_problems(partial) == [f"{HOT_MODULES[0]}: not checked"]
+
+
 @pytest.mark.skipif(os.environ.get("TOKENPRISM_EXPECT_COMPILED") != "1",
                     reason="set TOKENPRISM_EXPECT_COMPILED=1 to require the mypyc build (CI does)")
 def test_hot_modules_are_compiled() -> None:
-    status = module_status()
-    pure = [m for m, s in status.items() if s == "pure"]
-    assert not pure, f"imported from .py although a compiled build was expected: {pure}"
-    assert all(status[m] == "compiled" for m in HOT_MODULES if status[m] != "missing")
+    problems = compiled_problems(module_status())
+    assert not problems, f"a compiled build was expected: {problems}"

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from tokenprism.app.cli import is_model_arg, main
+from tests.ggufmaker import CHAR_TOKENS
 from tokenprism.core.export import load_json
+from tokenprism.core.gguf_file import read_gguf
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -63,25 +65,57 @@ def test_info_and_plugins(capsys: pytest.CaptureFixture[str], char_model_path: P
     assert code == 0 and "test-chars" in out
 
 
-def test_decode(capsys: pytest.CaptureFixture[str], char_model_path: Path) -> None:
+def test_decode_lists_pieces_then_text(capsys: pytest.CaptureFixture[str], char_model_path: Path) -> None:
     from tokenprism.core import open_model
 
-    ids = open_model(char_model_path).encode("hi").ids
-    code, out, _ = run(capsys, "decode", str(char_model_path), json.dumps(ids))
+    model = open_model(char_model_path)
+    ids = model.encode("hi").ids
+    for arg in (json.dumps(ids), ",".join(map(str, ids))):
+        code, out, err = run(capsys, "decode", str(char_model_path), arg)
+        assert code == 0 and err == ""
+        lines = out.splitlines()
+        # one line per id with its piece, then the decoded text
+        assert [line.split() for line in lines[:2]] == [[str(ids[0]), "h"], [str(ids[1]), "i"]]
+        assert lines[2:] == ["text (2 ids):", "hi"]
+    code, out, _ = run(capsys, "decode", str(char_model_path), *map(str, ids), "--text-only")
     assert code == 0 and out == "hi\n"
-    code, out, _ = run(capsys, "decode", str(char_model_path), *map(str, ids))
-    assert code == 0 and out == "hi\n"
-    code, out, _ = run(capsys, "decode", str(char_model_path), ",".join(map(str, ids)))
-    assert code == 0 and out == "hi\n"
+    # a space piece is shown visibly, as in the app
+    space = model.vocab.token_to_id[" "]
+    code, out, _ = run(capsys, "decode", str(char_model_path), str(space))
+    assert out.splitlines()[0].split() == [str(space), "\u2423"]
 
 
-def test_decode_flags_bad_ids_in_one_line(capsys: pytest.CaptureFixture[str], char_model_path: Path) -> None:
-    code, out, err = run(capsys, "decode", str(char_model_path), "5", "99999", "-1", "abc")
-    assert code == 1 and out == "" and err.count("\n") == 1 and "Traceback" not in err
-    assert "3 of 4 ids" in err and "99999 is outside the vocabulary" in err and "-1 is outside" in err
+def test_decode_marks_bad_ids_and_decodes_the_rest(capsys: pytest.CaptureFixture[str],
+                                                   char_model_path: Path) -> None:
+    from tokenprism.core import open_model
+
+    n = len(open_model(char_model_path))
+    t2i = open_model(char_model_path).vocab.token_to_id
+    a, b = t2i["a"], t2i["b"]
+    code, out, err = run(capsys, "decode", str(char_model_path), str(a), "99999", "-1", "abc", str(b))
+    assert code == 0
+    lines = out.splitlines()
+    assert len(lines) == 7 and lines[5:] == ["text (2 ids):", "ab"]
+    assert lines[1].split() == ["99999", "!", "outside", "the", "vocabulary", f"(0..{n - 1})"]
+    assert lines[2].split()[:2] == ["-1", "!"] and lines[3].split() == ["abc", "!", "not", "a", "token", "id"]
+    assert lines[0].split() == [str(a), "a"] and lines[4].split() == [str(b), "b"]
+    assert err.count("\n") == 1 and err.startswith("tokenprism: warning: 3 of 5 ids cannot be decoded")
     assert "'abc' is not a token id" in err
-    code, _, err = run(capsys, "decode", str(char_model_path), "[1.5, 2]")
+
+
+def test_decode_fails_when_nothing_decodes(capsys: pytest.CaptureFixture[str], char_model_path: Path) -> None:
+    code, out, err = run(capsys, "decode", str(char_model_path), "99999", "-1", "abc")
+    assert code == 1 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert "none of the 3 ids" in err and "99999 is outside the vocabulary" in err and "-1 is outside" in err
+    code, _, err = run(capsys, "decode", str(char_model_path), "[1.5]")
     assert code == 1 and "'1.5' is not a token id" in err
+    code, out, err = run(capsys, "decode", str(char_model_path), "[]")
+    assert code == 2 and out == "" and "no ids given" in err
+    # a hostile word is echoed as one printable line
+    code, out, _ = run(capsys, "decode", str(char_model_path), "40", "x\x1b[2J\ny")
+    table = out[:out.index("text (")]
+    assert code == 0 and "\x1b" not in table and "x\\x1b" in table
+    assert all(line.isprintable() for line in table.splitlines())
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -140,3 +174,88 @@ def test_output_file_is_written_atomically(capsys: pytest.CaptureFixture[str], c
     assert [r["model"] for r in rows] == ["tiny test vocab #1"] * 2 + ["tiny test vocab #2"] * 2
     code, _, err = run(capsys, "tokenize", str(char_model_path), "a", "-o", str(tmp_path / "no" / "x.json"))
     assert code == 1 and err.count("\n") == 1 and "Cannot write" in err
+
+
+def test_tokenize_from_stdin(capsys: pytest.CaptureFixture[str], char_model_path: Path,
+                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from tokenprism.core import open_model
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO("ab\n€".encode())))
+    code, out, _ = run(capsys, "tokenize", str(char_model_path), "--stdin")
+    assert code == 0 and json.loads(out) == open_model(char_model_path).encode("ab\n€").ids
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"x")))
+    code, _, err = run(capsys, "tokenize", str(char_model_path), "ab", "--stdin")
+    assert code == 1 and "give the text once" in err
+
+
+def test_parse_special(capsys: pytest.CaptureFixture[str], char_model_path: Path) -> None:
+    from tokenprism.core import open_model
+
+    t2i = open_model(char_model_path).vocab.token_to_id
+    code, out, _ = run(capsys, "tokenize", str(char_model_path), "a<|special|>b", "--parse-special")
+    assert code == 0 and json.loads(out) == [t2i["a"], t2i["<|special|>"], t2i["b"]]
+    code, out, _ = run(capsys, "tokenize", str(char_model_path), "a<|special|>b")
+    ids = json.loads(out)
+    assert t2i["<|special|>"] not in ids and len(ids) == len("a<|special|>b")
+
+
+def test_info_fields(capsys: pytest.CaptureFixture[str], char_model_path: Path) -> None:
+    from tokenprism.core.resources import demo_models
+
+    code, out, _ = run(capsys, "info", str(char_model_path))
+    fields = {line.split(":", 1)[0]: line.split(":", 1)[1].strip() for line in out.splitlines()}
+    assert code == 0 and fields["gguf version"] == "3" and fields["pre-tokenizer"] == "default"
+    assert fields["merges"] == "0" and fields["vocab size"] == f"{len(CHAR_TOKENS):,}"
+    assert fields["special bos"].split() == ["1", "'<s>'"] and fields["special unk"].split() == ["0", "'<unk>'"]
+    assert "add_bos=True" in fields["flags"] and "file:add_bos=True" in fields["flags"]
+    bpe = demo_models()["bpe"]
+    code, out, _ = run(capsys, "info", str(bpe))
+    fields = {line.split(":", 1)[0]: line.split(":", 1)[1].strip() for line in out.splitlines()}
+    gf = read_gguf(bpe)
+    assert fields["pre-tokenizer"] == gf.metadata["tokenizer.ggml.pre"].value
+    assert fields["merges"] == f"{len(gf.metadata['tokenizer.ggml.merges'].value):,}"
+    assert fields["gguf version"] == str(gf.version) and fields["tokenizer"].startswith("gpt2 (BPE")
+
+
+def test_no_arguments_start_the_app(monkeypatch: pytest.MonkeyPatch) -> None:
+    import tokenprism.app.main_window as mw
+
+    calls: list[list[str]] = []
+    monkeypatch.setattr(mw, "run_gui", lambda paths: calls.append(paths) or 0)
+    assert main([]) == 0 and calls == [[]]
+    assert main(["some.gguf"]) == 0 and calls[-1] == ["some.gguf"]
+    assert main(["gui", "a.gguf", "b.gguf"]) == 0 and calls[-1] == ["a.gguf", "b.gguf"]
+
+
+@pytest.mark.parametrize("argv", [["tokenize", "m.gguf", "x", "--format", "xml"], ["tokenize"],
+                                  ["compare", "a.gguf", "--bogus"], ["--nope"], ["decode", "m.gguf"]])
+def test_usage_errors_are_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert err.startswith("tokenprism: error: ") and err.count("\n") == 1 and "usage:" not in err
+
+
+def test_compare_two_models_from_a_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from tokenprism.core import open_model
+    from tokenprism.core.resources import demo_models
+
+    paths = [demo_models()["bpe"], demo_models()["spm"]]
+    text = "Hello wörld, 日本 tokens\nsecond line"
+    f = tmp_path / "text.txt"
+    f.write_text(text, "utf-8")
+    code, out, _ = run(capsys, "compare", *map(str, paths), "--file", str(f))
+    assert code == 0
+    rows = out.strip().splitlines()[1:]
+    assert len(rows) == 2
+    counts = []
+    for path, row in zip(paths, rows):
+        model = open_model(path)
+        n = len(model.encode(text).ids)
+        counts.append(n)
+        cells = row.split()
+        assert cells[-6:-2][0] == str(n), row
+        assert cells[-6:-2][2:] == [f"{len(text) / n:.3f}", f"{len(text.encode()) / n:.3f}"], row
+        assert model.config.kind in cells
+    assert counts[0] != counts[1]  # two models that really cut differently
+    second = rows[1].split()[-5]
+    assert second == f"{(counts[1] - counts[0]) / counts[0]:+.0%}"

@@ -47,6 +47,19 @@ def hostile_files(folder: Path, count: int, seed: int) -> list[Path]:
     p = folder / "evil-model.gguf"
     p.write_bytes(build(head, kvs))
     out.append(p)
+    # a hostile key name that the reader's error names: duplicated, and
+    # holding a value of an unknown type
+    hostile_key = b"evil\nsecond\x1b[31m"
+    head, kvs = parse_kvs(sources[0])
+    kvs += [KV(hostile_key, 4, struct.pack("<I", 1)), KV(hostile_key, 4, struct.pack("<I", 2))]
+    p = folder / "evil-duplicate-key.gguf"
+    p.write_bytes(build(head, kvs))
+    out.append(p)
+    head, kvs = parse_kvs(sources[0])
+    kvs.insert(0, KV(hostile_key, 99, b""))
+    p = folder / "evil-key-type.gguf"
+    p.write_bytes(build(head, kvs))
+    out.append(p)
     return out
 
 
@@ -69,3 +82,14 @@ def test_cli_reports_one_line_and_fails(command: list[str], hostile: list[Path],
         assert line.startswith("tokenprism: error: ") and path.name in line, line
         assert line.isprintable(), f"{path.name}: {line!r}"
         assert "Traceback" not in err and out.out == ""
+    evil = [p for p in hostile if p.name.startswith("evil-") and "key" in p.name]
+    assert len(evil) == 3
+
+
+def test_hostile_key_name_is_escaped(hostile: list[Path], capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("evil-duplicate-key.gguf", "evil-key-type.gguf"):
+        [path] = [p for p in hostile if p.name == name]
+        assert main(["info", str(path)]) == 1
+        err = capsys.readouterr().err
+        # the key is named, escaped, on the one line
+        assert "evil\\nsecond\\x1b[31m" in err and err.count("\n") == 1 and "\x1b" not in err, err
