@@ -417,7 +417,7 @@ class QCompareLanes(QAbstractScrollArea):
                 break
             cx = x + float(xs[i]) - x0
             o = ord(ch)
-            if ch == " " or o < 0x20 or o == 0x7F:
+            if ch == " " or o < 0x20 or o == 0x7F or ch == "\u00a0" or ch == "\u2028":
                 p.setPen(muted)
                 p.drawText(QPointF(cx, y), "·" if ch == " " else _display_char(ch))
                 p.setPen(text)

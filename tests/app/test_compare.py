@@ -411,3 +411,24 @@ def test_lanes_tokenize_the_exact_text(qtbot, window, tmp_path, text: str) -> No
 
 def test_line_separator_breaks_a_lane_row() -> None:
     assert wrap_rows(np.ones(3), "x\u2028y", 80.0).tolist() == [0, 2, 3]
+
+
+def test_nbsp_and_line_separator_draw_visibly(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    paths = demos()
+    view = compare(qtbot, window, [paths["bpe"], paths["wpm"]], "a\u00a0b")
+    lanes = view.view
+    vp = lanes.viewport()
+
+    def colours(text: str) -> int:
+        """Distinct colours inside the first lane's box of the character at 1
+        (a blank box is its fill and little else; a drawn mark adds shades)."""
+        view.editor.setPlainText(text)
+        wait_ready(qtbot, view)
+        vp.repaint()
+        img = vp.grab().toImage()
+        r = lanes.range_rects(0, 1, 2)[0].toRect().adjusted(2, 2, -2, -2)
+        assert r.width() > 2 and r.height() > 2
+        return len({img.pixel(x, y) for x in range(r.left(), r.right()) for y in range(r.top(), r.bottom())})
+
+    assert colours("a\u00a0b") > 4
+    assert colours("a\u2028b") > 4
