@@ -1,6 +1,7 @@
 """Fixtures for the desktop-app tests: isolated settings, test vocabularies
-(real reference ones when their plugin is installed, else the run-time
-test plugin), a window, and helpers to type and to wait for tokens."""
+(real reference ones when present, else the bundled demo models, and the
+run-time test plugin only as a last resort), a window, and helpers to type
+and to wait for tokens."""
 
 from __future__ import annotations
 
@@ -61,10 +62,26 @@ def real_vocab(name: str) -> str | None:
     return path
 
 
+def demo_vocab(kind: str) -> str | None:
+    """The bundled demo model of tokenizer type ``kind`` if it is there and opens."""
+    from tokenprism.core.resources import demo_models
+
+    path = demo_models().get(kind)
+    if path is None or not os.path.exists(path):
+        return None
+    try:
+        open_model(str(path))
+    except TokenPrismError:
+        return None
+    return str(path)
+
+
 @pytest.fixture(scope="session")
 def spm_vocab(test_vocab: str) -> str:
-    """llama-spm (byte fallback) when the SPM plugin is installed, else the test vocab."""
-    return real_vocab("llama-spm") or test_vocab
+    """A real SPM model with byte fallback: llama-spm from the reference
+    vocabularies, else the bundled SPM demo model; the run-time test vocab
+    only when neither opens (no SPM plugin installed)."""
+    return real_vocab("llama-spm") or demo_vocab("spm") or test_vocab
 
 
 @pytest.fixture(scope="session")

@@ -41,11 +41,13 @@ def test_typing_shows_the_models_ids(qtbot, window, spm_vocab, models) -> None: 
     assert "tokenization took" in window.stats.time_label.toolTip()
 
 
-def test_ascii_typing_with_keyclicks(qtbot, window, test_vocab, models) -> None:  # type: ignore[no-untyped-def]
-    open_model_in(qtbot, window, test_vocab)
+def test_ascii_typing_with_keyclicks(qtbot, window, spm_vocab, models) -> None:  # type: ignore[no-untyped-def]
+    """``qtbot.keyClicks`` into a real model (llama-spm, else the SPM demo)."""
+    open_model_in(qtbot, window, spm_vocab)
+    assert window.model_info.kind == "SPM"
     window.editor.clear()
     wait_result(qtbot, window, lambda: qtbot.keyClicks(window.editor, "the lazy dog"))
-    assert table_ids(window) == models(test_vocab).encode("the lazy dog").ids
+    assert table_ids(window) == models(spm_vocab).encode("the lazy dog").ids
 
 
 def drawn_spans(window):  # type: ignore[no-untyped-def]
