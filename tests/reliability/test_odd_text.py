@@ -10,11 +10,13 @@ covered by a token unless the model's normalizer removes it.
 Which models read back exactly (``decode(encode(s)) == s``), and why the
 others do not:
 
-* SPM with byte fallback (demo-spm, llama-spm) and byte-level BPE (demo-bpe,
-  qwen2) are lossless, with two documented exceptions:
-  - SPM: U+2581 (▁) is SentencePiece's own space marker, so it reads back
-    as a space;
-  - BPE models with ``clean_spaces`` (demo-bpe, gpt-2, llama-bpe…) decode as
+* SPM with byte fallback (demo-spm, llama-spm), byte-level BPE (demo-bpe,
+  qwen2) and BPE that escapes whitespace as ▁ with byte fallback (gemma-4,
+  the BPE plugin's escape-whitespace path) are lossless, with two
+  documented exceptions:
+  - SPM and gemma-4: U+2581 (▁) is the vocabulary's own space marker, so it
+    reads back as a space;
+  - BPE models with ``clean_spaces`` (demo-bpe, gemma-4, gpt-2, llama-bpe…) decode as
     llama.cpp does with clean_up_tokenization_spaces: " ." → ".", " 's" → "'s".
 * UGM (demo-ugm, nomic-bert-moe) is not: the precompiled charsmap
   normalizes (NFKC-like: "Ａ" → "A", "½" → "1⁄2"), whitespace runs
@@ -40,7 +42,8 @@ from tokenprism.core.model import clean_up_spaces, sanitize_text
 
 DEMOS = ("spm", "bpe", "ugm", "wpm")
 REFS = {"SPM": "llama-spm", "BPE": "qwen2", "UGM": "nomic-bert-moe", "WPM": "bert-bge"}
-ALL = [f"demo-{k}" for k in DEMOS] + [f"ref-{v}" for v in REFS.values()]
+# gemma-4: BPE without byte-level glyphs: spaces escaped to ▁, byte fallback
+ALL = [f"demo-{k}" for k in DEMOS] + [f"ref-{v}" for v in REFS.values()] + ["ref-gemma-4"]
 SPACE_MARK = "\u2581"
 
 _cache: dict[str, Model] = {}
@@ -60,16 +63,22 @@ def get_model(request: pytest.FixtureRequest) -> Callable[[str], Model]:
     return get
 
 
+def escapes_spaces(model: Model) -> bool:
+    """A BPE model whose vocabulary writes spaces as ▁ (gemma-4)."""
+    return model.kind == "BPE" and bool(getattr(model.tokenizer, "escape", False))
+
+
 def lossless(model: Model) -> bool:
     """True for the models that must read back what they were given."""
-    return model.kind == "BPE" and model.config.byte_level or (
-        model.kind == "SPM" and any(p.startswith("<0x") for p in model.vocab.pieces[:300]))
+    byte_fallback = any(p.startswith("<0x") for p in model.vocab.pieces[:300])
+    return model.kind == "BPE" and (model.config.byte_level or (escapes_spaces(model) and byte_fallback)) or (
+        model.kind == "SPM" and byte_fallback)
 
 
 def expected_readback(model: Model, text: str) -> str:
     """``text`` as a lossless model reads it back (the documented exceptions)."""
     out = sanitize_text(text)
-    if model.kind == "SPM":
+    if model.kind == "SPM" or escapes_spaces(model):
         out = out.replace(SPACE_MARK, " ")
     if model.config.clean_spaces:
         out = clean_up_spaces(out.encode("utf-8")).decode("utf-8")
@@ -187,7 +196,7 @@ def test_lone_surrogates_read_back_as_replacement(name: str, get_model: Callable
         assert model.decode(model.encode("a\ud800b").ids) == "a\ufffdb"
 
 
-@pytest.mark.parametrize("name", ["demo-spm", "ref-llama-spm"])
+@pytest.mark.parametrize("name", ["demo-spm", "ref-llama-spm", "ref-gemma-4"])
 def test_spm_reads_its_space_mark_as_a_space(name: str, get_model: Callable[[str], Model]) -> None:
     model = get_model(name)
     assert model.decode(model.encode("a\u2581b").ids) == "a b"
@@ -201,6 +210,19 @@ def test_clean_spaces_is_the_only_bpe_change(get_model: Callable[[str], Model]) 
     qwen = get_model("ref-qwen2")
     assert not qwen.config.clean_spaces
     assert qwen.decode(qwen.encode("it 's a test .").ids) == "it 's a test ."
+
+
+def test_gemma4_escaped_spaces_are_lossless(get_model: Callable[[str], Model]) -> None:
+    """gemma-4 goes through the BPE plugin's escape-whitespace path (no
+    byte-level glyphs) and still reads back every text exactly, apart from
+    the documented ▁, clean_spaces and lone-surrogate exceptions."""
+    model = get_model("ref-gemma-4")
+    assert escapes_spaces(model) and not model.config.byte_level and lossless(model)
+    assert model.config.clean_spaces
+    for text in ("  two  spaces\tand\ttabs\n\n", "\x00\ufeff\u200f\u202e", "\U0010FFFF\U000E0001",
+                 "e" + "\u0301" * 50, "\r\n \u3000\u00a0", "\U0001F642" * 100):
+        assert model.decode(model.encode(text).ids) == text, repr(text)
+    assert model.decode(model.encode("it 's .").ids) == "it's."
 
 
 @pytest.mark.parametrize("name", ["demo-ugm", "ref-nomic-bert-moe"])
