@@ -206,3 +206,38 @@ def test_a_failing_tokenizer_shows_a_message(qtbot, window, test_vocab) -> None:
     wait_result(qtbot, window, lambda: window.editor.setPlainText("the fox"))
     assert window.analysis.text == "the fox"
     assert not window.banner.isVisible()
+
+
+def test_loading_shows_a_busy_indicator_until_done(qtbot, window, spm_vocab, test_vocab,  # type: ignore[no-untyped-def]
+                                                   monkeypatch) -> None:
+    """A (deliberately slowed) load shows the busy bar and a "Loading …"
+    label while it runs, and both go away when it ends."""
+    import threading
+
+    from tokenprism.app import workers
+
+    open_model_in(qtbot, window, test_vocab)
+    stats = window.stats
+    assert not stats.busy.isVisible()
+    release = threading.Event()
+    started = threading.Event()
+    real_open = workers.open_model
+
+    def slow_open(path: str):  # type: ignore[no-untyped-def]
+        started.set()
+        assert release.wait(20), "the test never released the load"
+        return real_open(path)
+
+    monkeypatch.setattr(workers, "open_model", slow_open)
+    window.open_path(spm_vocab)
+    qtbot.waitUntil(started.is_set, timeout=10_000)
+    qtbot.wait(100)  # the event loop runs while the load waits
+    assert window.loader.busy
+    assert stats.busy.isVisible() and stats.busy.maximum() == 0  # an indeterminate bar
+    assert stats.busy_label.isVisible() and stats.busy_label.text() == f"Loading {os.path.basename(spm_vocab)}…"
+    with qtbot.waitSignal(window.loader.loaded, timeout=20_000):
+        release.set()
+    qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
+    assert window.model_info.path == os.path.abspath(spm_vocab)
+    assert not window.loader.busy
+    assert not stats.busy.isVisible() and stats.busy_label.text() == ""
