@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import (QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QFontDatabase,
+from PySide6.QtGui import (QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QFont, QFontDatabase, QFontMetricsF,
                            QHelpEvent, QPainter, QPaintEvent, QPen, QTextBlock, QTextCharFormat,
                            QTextCursor, QTextLayout, QTextLine, QTextOption)
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
@@ -30,6 +30,7 @@ from .pieces import tooltip_html
 from .styles import TokenColors, token_colors
 
 MAX_SELECTIONS = 6000  # a viewport never shows more spans than this
+MAX_BYTE_LABELS = 400  # byte labels painted at most (a screen of CJK in a small vocabulary)
 BLOCK_MARGIN = 1024  # characters beyond the visible lines that are styled too
 HUGE_BLOCK = 20_000  # longer blocks are styled with ExtraSelections (no relayout)
 _serials = iter(range(1, 2**31 - 1))  # block user states; -1 is Qt's "never set"
@@ -100,6 +101,8 @@ class QTokenEditor(QPlainTextEdit):
         """Span index range styled by the last pass (for tests and benchmarks)."""
         self.newline_marks: list[tuple[int, int]] = []
         """(position, span) of the line breaks drawn as token parts by the last paint."""
+        self.byte_labels: list[tuple[int, QRectF, str]] = []
+        """(span, rectangle, text) of the byte labels drawn by the last paint."""
         self._refresh = QTimer(self)
         self._refresh.setSingleShot(True)
         self._refresh.setInterval(0)
@@ -258,7 +261,9 @@ class QTokenEditor(QPlainTextEdit):
                     top = prev_block if prev_block.isValid() else block
                     geo = self.blockBoundingGeometry(block).translated(self.contentOffset())
                     top_geo = self.blockBoundingGeometry(top).translated(self.contentOffset())
-                    self._restyled.append(geo.united(top_geo).toAlignedRect().adjusted(-2, -2, 2, 2))
+                    # (and the top of the next line, where a byte label may hang)
+                    self._restyled.append(geo.united(top_geo).toAlignedRect().adjusted(
+                        -2, -2, 2, 2 + self.fontMetrics().height() // 2))
             block = block.next()
         if extra or self._has_extra:
             self.setExtraSelections(extra)
@@ -482,6 +487,52 @@ class QTokenEditor(QPlainTextEdit):
             block = block.next()
         self.newline_marks = marks
 
+    def _paint_byte_labels(self, p: QPainter, a: Analysis, begin: int, end: int) -> None:
+        """Label each visible byte group (a character spelled as byte tokens,
+        or cut by byte-level pieces) with its bytes, ``F0 9F 99 82``: a small
+        tag hanging from the bottom of the span's first line, so the group
+        reads as one thing and its bytes need no tooltip."""
+        labels: list[tuple[int, QRectF, str]] = []
+        lo, hi = a.spans_in(begin, end)
+        hi = min(hi, lo + MAX_SELECTIONS)
+        ks = lo + np.flatnonzero(a.span_style[lo:hi] == Style.BYTES)
+        if len(ks):
+            font = QFont(self.font())
+            font.setPointSizeF(max(6.0, self.font().pointSizeF() * 0.6))
+            fm = QFontMetricsF(font)
+            p.setFont(font)
+            model = a.model
+            ids = a.encoding.token_ids
+            height = self.viewport().height()
+            colors = self._colors
+            doc = self.document()
+            for k in ks[:MAX_BYTE_LABELS].tolist():
+                s16, e16 = int(a.span_start16[k]), int(a.span_end16[k])
+                if e16 - s16 == 1 and doc.characterAt(s16) == "\u2029":
+                    continue  # a line break: it has its own mark at the line's end
+                rects = self.range_rects(s16, e16)
+                if not rects or rects[0].top() > height or rects[0].bottom() < 0:
+                    continue
+                first, last = int(a.span_first[k]), int(a.span_last[k])
+                data = b"".join(model.token_bytes(t) for t in ids[first:last])
+                text = " ".join(f"{b:02X}" for b in data[:8]) + (" …" if len(data) > 8 else "")
+                r = rects[0]
+                w, h = fm.horizontalAdvance(text) + 4, fm.height()
+                box = QRectF(r.left(), r.bottom() - h * 0.5, w, h)
+                if labels and labels[-1][1].intersects(box):
+                    # neighbouring groups (a CJK word in a small vocabulary):
+                    # labels queue up to the right like a row of tags
+                    box.moveLeft(labels[-1][1].right() + 2)
+                fill = QColor(colors.border[Style.BYTES])
+                fill.setAlphaF(0.88)
+                p.setPen(Qt.PenStyle.NoPen)
+                p.setBrush(fill)
+                p.drawRoundedRect(box, 2, 2)
+                p.setPen(QColor(colors.base))
+                p.drawText(box, int(Qt.AlignmentFlag.AlignCenter), text)
+                labels.append((k, box, text))
+        self.byte_labels = labels
+
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
         a = self._analysis
@@ -493,6 +544,7 @@ class QTokenEditor(QPlainTextEdit):
         line_h = self.fontMetrics().height()
         self._paint_newlines(p, a)
         begin, end = self.visible_range()
+        self._paint_byte_labels(p, a, begin, end)
         lo, hi = a.empties_in(begin, end)
         p.setPen(Qt.PenStyle.NoPen)
         for k in range(lo, min(hi, lo + 200)):
