@@ -11,7 +11,10 @@ tokens/scores/types of different lengths, merges naming unknown pieces,
 charsmap blobs pointing out of range, special ids outside the vocabulary).
 
 Every case must end in a clean result or GGUFError within 2 s. Time is CPU
-time (a shared machine's load does not count). Memory is traced with
+time (a shared machine's load does not count). A case that hangs is stopped
+by a watchdog (tests/reliability/fuzzing.py: CPU and wall-clock timers, and
+faulthandler ending the process with every thread's stack as a last
+resort) and counted under hangs, so the run never blocks. Memory is traced with
 tracemalloc on every Nth case (``--trace-every``): a case may allocate at most twice what opening the
 unmutated file does, plus 16 MiB — a declared size is never trusted for an
 allocation. Prints cases, clean results, GGUFErrors, crashes, hangs,

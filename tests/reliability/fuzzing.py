@@ -7,13 +7,19 @@ another exception, a hang, or an allocation beyond the file's size.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import random
+import signal
 import struct
+import sys
+import threading
 import time
 import tracemalloc
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from tokenprism.core import GGUFError, open_model
 
@@ -68,23 +74,75 @@ def mutate(data: bytes, rng: random.Random) -> tuple[bytes, str]:
     return data[:i] + data[i + rng.randint(1, 64):], f"delete@{i}"
 
 
+class CaseHang(BaseException):
+    """Raised inside a case that ran past its watchdog (a BaseException, so
+    the code under test cannot swallow it with ``except Exception``)."""
+
+
+def _stop_case(signum: int, frame: object) -> None:
+    raise CaseHang(signal.Signals(signum).name)
+
+
+@contextmanager
+def watchdog(cpu_s: float, wall_s: float, kill_s: float) -> Iterator[None]:
+    """Stop a case that hangs instead of blocking the run forever.
+
+    A busy loop is interrupted after ``cpu_s`` of CPU time (SIGPROF), a case
+    blocked without using CPU after ``wall_s`` (SIGALRM): both raise
+    :class:`CaseHang` in the case. Compiled code that never returns to the
+    interpreter cannot be interrupted that way, so after ``kill_s``
+    faulthandler prints every thread's stack and ends the process: a hard
+    failure with the place of the hang, never a silent block.
+    """
+    timers = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    faulthandler.dump_traceback_later(kill_s, exit=True, file=sys.__stderr__)
+    old_prof = old_alarm = None
+    if timers:
+        old_prof = signal.signal(signal.SIGPROF, _stop_case)
+        old_alarm = signal.signal(signal.SIGALRM, _stop_case)
+        signal.setitimer(signal.ITIMER_PROF, cpu_s)
+        signal.setitimer(signal.ITIMER_REAL, wall_s)
+    try:
+        yield
+    finally:
+        for _ in range(3):
+            try:  # a timer that fires while disarming must not leave the other one armed
+                if timers:
+                    signal.setitimer(signal.ITIMER_PROF, 0)
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    signal.signal(signal.SIGPROF, old_prof)
+                    signal.signal(signal.SIGALRM, old_alarm)
+                faulthandler.cancel_dump_traceback_later()
+                break
+            except CaseHang:
+                continue
+
+
 def run_case(path: Path, stats: FuzzStats, label: str, limit_s: float = 2.0, trace: bool = False) -> None:
     """Open, encode and decode ``path``; count the outcome. Time is the
     process's CPU time (other jobs on a shared machine do not count);
-    ``trace`` also measures the case's peak memory (tracemalloc, slow)."""
+    ``trace`` also measures the case's peak memory (tracemalloc, slow).
+    A case is stopped by :func:`watchdog` once it runs past ``limit_s`` of
+    CPU (several times that when traced) and is reported as slow."""
     stats.cases += 1
     if trace:
         tracemalloc.start()
     t0 = time.process_time()
+    cpu_limit = limit_s * (10 if trace else 1) + 0.05
+    hang = ""
     try:
-        model = open_model(path)
-        enc = model.encode(TEXT, add_special=True, parse_special=True)
-        model.decode(enc.ids)
-        stats.clean += 1
-    except GGUFError:
-        stats.errors += 1
-    except Exception as e:  # anything else is a bug worth reporting
-        stats.crashes.append(f"{label}: {type(e).__name__}: {e}")
+        with watchdog(cpu_limit, max(2.0, 5 * cpu_limit), max(60.0, 30 * cpu_limit)):
+            try:
+                model = open_model(path)
+                enc = model.encode(TEXT, add_special=True, parse_special=True)
+                model.decode(enc.ids)
+                stats.clean += 1
+            except GGUFError:
+                stats.errors += 1
+            except Exception as e:  # anything else is a bug worth reporting
+                stats.crashes.append(f"{label}: {type(e).__name__}: {e}")
+    except CaseHang as e:
+        hang = f" (hung: stopped by {e})"
     dt = time.process_time() - t0
     if trace:
         peak = tracemalloc.get_traced_memory()[1]
@@ -93,10 +151,12 @@ def run_case(path: Path, stats: FuzzStats, label: str, limit_s: float = 2.0, tra
             stats.peak_bytes, stats.peak_case = peak, label
         if stats.memory_limit and peak > stats.memory_limit:
             stats.over_memory.append(f"{label}: {peak / 2**20:.1f} MiB")
+        if hang:
+            stats.slow.append(f"{label}: {dt:.2f}s CPU{hang}")
         return  # tracing slows a case down several times: no time check
     stats.max_seconds = max(stats.max_seconds, dt)
-    if dt > limit_s:
-        stats.slow.append(f"{label}: {dt:.2f}s")
+    if dt > limit_s or hang:
+        stats.slow.append(f"{label}: {dt:.2f}s CPU{hang}")
 
 
 def fuzz_file(source: Path, workdir: Path, count: int, seed: int, stats: FuzzStats, trace_every: int = 0) -> None:

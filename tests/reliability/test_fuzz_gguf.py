@@ -4,13 +4,24 @@ real and generated GGUF files. The long run is benchmarks/fuzz_gguf.py."""
 from __future__ import annotations
 
 import random
+import time
 from pathlib import Path
 
 import pytest
 
+from tests.refdata import VOCAB_DIR
+from tests.reliability import fuzzing
 from tests.reliability.fuzzing import (HUGE, NEGATIVE, FuzzStats, build, fuzz_file, fuzz_file_structured, parse_kvs,
-                                       structured_mutation)
+                                       run_case, structured_mutation)
 from tokenprism.core import GGUFError, open_model
+
+# In all about 4,000 cases in ~30 s here (measured: see the report in the
+# commit); benchmarks/fuzz_gguf.py runs the long version.
+BYTE_CASES_PER_FILE = 600
+STRUCTURED_CASES_PER_FILE = 160
+# one small real vocabulary (32k pieces, byte fallback, control tokens)
+REFERENCE = "llama-spm"
+REFERENCE_CASES = (150, 100)  # byte-level, structured: each case reads the whole vocab
 
 
 def _small_sources(char_model_path: Path) -> list[Path]:
@@ -23,21 +34,33 @@ def _small_sources(char_model_path: Path) -> list[Path]:
     return sources
 
 
+def _reference() -> Path:
+    if VOCAB_DIR is None:
+        pytest.skip("reference vocabs not found")
+    path = Path(VOCAB_DIR) / f"ggml-vocab-{REFERENCE}.gguf"
+    if not path.exists():
+        pytest.skip(f"{path.name} not found")
+    return path
+
+
+def _report(kind: str, stats: FuzzStats) -> None:
+    print(f"\nfuzzed {stats.cases} {kind} cases: {stats.clean} clean, {stats.errors} GGUFError, "
+          f"{len(stats.crashes)} crashes, {len(stats.slow)} slow or hung, max {stats.max_seconds:.3f}s CPU")
+    assert not stats.crashes, "\n".join(stats.crashes[:20])
+    assert not stats.slow, "\n".join(stats.slow[:20])
+
+
 def test_mutated_files_end_in_a_result_or_gguf_error(char_model_path: Path, tmp_path: Path) -> None:
     stats = FuzzStats()
     sources = _small_sources(char_model_path)
-    per_file = max(150, 1200 // len(sources))
     for i, src in enumerate(sources):
         try:
             open_model(src)
         except GGUFError as e:  # a plugin not installed here: nothing to fuzz through
             pytest.skip(f"{src.name}: {e}")
-        fuzz_file(src, tmp_path, per_file, seed=1000 + i, stats=stats)
-    print(f"\nfuzzed {stats.cases} cases: {stats.clean} clean, {stats.errors} GGUFError, "
-          f"{len(stats.crashes)} crashes, max {stats.max_seconds:.3f}s")
-    assert not stats.crashes, "\n".join(stats.crashes[:20])
-    assert not stats.slow, "\n".join(stats.slow[:20])
-    assert stats.errors > 0 and stats.cases >= 1000
+        fuzz_file(src, tmp_path, BYTE_CASES_PER_FILE, seed=1000 + i, stats=stats)
+    _report("byte-level", stats)
+    assert stats.errors > 0 and stats.clean > 0 and stats.cases >= 2500
 
 
 def test_hostile_contents_end_in_a_result_or_gguf_error(char_model_path: Path, tmp_path: Path) -> None:
@@ -48,12 +71,61 @@ def test_hostile_contents_end_in_a_result_or_gguf_error(char_model_path: Path, t
     stats = FuzzStats()
     sources = _small_sources(char_model_path)
     for i, src in enumerate(sources):
-        fuzz_file_structured(src, tmp_path, 360 // len(sources), seed=2000 + i, stats=stats)
-    print(f"\nfuzzed {stats.cases} structured cases: {stats.clean} clean, {stats.errors} GGUFError, "
-          f"{len(stats.crashes)} crashes, max {stats.max_seconds:.3f}s CPU")
-    assert not stats.crashes, "\n".join(stats.crashes[:20])
-    assert not stats.slow, "\n".join(stats.slow[:20])
+        fuzz_file_structured(src, tmp_path, STRUCTURED_CASES_PER_FILE, seed=2000 + i, stats=stats)
+    _report("structured", stats)
+    assert stats.errors > 0 and stats.clean > 0 and stats.cases >= 800
+
+
+def test_reference_vocab_mutations(tmp_path: Path) -> None:
+    src = _reference()
+    stats = FuzzStats()
+    fuzz_file(src, tmp_path, REFERENCE_CASES[0], seed=3000, stats=stats)
+    fuzz_file_structured(src, tmp_path, REFERENCE_CASES[1], seed=3001, stats=stats)
+    _report(f"{REFERENCE}", stats)
     assert stats.errors > 0 and stats.clean > 0
+
+
+# ---- the watchdog -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("how", ["busy", "blocked"])
+def test_a_hanging_case_is_reported_not_waited_for(how: str, char_model_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    def hang(path: object) -> None:
+        if how == "busy":
+            while True:
+                pass
+        time.sleep(3600)
+
+    monkeypatch.setattr(fuzzing, "open_model", hang)
+    stats = FuzzStats()
+    t0 = time.monotonic()
+    # a short limit keeps the test quick; the suite's cases use 2 s
+    run_case(char_model_path, stats, "hanging case", limit_s=0.2)
+    elapsed = time.monotonic() - t0
+    assert stats.cases == 1 and stats.clean == stats.errors == 0 and not stats.crashes
+    assert len(stats.slow) == 1 and "hanging case" in stats.slow[0] and "hung" in stats.slow[0], stats.slow
+    assert elapsed < 30
+    # the timers are off again: a normal case afterwards is unaffected
+    monkeypatch.undo()
+    after = FuzzStats()
+    run_case(char_model_path, after, "normal case")
+    time.sleep(0.3)
+    assert after.clean == 1 and not after.slow
+
+
+def test_a_slow_case_is_a_failure(char_model_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = fuzzing.open_model
+
+    def slow(path: Path) -> object:
+        t = time.process_time()
+        while time.process_time() - t < 0.3:
+            pass
+        return real(path)
+
+    monkeypatch.setattr(fuzzing, "open_model", slow)
+    stats = FuzzStats()
+    run_case(char_model_path, stats, "slow case", limit_s=0.1)
+    assert len(stats.slow) == 1 and stats.slow[0].startswith("slow case")
 
 
 @pytest.mark.parametrize("kind", range(10))
