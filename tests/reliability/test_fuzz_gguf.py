@@ -4,6 +4,7 @@ real and generated GGUF files. The long run is benchmarks/fuzz_gguf.py."""
 from __future__ import annotations
 
 import random
+import threading
 import time
 from pathlib import Path
 
@@ -90,6 +91,9 @@ def test_reference_vocab_mutations(tmp_path: Path) -> None:
 @pytest.mark.parametrize("how", ["busy", "blocked"])
 def test_a_hanging_case_is_reported_not_waited_for(how: str, char_model_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("the watchdog's timers need the main thread")
+
     def hang(path: object) -> None:
         if how == "busy":
             while True:
