@@ -26,6 +26,7 @@ from .pieces import format_ids
 from .qt_chips import QChipsView
 from .qt_editor import QTokenEditor, gguf_paths
 from .qt_menus import fill_demo_menu, fill_recent_menu, show_about, show_shortcuts
+from .qt_normalized import QNormalizedView
 from .qt_status import QEmptyState, QMessageBanner, QStatsBar
 from .qt_token_table import QTokenTable
 from .settings import APPLICATION, ORGANIZATION, AppSettings
@@ -52,6 +53,7 @@ class TokenPrismWindow(QMainWindow):
         self.live = LiveTokenizer(self.editor.token_text, self)
         self.table = QTokenTable()
         self.chips = QChipsView()
+        self.normalized = QNormalizedView()
         self.stats = QStatsBar()
         self.banner = QMessageBanner()
         self.empty = QEmptyState()
@@ -87,8 +89,11 @@ class TokenPrismWindow(QMainWindow):
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.table, "Tokens")
         self.tabs.addTab(self.chips, "Chips")
+        self.tabs.addTab(self.normalized, "Normalized")
         self.tabs.setTabToolTip(0, "One row per token (Ctrl+1)")
         self.tabs.setTabToolTip(1, "Token pieces as chips with their ids (Ctrl+2)")
+        self.tabs.setTabToolTip(2, "The text as the model sees it after its normalizer")
+        self.tabs.setTabVisible(2, False)  # only for models that normalize (UGM)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(left)
         self.splitter.addWidget(self.tabs)
@@ -217,6 +222,9 @@ class TokenPrismWindow(QMainWindow):
         self.editor.modelFilesDropped.connect(lambda paths: self.open_path(paths[0]))
         self.table.tokensActivated.connect(self._on_view_tokens)
         self.chips.tokensActivated.connect(self._on_view_tokens)
+        self.normalized.tokensActivated.connect(self._on_view_tokens)
+        self.normalized.tokensHovered.connect(self.editor.box_tokens)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
         for act in (self.act_add_special, self.act_parse_special):
             act.toggled.connect(self._on_options)
         self.act_show_ws.toggled.connect(self.editor.set_show_whitespace)
@@ -330,6 +338,10 @@ class TokenPrismWindow(QMainWindow):
         self.settings.last_model = info.path
         self.banner.hide()
         self.setWindowTitle(f"{info.name} ({info.kind}) — TokenPrism")
+        normalizes = info.model.config.normalizes
+        if not normalizes and self.tabs.currentWidget() is self.normalized:
+            self.tabs.setCurrentWidget(self.table)
+        self.tabs.setTabVisible(self.tabs.indexOf(self.normalized), normalizes)
         self._show_analysis(None)  # never show the old model's tokens under the new name
         self.stats.show_analysis(None, f"{info.name} · {info.kind}")
         self._show_empty_state(False)
@@ -363,6 +375,14 @@ class TokenPrismWindow(QMainWindow):
         if removed or added:
             self.live.text_changed()
 
+    def _on_tab_changed(self, _index: int) -> None:
+        # the normalized text is made (in the worker) only while its tab shows
+        want = self.tabs.currentWidget() is self.normalized
+        self.live.want_normalized = want
+        a = self.analysis
+        if want and a is not None and "normalized" not in a.extra:
+            self.live.refresh()
+
     def _on_options(self) -> None:
         self.live.set_options(self.act_add_special.isChecked(), self.act_parse_special.isChecked())
 
@@ -392,6 +412,7 @@ class TokenPrismWindow(QMainWindow):
         self.editor.set_analysis(a)
         self.table.set_analysis(a)
         self.chips.set_analysis(a)
+        self.normalized.set_analysis(a)
         if a is not None:
             self.stats.show_analysis(a)
 
@@ -409,6 +430,7 @@ class TokenPrismWindow(QMainWindow):
             return
         self.table.select_tokens(first, last)
         self.chips.select_tokens(first, last)
+        self.normalized.select_tokens(first, last)
 
     def _on_view_tokens(self, first: int, last: int) -> None:
         self.editor.select_tokens(first, last)
@@ -416,6 +438,8 @@ class TokenPrismWindow(QMainWindow):
             self.table.select_tokens(first, last)
         if self.sender() is not self.chips:
             self.chips.select_tokens(first, last)
+        if self.sender() is not self.normalized:
+            self.normalized.select_tokens(first, last)
 
     # ---- commands ---------------------------------------------------------------------------------
 

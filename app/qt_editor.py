@@ -24,6 +24,8 @@ from PySide6.QtGui import (QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, 
                            QTextCursor, QTextLayout, QTextLine, QTextOption)
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
+from tokenprism.core import Attr
+
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import Analysis, Style
 from .pieces import tooltip_html
@@ -399,6 +401,27 @@ class QTokenEditor(QPlainTextEdit):
         self._current = (first, last)
         self.viewport().update()
 
+    def box_tokens(self, first: int, last: int) -> None:
+        """Box tokens ``[first, last)`` without moving the cursor (a token
+        hovered in another view); ``(-1, -1)`` boxes the cursor's token again."""
+        a = self._analysis
+        if a is None or self._stale:
+            return
+        if first < 0:
+            self.emit_cursor_token()
+            return
+        if not 0 <= first < last <= len(a):
+            return
+        self._current = (first, last)
+        self._update_box()
+        boxes = self._box_rects()
+        if boxes and not self.viewport().rect().intersects(boxes[0].toAlignedRect()):
+            s, _ = a.range16(first, last)  # scroll it into view, cursor kept
+            c = QTextCursor(self.document())
+            c.setPosition(s)
+            sb = self.verticalScrollBar()
+            sb.setValue(sb.value() + self.cursorRect(c).top() - self.viewport().height() // 3)
+
     @property
     def current_tokens(self) -> tuple[int, int] | None:
         return self._current
@@ -496,6 +519,12 @@ class QTokenEditor(QPlainTextEdit):
         lo, hi = a.spans_in(begin, end)
         hi = min(hi, lo + MAX_SELECTIONS)
         ks = lo + np.flatnonzero(a.span_style[lo:hi] == Style.BYTES)
+        if len(ks) and not a.model.config.byte_level:
+            # only groups spelled with byte tokens: a normalizer's groups (ﬁ
+            # split as f + i) have no bytes of their own to show
+            byte_tok = (a.info.attrs[a.ids] & Attr.BYTE) != 0
+            ks = np.array([k for k in ks.tolist() if byte_tok[a.span_first[k]:a.span_last[k]].any()],
+                          dtype=np.int64)
         if len(ks):
             font = QFont(self.font())
             font.setPointSizeF(max(6.0, self.font().pointSizeF() * 0.6))

@@ -22,7 +22,7 @@ from tokenprism.core import GGUFError, open_model
 from tokenprism.core.incremental import changed_chars
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import INCREMENTAL_MIN, Analysis, ModelInfo, tokenize
+from .analysis import INCREMENTAL_MIN, Analysis, ModelInfo, normalized_view, tokenize
 from .pieces import readable
 
 DEBOUNCE_MS = 30
@@ -217,6 +217,9 @@ class LiveTokenizer(QObject):
         self._last_ms = 0.0
         self._encode_rate: float | None = None  # characters per ms of a whole encode, this model
         self._splice_rate = SPLICE_CHARS_PER_MS  # text characters per ms of an incremental step
+        self.want_normalized = False
+        """Also make each result's normalized text (``Analysis.extra["normalized"]``;
+        set while a view shows it)."""
         self.inline_jobs = 0
         """Jobs run inline on the GUI thread so far (for tests)."""
         self.add_special = False
@@ -312,6 +315,8 @@ class LiveTokenizer(QObject):
         """May the step from ``base`` to ``text`` run on the GUI thread?"""
         if abs(len(text) - len(base.text)) > INLINE_MAX_EDIT:
             return False  # quick size check first: a paste
+        if self.want_normalized and base.model.config.normalizes:
+            return False  # its normalized text is made in the worker, with the tokens
         cost = self.inline_cost_ms(base, text)
         if cost is None or changed_chars(base.text, text) > INLINE_MAX_EDIT:
             return False
@@ -384,6 +389,7 @@ class LiveTokenizer(QObject):
         self.busyChanged.emit(True)
         relay = self._relay
         last = [0.0]
+        want_normalized = self.want_normalized
 
         def report(done: int, total: int) -> bool:  # worker thread
             now = time.monotonic()
@@ -401,8 +407,13 @@ class LiveTokenizer(QObject):
             else:
                 if result is None:
                     relay.cancelled.emit(job)
-                else:
-                    relay.done.emit((job, result))
+                    return
+                if want_normalized:
+                    try:  # what a normalizing model sees, for its own view
+                        result.extra["normalized"] = normalized_view(result)
+                    except Exception:  # noqa: BLE001 - the tokens still show
+                        result.extra["normalized"] = None
+                relay.done.emit((job, result))
 
         self._pool.start(work)
 
