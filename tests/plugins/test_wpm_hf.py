@@ -19,9 +19,12 @@ one of them (found per character by comparing both preprocessings):
   BERT drops only Mn, so Devanagari vowel signs (Mc) stay there.
 * ``control-space``: U+000B, U+000C and U+0085 are whitespace to llama.cpp
   (they end a word) and controls to BERT (removed, joining the words).
-* ``unicode-version``: BERT's Rust tables are older (marks, punctuation and
-  format controls added since Unicode 13 are letters to it) and its
-  lowercasing newer (Unicode 16 case pairs) than llama.cpp's Unicode 15.1.
+* ``unicode-version``: only the code points listed in ``NEWER_CLASS`` (BERT's
+  category tables are older than llama.cpp's Unicode 15.1: punctuation,
+  marks and format controls added since are letters to it) and
+  ``NEWER_CASE`` (BERT lowercases Unicode 16+ letters llama.cpp does not
+  know); a full scan of all code points checks the lists are complete and
+  each entry is checked to differ.
 * ``long-word``: BERT makes a word longer than 100 characters one [UNK];
   llama.cpp has no limit.
 * ``dotted-i`` (lowercase without strip_accents): BERT lowercases U+0130 to
@@ -32,6 +35,7 @@ one of them (found per character by comparing both preprocessings):
 
 from __future__ import annotations
 
+import os
 import random
 import unicodedata
 from pathlib import Path
@@ -181,6 +185,53 @@ def pair(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
 
 # ---- the known differences ---------------------------------------------------------
 
+# Code points that BERT (tokenizers 0.23) and llama.cpp preprocess differently
+# only because their Unicode data differ, found by running char_difference on
+# every code point in the three settings (test_unicode_lists_are_complete,
+# marked slow, runs that scan again). Two reasons, each checked below:
+#
+# NEWER_CLASS: llama.cpp's Unicode 15.1 tables make these punctuation, marks
+# or format controls (assigned or reclassified since the older Unicode of the
+# category tables BERT's Rust crates use, where they are letters or
+# unassigned); U+166D goes the other way (Po in the old tables, So since
+# Unicode 12, so BERT splits on it and llama.cpp does not).
+NEWER_CLASS: tuple[tuple[int, int], ...] = (
+    (0x61D, 0x61D), (0x7FD, 0x7FD), (0x890, 0x891), (0x898, 0x89F), (0x8CA, 0x8E2), (0x9FD, 0x9FE),
+    (0xA76, 0xA76), (0xAFA, 0xAFF), (0xB55, 0xB55), (0xC04, 0xC04), (0xC3C, 0xC3C), (0xC77, 0xC77),
+    (0xC84, 0xC84), (0xCF3, 0xCF3), (0xD00, 0xD00), (0xD3B, 0xD3C), (0xD81, 0xD81), (0xEBA, 0xEBA),
+    (0xECE, 0xECE), (0x166D, 0x166D), (0x180F, 0x180F), (0x1885, 0x1886), (0x1ABF, 0x1ACE), (0x1B7D, 0x1B7E),
+    (0x1DF6, 0x1DFB), (0x2E43, 0x2E4F), (0x2E52, 0x2E5D), (0xA82C, 0xA82C), (0xA8C5, 0xA8C5), (0xA8FF, 0xA8FF),
+    (0xA9BD, 0xA9BD), (0x10D24, 0x10D27), (0x10EAB, 0x10EAD), (0x10EFD, 0x10EFF), (0x10F46, 0x10F50),
+    (0x10F55, 0x10F59), (0x10F82, 0x10F89), (0x11070, 0x11070), (0x11073, 0x11074), (0x110C2, 0x110C2),
+    (0x110CD, 0x110CD), (0x111C9, 0x111C9), (0x111CF, 0x111CF), (0x1123E, 0x1123E), (0x11241, 0x11241),
+    (0x1133B, 0x1133B), (0x11438, 0x1143F), (0x11442, 0x11444), (0x11446, 0x11446), (0x1144B, 0x1144F),
+    (0x1145A, 0x1145B), (0x1145D, 0x1145E), (0x11660, 0x1166C), (0x116B9, 0x116B9), (0x1182F, 0x11837),
+    (0x11839, 0x1183B), (0x1193B, 0x1193C), (0x1193E, 0x1193E), (0x11943, 0x11946), (0x119D4, 0x119D7),
+    (0x119DA, 0x119DB), (0x119E0, 0x119E0), (0x119E2, 0x119E2), (0x11A01, 0x11A0A), (0x11A33, 0x11A38),
+    (0x11A3B, 0x11A47), (0x11A51, 0x11A56), (0x11A59, 0x11A5B), (0x11A8A, 0x11A96), (0x11A98, 0x11A9C),
+    (0x11A9E, 0x11AA2), (0x11B00, 0x11B09), (0x11C30, 0x11C36), (0x11C38, 0x11C3D), (0x11C3F, 0x11C3F),
+    (0x11C41, 0x11C45), (0x11C70, 0x11C71), (0x11C92, 0x11CA7), (0x11CAA, 0x11CB0), (0x11CB2, 0x11CB3),
+    (0x11CB5, 0x11CB6), (0x11D31, 0x11D36), (0x11D3A, 0x11D3A), (0x11D3C, 0x11D3D), (0x11D3F, 0x11D45),
+    (0x11D47, 0x11D47), (0x11D90, 0x11D91), (0x11D95, 0x11D95), (0x11D97, 0x11D97), (0x11EF3, 0x11EF4),
+    (0x11EF7, 0x11EF8), (0x11F00, 0x11F01), (0x11F03, 0x11F03), (0x11F34, 0x11F3A), (0x11F3E, 0x11F4F),
+    (0x11FFF, 0x11FFF), (0x12FF1, 0x12FF2), (0x13430, 0x13440), (0x13447, 0x13455), (0x16E97, 0x16E9A),
+    (0x16F4F, 0x16F4F), (0x16FE2, 0x16FE2), (0x16FE4, 0x16FE4), (0x1CF00, 0x1CF2D), (0x1CF30, 0x1CF46),
+    (0x1E000, 0x1E006), (0x1E008, 0x1E018), (0x1E01B, 0x1E021), (0x1E023, 0x1E024), (0x1E026, 0x1E02A),
+    (0x1E08F, 0x1E08F), (0x1E130, 0x1E136), (0x1E2AE, 0x1E2AE), (0x1E2EC, 0x1E2EF), (0x1E4EC, 0x1E4EF),
+    (0x1E944, 0x1E94A), (0x1E95E, 0x1E95F),
+)
+# NEWER_CASE: letters of Unicode 16 and later (unassigned for llama.cpp's
+# 15.1) that BERT lowercases with Rust's newer case tables.
+NEWER_CASE: tuple[tuple[int, int], ...] = (
+    (0x1C89, 0x1C89), (0xA7CB, 0xA7CC), (0xA7CE, 0xA7CE), (0xA7D2, 0xA7D2), (0xA7D4, 0xA7D4), (0xA7DA, 0xA7DA),
+    (0xA7DC, 0xA7DC), (0x10D50, 0x10D65), (0x16EA0, 0x16EB8),
+)
+
+
+def _in(cp: int, ranges: tuple[tuple[int, int], ...]) -> bool:
+    return any(a <= cp <= b for a, b in ranges)
+
+
 def char_difference(pair: Pair, c: str) -> str | None:
     """The category of the difference between BERT's and llama.cpp's
     preprocessing of ``c`` (between two letters), or None when both make
@@ -204,7 +255,9 @@ def char_difference(pair: Pair, c: str) -> str | None:
         return "nfd-tail"
     if c == "\u0130" and pair.lowercase and not strip:
         return "dotted-i"
-    return "unicode-version"
+    if _in(ord(c), NEWER_CLASS) or _in(ord(c), NEWER_CASE):
+        return "unicode-version"
+    return "unexplained"
 
 
 def known_differences(pair: Pair, text: str) -> set[str]:
@@ -213,7 +266,7 @@ def known_differences(pair: Pair, text: str) -> set[str]:
     found: set[str] = set()
     for c in set(text):
         cat = char_difference(pair, c)
-        if cat is not None:
+        if cat is not None and cat != "unexplained":
             found.add(cat)
     tok = pair.model.tokenizer
     assert isinstance(tok, WpmTokenizer)
@@ -225,6 +278,9 @@ def known_differences(pair: Pair, text: str) -> set[str]:
 
 
 # ---- the comparison on a freshly trained tokenizer -----------------------------------
+
+AGREEMENT = {"uncased": 0.75, "cased": 0.95, "lower-keep-accents": 0.9}
+
 
 def test_agrees_with_tokenizers(pair: Pair) -> None:
     texts = test_texts(11, 400)
@@ -242,7 +298,10 @@ def test_agrees_with_tokenizers(pair: Pair) -> None:
         for w in why:
             explained[w] = explained.get(w, 0) + 1
     assert not unexplained, unexplained[:5]
-    assert agree >= 0.6 * len(texts), (agree, explained)
+    # measured 320 / 396 / 381 of 400; the margin is for training, which is
+    # not deterministic from run to run (uncased differs most: hangul and
+    # Mc marks, both by design)
+    assert agree >= AGREEMENT[pair.name] * len(texts), (agree, explained)
 
 
 def test_agrees_on_corpus_text(pair: Pair) -> None:
@@ -369,3 +428,36 @@ def test_frozen_agrees_elsewhere(frozen: dict[str, Pair]) -> None:
         for text in corpus(random.Random(4), 100):
             if not known_differences(pair, text):
                 assert pair.ours(text) == pair.theirs(text), (pair.name, text)
+
+
+# ---- the Unicode-version lists ------------------------------------------------------
+
+def _listed() -> list[int]:
+    return [cp for a, b in NEWER_CLASS + NEWER_CASE for cp in range(a, b + 1)]
+
+
+def test_unicode_lists_are_tight(frozen: dict[str, Pair]) -> None:
+    """Every listed code point differs in at least one setting, for the
+    reason given."""
+    from tokenprism.plugins.wpm import unicode_tables as ut
+
+    for cp in _listed():
+        c = chr(cp)
+        assert any(char_difference(p, c) == "unicode-version" for p in frozen.values()), hex(cp)
+        in_llama = _in(cp, ut.PUNCT) or _in(cp, ut.MARK) or _in(cp, ut.CONTROL)
+        if _in(cp, NEWER_CLASS):
+            assert in_llama == (cp != 0x166D), hex(cp)
+        else:
+            # unknown to llama.cpp: no class, no lowercase mapping
+            assert not in_llama and cp not in {src for src, _ in ut.LOWER}, hex(cp)
+            assert frozen["uncased"].hf.normalizer.normalize_str(c) != c, hex(cp)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("TOKENPRISM_WPM_SCAN") != "1", reason="a 30 s scan: set TOKENPRISM_WPM_SCAN=1")
+def test_unicode_lists_are_complete(frozen: dict[str, Pair]) -> None:
+    """No other code point differs for a reason not named (a 30 s scan)."""
+    for pair in frozen.values():
+        bad = [hex(cp) for cp in range(0x110000) if not 0xD800 <= cp < 0xE000
+               and char_difference(pair, chr(cp)) == "unexplained"]
+        assert not bad, (pair.name, bad[:20], len(bad))
