@@ -141,6 +141,9 @@ class TokenPrismWindow(QMainWindow):
                                                   "(Ctrl+Shift+P)")
         self.act_show_ws = self._action("Show &Whitespace", "Ctrl+Shift+W", checkable=True,
                                         tip="Show spaces, tabs and line breaks in the editor (Ctrl+Shift+W)")
+        self.act_byte_labels = self._action("&Label All Byte Groups", "Ctrl+Shift+Y", checkable=True,
+                                            tip="Label every byte-fallback group in the editor with its bytes "
+                                                "(else only the current token's) (Ctrl+Shift+Y)")
         self.act_table = self._action("Token &Table", "Ctrl+1", lambda: self.tabs.setCurrentIndex(0))
         self.act_chips = self._action("Token &Chips", "Ctrl+2", lambda: self.tabs.setCurrentIndex(1))
         self.act_focus_editor = self._action("Focus &Editor", "Ctrl+E", self.editor.setFocus)
@@ -175,7 +178,7 @@ class TokenPrismWindow(QMainWindow):
         m = self.menus["tokenize"] = mb.addMenu("&Tokenize")
         m.addActions([self.act_add_special, self.act_parse_special])
         m = self.menus["view"] = mb.addMenu("&View")
-        m.addActions([self.act_show_ws])
+        m.addActions([self.act_show_ws, self.act_byte_labels])
         m.addSeparator()
         m.addActions([self.act_table, self.act_chips, self.act_focus_editor, self.act_focus_tokens])
         m.addSeparator()
@@ -228,6 +231,7 @@ class TokenPrismWindow(QMainWindow):
         for act in (self.act_add_special, self.act_parse_special):
             act.toggled.connect(self._on_options)
         self.act_show_ws.toggled.connect(self.editor.set_show_whitespace)
+        self.act_byte_labels.toggled.connect(self.editor.set_label_all_bytes)
         self.empty.openRequested.connect(self.open_dialog)
         self.empty.recentRequested.connect(self.open_path)
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
@@ -268,6 +272,7 @@ class TokenPrismWindow(QMainWindow):
         self.act_add_special.setChecked(s.option("addSpecial", False))
         self.act_parse_special.setChecked(s.option("parseSpecial", False))
         self.act_show_ws.setChecked(s.option("showWhitespace", False))
+        self.act_byte_labels.setChecked(s.option("labelAllBytes", False))
         (self.act_fmt_json if s.id_format == "json" else self.act_fmt_space).setChecked(True)
         self.tabs.setCurrentIndex(min(max(s.current_tab, 0), 1))
         text = s.last_text
@@ -279,6 +284,7 @@ class TokenPrismWindow(QMainWindow):
         s.set_option("addSpecial", self.act_add_special.isChecked())
         s.set_option("parseSpecial", self.act_parse_special.isChecked())
         s.set_option("showWhitespace", self.act_show_ws.isChecked())
+        s.set_option("labelAllBytes", self.act_byte_labels.isChecked())
         s.id_format = self.id_format
         s.current_tab = self.tabs.currentIndex()
         s.last_text = self.editor.token_text()

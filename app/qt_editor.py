@@ -103,6 +103,8 @@ class QTokenEditor(QPlainTextEdit):
         """Span index range styled by the last pass (for tests and benchmarks)."""
         self.newline_marks: list[tuple[int, int]] = []
         """(position, span) of the line breaks drawn as token parts by the last paint."""
+        self.label_all_bytes = False
+        """Label every visible byte group, not only the current one (see :meth:`set_label_all_bytes`)."""
         self.byte_labels: list[tuple[int, QRectF, str]] = []
         """(span, rectangle, text) of the byte labels drawn by the last paint."""
         self._refresh = QTimer(self)
@@ -121,6 +123,12 @@ class QTokenEditor(QPlainTextEdit):
         space substituted for NBSP as ``toPlainText`` does) with paragraph
         separators as ``\\n``. Its UTF-16 offsets equal document positions."""
         return self.document().toRawText().replace("\u2029", "\n")
+
+    def set_label_all_bytes(self, on: bool) -> None:
+        """Label every visible byte group with its bytes (off: only the
+        current token's group, so dense text stays readable)."""
+        self.label_all_bytes = on
+        self.viewport().update()
 
     def set_show_whitespace(self, on: bool) -> None:
         opt = self.document().defaultTextOption()
@@ -379,8 +387,11 @@ class QTokenEditor(QPlainTextEdit):
         vp = self.viewport()
         if self._box_rect is not None:
             vp.update(self._box_rect)
+        for _, r, _ in self.byte_labels:  # the current group's label goes with the box
+            vp.update(r.toAlignedRect().adjusted(-2, -2, 2, 2))
+        extra = self.fontMetrics().height()
         for r in self._box_rects():
-            vp.update(r.toAlignedRect().adjusted(-3, -3, 3, 3))
+            vp.update(r.toAlignedRect().adjusted(-3, -3, 3 + extra * 6, 3 + extra))
 
     def select_tokens(self, first: int, last: int) -> None:
         """Select the text of tokens ``[first, last)`` without reporting the
@@ -511,13 +522,21 @@ class QTokenEditor(QPlainTextEdit):
         self.newline_marks = marks
 
     def _paint_byte_labels(self, p: QPainter, a: Analysis, begin: int, end: int) -> None:
-        """Label each visible byte group (a character spelled as byte tokens,
-        or cut by byte-level pieces) with its bytes, ``F0 9F 99 82``: a small
-        tag hanging from the bottom of the span's first line, so the group
-        reads as one thing and its bytes need no tooltip."""
+        """Label byte groups (a character spelled as byte tokens, or cut by
+        byte-level pieces) with their bytes, ``F0 9F 99 82``: a small tag
+        hanging from the bottom of the span's first line, so the group reads
+        as one thing and its bytes need no tooltip. The tag covers the top
+        of the next line, so only the current token's group gets one unless
+        ``label_all_bytes`` asks for every visible group."""
         labels: list[tuple[int, QRectF, str]] = []
-        lo, hi = a.spans_in(begin, end)
-        hi = min(hi, lo + MAX_SELECTIONS)
+        if self.label_all_bytes:
+            lo, hi = a.spans_in(begin, end)
+            hi = min(hi, lo + MAX_SELECTIONS)
+        elif self._current is not None and self._current[1] > self._current[0]:
+            k = a.span_of_token(self._current[0])
+            lo, hi = (k, k + 1) if k >= 0 else (0, 0)
+        else:
+            lo = hi = 0
         ks = lo + np.flatnonzero(a.span_style[lo:hi] == Style.BYTES)
         if len(ks) and not a.model.config.byte_level:
             # only groups spelled with byte tokens: a normalizer's groups (ﬁ

@@ -15,7 +15,8 @@ from .settings import AppSettings
 SHORTCUTS = (
     ("Ctrl+O", "Open a model"), ("Ctrl+Shift+C", "Copy token ids"),
     ("Ctrl+Shift+B", "Add special tokens (BOS/EOS)"), ("Ctrl+Shift+P", "Parse special tokens"),
-    ("Ctrl+Shift+W", "Show whitespace"), ("Ctrl+1 / Ctrl+2", "Token table / chips"),
+    ("Ctrl+Shift+W", "Show whitespace"), ("Ctrl+Shift+Y", "Label all byte groups with their bytes"),
+    ("Ctrl+1 / Ctrl+2", "Token table / chips"),
     ("Ctrl+E", "Focus the editor"), ("Ctrl+T", "Focus the token view"),
     ("Ctrl+Tab", "Leave the editor (Tab types a tab)"), ("Ctrl++ / Ctrl+- / Ctrl+0", "Zoom"),
     ("← → Home End", "Move between tokens in the chips view"),

@@ -4,7 +4,8 @@
 
 Without ``--model`` it uses the bundled demo models (SPM, BPE, UGM, WPM) and
 the welcome text. Writes ``<kind>.png`` (editor and token table),
-``chips.png`` (the chips view) and ``dark.png`` (a dark palette) into
+``chips.png`` (the chips view), ``dark.png`` (a dark palette) and, with a
+UGM model, ``normalized.png`` (the text as that model sees it) into
 OUT_DIR (default ``docs/screenshots``). Runs offscreen unless
 ``QT_QPA_PLATFORM`` is set, and never touches the user's settings.
 """
@@ -91,6 +92,41 @@ def _pick_token(window: TokenPrismWindow) -> None:
         window.table.selectRow(i)
 
 
+def _fit_table(window: TokenPrismWindow) -> None:
+    """Give the token table the width of all its columns (the Chars and
+    Bytes spans last), the editor the rest."""
+    t = window.table
+    need = (t.horizontalHeader().length() + t.verticalHeader().width() + 2 * t.frameWidth()
+            + t.verticalScrollBar().sizeHint().width() + 6)
+    total = sum(window.splitter.sizes())
+    right = min(need, total // 2)
+    window.splitter.setSizes([total - right, right])
+
+
+NORMALIZED_TEXT = ("The ﬁrst ﬂoor has room ① and ②; ＦＵＬＬ-width ＡＢＣ letters\n"
+                   "and ligatures (ﬁ, ﬂ, ﬀ) become what the unigram model actually reads.\n")
+
+
+def _render_normalized(window: TokenPrismWindow, path: Path, out: Path) -> Path:
+    """The Normalized tab of a UGM model, one token picked there (its
+    original characters selected in the editor)."""
+    app = QApplication.instance()
+    assert app is not None
+    window.open_path(str(path))
+    window.editor.setPlainText(NORMALIZED_TEXT)
+    window.tabs.setCurrentWidget(window.normalized)
+    wait_for(lambda: window.model_info is not None and os.path.samefile(window.model_info.path, path)
+             and _ready(window) and window.normalized.normalized is not None)
+    view = window.normalized
+    rng = view.token_at(view.text.toPlainText().find("first") + 1)
+    if rng is not None:
+        window.editor.select_tokens(*rng)
+        view.select_tokens(*rng)
+    app.processEvents()
+    window.grab().save(str(out))
+    return out
+
+
 def render(out_dir: Path, models: dict[str, Path], text: str, size: tuple[int, int] = (1280, 760),
            extras: bool = True) -> list[Path]:
     """Open each model in one window, show ``text`` and save a PNG per model
@@ -111,6 +147,7 @@ def render(out_dir: Path, models: dict[str, Path], text: str, size: tuple[int, i
             wait_for(lambda p=path: window.model_info is not None  # type: ignore[misc]
                      and os.path.samefile(window.model_info.path, p) and _ready(window))
             window.tabs.setCurrentWidget(window.table)
+            _fit_table(window)
             _pick_token(window)
             wait_for(lambda: True)
             app.processEvents()
@@ -140,6 +177,9 @@ def render(out_dir: Path, models: dict[str, Path], text: str, size: tuple[int, i
             window.grab().save(str(out))
             written.append(out)
             app.setPalette(old)
+            window.act_show_ws.setChecked(False)
+            if "ugm" in models:
+                written.append(_render_normalized(window, models["ugm"], out_dir / "normalized.png"))
         window.shutdown()
         window.close()
     return written

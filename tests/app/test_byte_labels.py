@@ -21,6 +21,17 @@ def test_byte_group_gets_a_label_with_its_bytes(qtbot: Any, window: Any, spm_voc
     open_model_in(qtbot, window, spm_vocab)
     a = wait_result(qtbot, window, lambda: window.editor.setPlainText(text))
     ed = window.editor
+    # by default only the current token's group is labelled
+    ed.moveCursor(ed.textCursor().MoveOperation.End)
+    ed.viewport().repaint()
+    assert ed.byte_labels == []
+    c = ed.textCursor()
+    c.setPosition(len(text[:text.index("①")].encode("utf-16-le")) // 2)  # a UTF-16 position
+    ed.setTextCursor(c)
+    ed.viewport().repaint()
+    assert [t for _, _, t in ed.byte_labels] == ["E2 91 A0"]
+    # View > Label All Byte Groups: every visible group
+    window.act_byte_labels.trigger()
     ed.viewport().repaint()
     labels = ed.byte_labels
     assert [t for _, _, t in labels] == ["F0 9F 99 82", "E2 91 A0"]
