@@ -15,6 +15,8 @@ second run with the same llama.cpp gives the same files.
   WPM vocabs, with ``special`` and ``remove_special`` both ways.
 - ``gemma4_bos.jsonl``: gemma-4 with ``add_bos_token`` set false, true and
   absent, encoded with add_special on.
+- ``ugm_options.jsonl``: nomic-bert-moe with its whitespace keys rewritten
+  (and with escape/suffix keys llama.cpp ignores).
 """
 
 from __future__ import annotations
@@ -141,6 +143,31 @@ def make_gemma4_bos(vocab_dir: Path, tmp: Path) -> list[dict[str, Any]]:
     return rows
 
 
+UGM_TEXTS = ["Hello world", "  two  leading and   inner  spaces ", "a\tb\nc", " ", "", "x", "ﬁ ① Ａ", "end ",
+             "<mask> and <unk> text", "  \u3000wide\u3000space", "trailing\n\n"]
+# keys llama.cpp reads for UGM (add_space_prefix, remove_extra_whitespaces),
+# and two it does not read at all: escape_whitespaces and
+# treat_whitespace_as_suffix are fixed for UGM in llama.cpp 0.3.36 (true and
+# false), whatever a file says
+UGM_VARIANTS: list[dict[str, bool | int | str | None]] = [
+    {"tokenizer.ggml.add_space_prefix": False},
+    {"tokenizer.ggml.remove_extra_whitespaces": False},
+    {"tokenizer.ggml.add_space_prefix": False, "tokenizer.ggml.remove_extra_whitespaces": False},
+    {"tokenizer.ggml.escape_whitespaces": False, "tokenizer.ggml.treat_whitespace_as_suffix": True},
+]
+
+
+def make_ugm_options(vocab_dir: Path, tmp: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for k, changes in enumerate(UGM_VARIANTS):
+        path = patched_gguf(vocab_dir / "ggml-vocab-nomic-bert-moe.gguf", tmp / f"ugm{k}.gguf", changes)
+        for add_special in (False, True):
+            flags = ["--add-special"] if add_special else []
+            for text, ids in zip(UGM_TEXTS, run_oracle(path, UGM_TEXTS, *flags)):
+                rows.append({"changes": changes, "add_special": add_special, "text": text, "ids": ids})
+    return rows
+
+
 def write_jsonl(name: str, rows: list[dict[str, Any]]) -> None:
     DATA_DIR.mkdir(exist_ok=True)
     with open(DATA_DIR / name, "w", encoding="utf-8", newline="\n") as f:
@@ -152,7 +179,7 @@ def write_jsonl(name: str, rows: list[dict[str, Any]]) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--vocab-dir", default=VOCAB_DIR, help="the reference vocabs (default: as the tests find them)")
-    ap.add_argument("--only", choices=["pretokenizers", "decode", "gemma4_bos"])
+    ap.add_argument("--only", choices=["pretokenizers", "decode", "gemma4_bos", "ugm_options"])
     args = ap.parse_args(argv)
     if not args.vocab_dir:
         ap.error("reference vocabs not found; pass --vocab-dir")
@@ -161,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(td)
         if args.only in (None, "gemma4_bos"):
             write_jsonl("gemma4_bos.jsonl", make_gemma4_bos(vocab_dir, tmp))
+        if args.only in (None, "ugm_options"):
+            write_jsonl("ugm_options.jsonl", make_ugm_options(vocab_dir, tmp))
         if args.only in (None, "decode"):
             write_jsonl("decode.jsonl", make_decode(vocab_dir))
         if args.only in (None, "pretokenizers"):

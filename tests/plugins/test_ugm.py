@@ -513,3 +513,83 @@ def test_synthetic_paths_agree(synth_models: Any, text: str) -> None:
         sn = tok.normalizer.normalize_str(text)
         if sn is not None:
             assert sn.text.encode("utf-8") == bn.data
+
+
+# ---- whitespace options --------------------------------------------------------------
+#
+# llama.cpp 0.3.36 reads add_space_prefix and remove_extra_whitespaces from a
+# UGM file, and nothing else: escape_whitespaces is always true and
+# treat_whitespace_as_suffix always false for UGM (no GGUF key sets them,
+# which ugm_options.jsonl shows with llama.cpp itself). The plugin keeps both
+# as constructor options, like llama.cpp's normalizer; their expected output
+# below is worked out by hand from llama.cpp's llm_tokenizer_ugm_session::
+# normalize, since no file can make llama.cpp take those paths.
+
+def _ugm_option_rows() -> list[dict[str, Any]]:
+    from tests.refdata import read_jsonl
+
+    return read_jsonl("ugm_options.jsonl")
+
+
+_UGM_VARIANTS: list[dict[str, Any]] = []
+for _r in _ugm_option_rows():
+    if _r["changes"] not in _UGM_VARIANTS:
+        _UGM_VARIANTS.append(_r["changes"])
+
+
+@pytest.mark.parametrize("changes", _UGM_VARIANTS, ids=lambda c: ",".join(f"{k.split('.')[-1]}={v}"
+                                                                          for k, v in c.items()))
+def test_nomic_whitespace_keys_match_llama_cpp(changes: dict[str, Any], tmp_path: Path) -> None:
+    from tests.gguf_patch import patched_gguf
+    from tests.refdata import vocab_path
+
+    model = open_model(patched_gguf(vocab_path("nomic-bert-moe"), tmp_path / "v.gguf", changes))
+    rows = [r for r in _ugm_option_rows() if r["changes"] == changes]
+    assert len(rows) >= 20
+    for r in rows:
+        assert model.encode(r["text"], add_special=r["add_special"]).ids == r["ids"], (r["text"], r["add_special"])
+
+
+def test_ignored_whitespace_keys_change_nothing() -> None:
+    """What llama.cpp does with escape/suffix keys in a file: nothing."""
+    rows = _ugm_option_rows()
+    from tests.refdata import vocab_path
+
+    ignored = [r for r in rows if "tokenizer.ggml.escape_whitespaces" in r["changes"]]
+    assert ignored
+    plain = open_model(vocab_path("nomic-bert-moe"))
+    for r in ignored:
+        assert plain.encode(r["text"], add_special=r["add_special"]).ids == r["ids"]
+
+
+def _synth_tokenizer(tmp_path: Path, escape: bool, suffix: bool, prefix: bool, merge: bool) -> UgmTokenizer:
+    path = write_t5_gguf(tmp_path / f"s{escape}{suffix}{prefix}{merge}.gguf", SMALL_PIECES,
+                         charsmap=make_charsmap(SMALL_CHARSMAP), add_space_prefix=prefix,
+                         remove_extra_whitespaces=merge)
+    return UgmTokenizer(open_model(path).vocab, escape_whitespaces=escape, treat_whitespace_as_suffix=suffix)
+
+
+# (escape, suffix, add_space_prefix, remove_extra_whitespaces, text, normalized, ids)
+WS_CASES: list[tuple[bool, bool, bool, bool, str, str, list[int]]] = [
+    # suffix: no ▁ in front from the prefix option, one ▁ appended at the end
+    (True, True, True, False, "a b", "a▁b▁", [4, 11, 3]),
+    (True, True, True, False, "  a", "▁▁a▁", [3, 10, 3]),
+    (True, True, True, False, "", "▁", [3]),
+    # merging still puts one ▁ before every run of non-space (the first too)
+    (True, True, True, True, "a b", "▁a▁b▁", [10, 11, 3]),
+    (True, True, True, True, "ab  ", "▁ab▁", [10, 5, 3]),
+    # the suffix ▁ comes only with add_space_prefix
+    (True, True, False, False, "a b", "a▁b", [4, 11]),
+    # no escaping: spaces stay spaces, and no piece of this vocab has one
+    (False, False, True, True, "a b", " a b", [2, 4, 2, 5]),
+    (False, False, False, False, "a  b", "a  b", [4, 2, 5]),
+    (False, True, True, False, "a", "a ", [4, 2]),
+]
+
+
+@pytest.mark.parametrize("escape,suffix,prefix,merge,text,normalized,ids", WS_CASES)
+def test_escape_and_suffix_options(tmp_path: Path, escape: bool, suffix: bool, prefix: bool, merge: bool,
+                                   text: str, normalized: str, ids: list[int]) -> None:
+    tok = _synth_tokenizer(tmp_path, escape, suffix, prefix, merge)
+    assert tok.normalized(text) == normalized
+    assert tok.encode_fragment(text, False).ids == ids
