@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QFontDatabase, QMouseEvent, QTextCursor, QTextOption
+from PySide6.QtGui import QFontDatabase, QMouseEvent, QPalette, QTextCursor, QTextOption
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
@@ -36,7 +36,7 @@ class QNormalizedView(QWidget):
         super().__init__(parent)
         self.note = QLabel("")
         self.note.setWordWrap(True)
-        self.note.setForegroundRole(self.note.foregroundRole().PlaceholderText)
+        self.note.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.text = QPlainTextEdit()
         self.text.setReadOnly(True)
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)

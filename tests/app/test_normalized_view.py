@@ -7,9 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QMouseEvent, QTextCursor
-from PySide6.QtCore import QEvent, QPointF
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
 
 from tests.app.conftest import demo_vocab, open_model_in, wait_result
