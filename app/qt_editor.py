@@ -29,6 +29,7 @@ from tokenprism.core import Attr
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import Analysis, Style
 from .pieces import tooltip_html
+from .qt_text import document_text
 from .styles import TokenColors, token_colors
 
 MAX_SELECTIONS = 6000  # a viewport never shows more spans than this
@@ -122,7 +123,7 @@ class QTokenEditor(QPlainTextEdit):
         """The text exactly as it is tokenized: the document's raw text (no
         space substituted for NBSP as ``toPlainText`` does) with paragraph
         separators as ``\\n``. Its UTF-16 offsets equal document positions."""
-        return self.document().toRawText().replace("\u2029", "\n")
+        return document_text(self.document())
 
     def set_label_all_bytes(self, on: bool) -> None:
         """Label every visible byte group with its bytes (off: only the

@@ -51,9 +51,11 @@ class QStatsBar(QWidget):
         self.cancel_button.setToolTip("Stop tokenizing this text (Esc); the text stays as it is")
         self.cancel_button.clicked.connect(self.cancelRequested)
         self.cancel_button.hide()
-        for w in (self.model_label, self.counts_label, self.special_label, self.time_label, self.busy_label):
+        for w in (self.model_label, self.special_label, self.time_label, self.busy_label):
             # they show file and model names: "<b>x</b>.gguf" is text, not markup
             w.setTextFormat(Qt.TextFormat.PlainText)
+        # numbers only, from the encoding, never file text: its bold count is markup
+        self.counts_label.setTextFormat(Qt.TextFormat.RichText)
         self._flash_timer = QTimer(self)  # a child: it dies with the bar
         self._flash_timer.setSingleShot(True)
         self._flash_timer.timeout.connect(self._end_flash)
