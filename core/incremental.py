@@ -260,8 +260,17 @@ def encode_chunked(model: Model, text: str, add_special: bool = False, parse_spe
              [byte_pos] * n_suf, [byte_pos] * n_suf, [-1] * n_suf)
     out: list[tuple[int, ...]] = []
     for col, head, tail in zip(cols, heads, tails):
-        out.append(tuple(chain(head, chain.from_iterable(col), tail)))
+        # extend piece by piece (the interpreter can switch threads between
+        # pieces), then one tuple() that only copies pointers: a single
+        # tuple(chain(...)) over a 10 MB text's millions of tokens held the
+        # GIL, and so the GUI thread, for ~40 ms a column
+        flat: list[int] = list(head)
+        for piece in col:
+            flat.extend(piece)
+        flat.extend(tail)
         col.clear()
+        out.append(tuple(flat))
+        del flat
     return Encoding(text, model, out[0], out[1], out[2], out[3], out[4], out[5], add_special, parse_special)
 
 
@@ -395,10 +404,19 @@ def _unknowns_touch(old: Encoding, ids: list[int], left: int, right: int, unk: i
     return bool(ids) and ids[-1] == unk and right < len(ti) and ti[right] == unk
 
 
+_SHIFT_SLICE = 32768
+
+
 def _shift(values: tuple[int, ...], d: int) -> tuple[int, ...]:
     if d == 0 or not values:
         return values
-    return tuple(map(d.__add__, values))
+    if len(values) <= _SHIFT_SLICE:
+        return tuple(map(d.__add__, values))
+    # one tuple(map(...)) over a megabyte's 300k tokens is one C call of
+    # ~30 ms that holds the GIL (and so the GUI thread) throughout; slices
+    # let the interpreter switch threads between them
+    parts = [tuple(map(d.__add__, values[i:i + _SHIFT_SLICE])) for i in range(0, len(values), _SHIFT_SLICE)]
+    return tuple(chain.from_iterable(parts))
 
 
 def _utf8_len(s: str) -> int:
