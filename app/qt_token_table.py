@@ -20,7 +20,7 @@ from .analysis import Analysis
 from .pieces import format_score, piece_cell, tooltip_html, type_label
 from .styles import TokenColors, token_colors
 
-COLUMNS = ("#", "ID", "Piece", "Score", "Type", "Chars", "Bytes")
+COLUMNS = ("#", "ID", "Piece", "Score", "Type", "Chars", "Bytes", "Rank", "Word")
 COLUMN_HELP = (
     "Position of the token in the encoding",
     "Token id in the vocabulary",
@@ -30,8 +30,12 @@ COLUMN_HELP = (
     "Token type (normal, byte, control, user-defined, unknown, unused)",
     "Character span [start, end) in the text",
     "UTF-8 byte span [start, end) in the text",
+    "Rank of the BPE merge that forms the token (lower merges first; empty for byte and special tokens)",
+    "Which word of the text the token belongs to (WordPiece splits words first)",
 )
-COL_INDEX, COL_ID, COL_PIECE, COL_SCORE, COL_TYPE, COL_CHARS, COL_BYTES = range(len(COLUMNS))
+COL_INDEX, COL_ID, COL_PIECE, COL_SCORE, COL_TYPE, COL_CHARS, COL_BYTES, COL_RANK, COL_WORD = range(len(COLUMNS))
+OPTIONAL_COLUMNS = (COL_RANK, COL_WORD)
+"""Shown only for a model whose tokenizer offers them."""
 _RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
@@ -88,6 +92,18 @@ class QTokenTableModel(QAbstractTableModel):
             self.dataChanged.emit(self.index(0, COL_PIECE), self.index(len(self._a) - 1, COL_PIECE),
                                   [Qt.ItemDataRole.BackgroundRole])
 
+    def has_column(self, c: int) -> bool:
+        """Whether column ``c`` means something for the current model (the
+        optional columns need the plugin's ``merge_ranks``/``word_indices``)."""
+        if c == COL_RANK or c == COL_WORD:
+            a = self._a
+            name = "merge_ranks" if c == COL_RANK else "word_indices"
+            return a is not None and hasattr(a.model.tokenizer, name)
+        return 0 <= c < len(COLUMNS)
+
+    def visible_columns(self) -> list[int]:
+        return [c for c in range(len(COLUMNS)) if self.has_column(c)]
+
     def rowCount(self, parent: Index = QModelIndex()) -> int:
         return 0 if parent.isValid() or self._a is None else len(self._a)
 
@@ -133,6 +149,10 @@ class QTokenTableModel(QAbstractTableModel):
                 return f"{enc.starts[r]}–{enc.ends[r]}"
             if c == COL_BYTES:
                 return f"{enc.byte_starts[r]}–{enc.byte_ends[r]}"
+            if c == COL_RANK or c == COL_WORD:
+                # computed for the whole encoding on the first visible cell
+                values = enc.ranks if c == COL_RANK else enc.words
+                return "" if values is None or values[r] < 0 else values[r]
             return None
         if role == _ALIGN:
             return _LEFT if c in (COL_PIECE, COL_TYPE) else _RIGHT
@@ -151,9 +171,8 @@ class QTokenTableModel(QAbstractTableModel):
         """One row as tab-separated values (for copying)."""
         a = self._a
         assert a is not None
-        cells = [str(self.data(self.index(row, c))) for c in range(len(COLUMNS))]
-        cells[COL_PIECE] = piece_cell(a, row, with_group=False)
-        return "\t".join(cells)
+        return "\t".join(piece_cell(a, row, with_group=False) if c == COL_PIECE
+                         else str(self.data(self.index(row, c))) for c in self.visible_columns())
 
 
 _MAX_INSERT = 10_000
@@ -192,6 +211,8 @@ class QTokenTable(QTableView):
         # fixed row heights: the header never measures 250 000 rows
         vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self._apply_metrics()
+        for c in OPTIONAL_COLUMNS:
+            self.setColumnHidden(c, True)
         hh = self.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         hh.setStretchLastSection(True)
@@ -206,7 +227,7 @@ class QTokenTable(QTableView):
         fm = self.fontMetrics()
         self.verticalHeader().setDefaultSectionSize(int(fm.height() * 1.5))
         digit = fm.horizontalAdvance("0")
-        widths = (6, 7, 20, 9, 11, 12, 12)
+        widths = (6, 7, 20, 9, 11, 12, 12, 8, 7)
         for col, chars in enumerate(widths):
             self.setColumnWidth(col, digit * chars)
 
@@ -216,6 +237,10 @@ class QTokenTable(QTableView):
             self._model.set_analysis(analysis)
         finally:
             self._syncing = False
+        for c in OPTIONAL_COLUMNS:
+            hide = not self._model.has_column(c)
+            if self.isColumnHidden(c) != hide:
+                self.setColumnHidden(c, hide)
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
@@ -286,6 +311,7 @@ class QTokenTable(QTableView):
         if rng is None or self._model.analysis is None:
             return
         first, last = rng[0], min(rng[1], rng[0] + 100_000)
-        lines = ["\t".join(COLUMNS)] + [self._model.row_text(r) for r in range(first, last)]
+        header = "\t".join(COLUMNS[c] for c in self._model.visible_columns())
+        lines = [header] + [self._model.row_text(r) for r in range(first, last)]
         QGuiApplication.clipboard().setText("\n".join(lines))
 

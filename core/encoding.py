@@ -8,7 +8,7 @@ request.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterator
 
 if TYPE_CHECKING:
@@ -25,6 +25,11 @@ class Token:
     and share a ``group`` (the index of the group's first token; ``-1`` when
     the token shares no character with another). Tokens that cover no text
     (BOS/EOS, an inserted prefix space) have an empty span at their place.
+
+    ``rank`` is the BPE merge rank that forms the token and ``word`` the
+    index of the word it belongs to (WordPiece); both are ``-1`` where the
+    tokenizer has no such notion or the token has none (see
+    :attr:`Encoding.ranks` and :attr:`Encoding.words`).
     """
 
     index: int
@@ -38,6 +43,8 @@ class Token:
     byte_start: int
     byte_end: int
     group: int
+    rank: int = -1
+    word: int = -1
 
     @property
     def is_partial(self) -> bool:
@@ -63,6 +70,10 @@ class Encoding:
     groups: tuple[int, ...]
     add_special: bool = False
     parse_special: bool = False
+    # per-token columns some tokenizers offer, computed on first use: the
+    # encoding itself stays a handful of int tuples
+    _extras: dict[str, tuple[int, ...] | None] = field(default_factory=dict, init=False, repr=False,
+                                                       compare=False)
 
     # ---- access -----------------------------------------------------------
 
@@ -77,9 +88,10 @@ class Encoding:
     def token(self, i: int) -> Token:
         tid = self.token_ids[i]
         v = self.model.vocab
+        ranks, words = self.ranks, self.words
         return Token(i, tid, v.pieces[tid], v.scores[tid], v.types[tid], v.attrs[tid],
                      self.starts[i], self.ends[i], self.byte_starts[i], self.byte_ends[i],
-                     self.groups[i])
+                     self.groups[i], -1 if ranks is None else ranks[i], -1 if words is None else words[i])
 
     @property
     def tokens(self) -> tuple[Token, ...]:
@@ -88,6 +100,34 @@ class Encoding:
     def __iter__(self) -> Iterator[Token]:
         for i in range(len(self.token_ids)):
             yield self.token(i)
+
+    # ---- optional per-token columns ---------------------------------------
+
+    @property
+    def ranks(self) -> tuple[int, ...] | None:
+        """Per token, the rank of the BPE merge that forms it (-1 for byte,
+        special and unmerged tokens); ``None`` when the model's tokenizer
+        has no merge ranks.
+
+        >>> model.encode(" the").ranks
+        (1,)
+        """
+        if "ranks" not in self._extras:
+            table = self.model.merge_ranks()
+            self._extras["ranks"] = None if table is None else tuple([table[t] for t in self.token_ids])
+        return self._extras["ranks"]
+
+    @property
+    def words(self) -> tuple[int, ...] | None:
+        """Per token, the index of the word it belongs to (-1 for special
+        tokens); ``None`` when the model's tokenizer has no words.
+
+        >>> bert.encode("hello worlds").words
+        (0, 1, 1)
+        """
+        if "words" not in self._extras:
+            self._extras["words"] = self.model.word_indices(self)
+        return self._extras["words"]
 
     # ---- lookups ----------------------------------------------------------
 

@@ -22,6 +22,7 @@ from .plugins import find_spec
 from .spans import assign_groups, char_spans, shift_into
 from .special import Fragment, SpecialMatcher
 from .tokenizer import Tokenizer, TokenizerConfig
+from .tokenizer import merge_ranks as plugin_merge_ranks
 from .vocab import Attr, Vocab, vocab_from_gguf
 
 
@@ -67,6 +68,7 @@ class Model:
         self.tokenizer = tokenizer
         self.config: TokenizerConfig = tokenizer.config
         self._matchers: dict[bool, SpecialMatcher] = {}
+        self._extras: dict[str, Sequence[int] | None] = {}
         self._lock = threading.Lock()
 
     # ---- description ------------------------------------------------------
@@ -167,6 +169,47 @@ class Model:
             char_pos = frag.end
             byte_pos += nbytes
         return ids, bstarts, bends
+
+    # ---- optional per-token columns ---------------------------------------
+
+    def merge_ranks(self) -> Sequence[int] | None:
+        """Per token id, the BPE merge rank that forms it (-1 where none, and
+        for every token that is not NORMAL); None when the tokenizer has no
+        ranks. Built once."""
+        with self._lock:
+            if "ranks" not in self._extras:
+                table = plugin_merge_ranks(self.tokenizer)
+                if table is not None:
+                    attrs = self.vocab.attrs
+                    table = [r if attrs[t] & Attr.NORMAL else -1 for t, r in enumerate(table)]
+                self._extras["ranks"] = table
+            return self._extras["ranks"]
+
+    def word_indices(self, enc: Encoding) -> tuple[int, ...] | None:
+        """Per token of ``enc``, the index of its word in the whole text
+        (-1 for special tokens); None when the tokenizer has no words.
+
+        The words are counted again per plain fragment, split the way
+        ``encode`` split them, so nothing is kept while encoding."""
+        method = getattr(self.tokenizer, "word_indices", None)
+        if method is None:
+            return None
+        cfg = self.config
+        out: list[int] = [-1] * (len(cfg.special_prefix) if enc.add_special else 0)
+        base = 0
+        for frag in self._matcher(enc.parse_special).partition(enc.text):
+            if frag.token >= 0:
+                out.append(-1)
+                continue
+            local: list[int] = method(enc.text[frag.start:frag.end])
+            out.extend([base + w for w in local])
+            if local:
+                base += max(local) + 1
+        if enc.add_special:
+            out.extend([-1] * len(cfg.special_suffix))
+        if len(out) != len(enc):
+            raise RuntimeError(f"{self.spec.name}: word_indices gave {len(out)} words for {len(enc)} tokens")
+        return tuple(out)
 
     def normalized(self, text: str) -> str:
         """The text as the model sees it after its normalizer."""

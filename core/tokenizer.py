@@ -10,7 +10,7 @@ plain text fragments.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Protocol
+from typing import Mapping, Protocol, Sequence
 
 from .vocab import Vocab
 
@@ -95,6 +95,30 @@ class CuttableTokenizer(Tokenizer, Protocol):
         costs speed only; a wrong one changes ids, so answer conservatively
         (sorted, no duplicates)."""
         ...
+
+
+class RankedTokenizer(Tokenizer, Protocol):
+    """A tokenizer whose tokens come from ranked merges (optional; BPE)."""
+
+    def merge_ranks(self) -> Sequence[int]:
+        """For each token id, the rank of the merge that forms its piece, or
+        -1. Called only for displays, so it may be built on first use."""
+        ...
+
+
+class WordTokenizer(Tokenizer, Protocol):
+    """A tokenizer that splits text into words first (optional; WPM)."""
+
+    def word_indices(self, text: str) -> list[int]:
+        """For each token ``encode_fragment(text, ...)`` gives, the index of
+        its word within ``text`` (0, 1, ...: every index has a token)."""
+        ...
+
+
+def merge_ranks(tokenizer: Tokenizer) -> Sequence[int] | None:
+    """The plugin's per-id merge ranks, or None for a plugin without them."""
+    method = getattr(tokenizer, "merge_ranks", None)
+    return None if method is None else method()
 
 
 def cut_points(tokenizer: Tokenizer, text: str, lo: int, hi: int) -> list[int]:

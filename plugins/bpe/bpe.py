@@ -128,6 +128,7 @@ class BpeTokenizer:
         self.splitter = Splitter(ptype.regexes)
         self.tab: UnicodeTables = tables()
         self._ranks: Optional[dict[str, int]] = None
+        self._token_ranks: Optional[list[int]] = None
         self._safe_split: Optional[re.Pattern[str]] = None
         self._lock = threading.Lock()
         self.cache: dict[str, WordResult] = {}
@@ -175,6 +176,26 @@ class BpeTokenizer:
                     # the tables the dict outgrew while filling (megabytes)
                     trim_heap()
         return r
+
+    def merge_ranks(self) -> list[int]:
+        """For each token id, the rank of the merge that forms its piece, or
+        -1 (single symbols, special tokens, pieces no merge makes). When
+        several merges give the same piece (``"a bc"``, ``"ab c"``) the
+        lowest rank counts: the one that made the token first. Built on the
+        first call, for displays; encoding never needs it."""
+        out = self._token_ranks
+        if out is None:
+            t2i = self.t2i
+            out = [-1] * len(self.vocab.pieces)
+            for rank, m in enumerate(self.vocab.merges):
+                k = m.find(" ", 1)  # as llama.cpp splits a merge line
+                if k < 0:
+                    continue
+                tid = t2i.get(m[:k] + m[k + 1:], -1)
+                if tid >= 0 and out[tid] < 0:
+                    out[tid] = rank
+            self._token_ranks = out
+        return out
 
     def safe_split(self) -> re.Pattern[str]:
         """Where a line of an escaped vocabulary can be cut without changing
