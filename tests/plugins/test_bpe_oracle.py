@@ -119,13 +119,11 @@ def _pre_names() -> list[str]:
 
 @pytest.mark.parametrize("pre", _pre_names())
 def test_every_pre_tokenizer_vs_llama_cpp(pre: str, tmp_path: Path) -> None:
-    from tests.ggufmaker import write_vocab_gguf
-    from tokenprism.core import read_gguf, vocab_from_gguf
+    from tests.gguf_patch import patched_gguf
     from tokenprism.plugins.bpe.pretokenizers import PRE_NAMES, PRE_TYPES
 
     assert VOCAB_DIR is not None
     base = "gpt-2" if PRE_TYPES[PRE_NAMES[pre].pre_type].byte_encode else "gemma-4"
-    voc = vocab_from_gguf(read_gguf(os.path.join(VOCAB_DIR, f"ggml-vocab-{base}.gguf")))
-    path = write_vocab_gguf(tmp_path / f"{pre}.gguf", list(voc.pieces), "gpt2", types=list(voc.types),
-                            merges=list(voc.merges), extra={"tokenizer.ggml.pre": pre})
+    path = patched_gguf(os.path.join(VOCAB_DIR, f"ggml-vocab-{base}.gguf"), tmp_path / f"{pre}.gguf",
+                        {"tokenizer.ggml.model": "gpt2", "tokenizer.ggml.pre": pre})
     _compare(str(path), _texts(SEED + 1000)[: max(1, N // 2)], False, False)
