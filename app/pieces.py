@@ -137,6 +137,11 @@ def tooltip_html(analysis: Analysis, first: int, last: int) -> str:
         lines.append(f"token #{first} · {type_label(analysis, tid)} · score "
                      f"{html.escape(format_score(vocab.scores[tid]))}")
         lines.append(f"bytes <code>{hex_bytes(model.token_bytes(tid))}</code>")
+        # optional columns (BPE, WordPiece): computed once per encoding on first hover
+        extra = [f"{name} {values[first]}" for name, values in (("merge rank", enc.ranks), ("word", enc.words))
+                 if values is not None and values[first] >= 0]
+        if extra:
+            lines.append(" · ".join(extra))
     else:
         rows: list[str] = []
         for i in range(first, min(last, first + MAX_TOOLTIP_TOKENS)):

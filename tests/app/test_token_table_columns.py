@@ -65,3 +65,17 @@ def test_copy_has_only_the_shown_columns(qtbot: Any) -> None:
     assert lines[1].split("\t")[-1] == str(enc.words[0])
     header = table.model().headerData(COL_WORD, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
     assert "word" in header
+
+
+def test_tooltip_names_rank_and_word(qtbot: Any) -> None:
+    from tokenprism.app.pieces import tooltip_html
+
+    for kind, name, values in (("bpe", "merge rank", "ranks"), ("wpm", "word", "words")):
+        table, enc = _table(qtbot, kind)
+        a = table.token_model.analysis
+        vals = getattr(enc, values)
+        i = next(k for k, v in enumerate(vals) if v > 0)
+        assert f"{name} {vals[i]}" in tooltip_html(a, i, i + 1)
+    table, enc = _table(qtbot, "spm")
+    tip = tooltip_html(table.token_model.analysis, 0, 1)
+    assert "merge rank" not in tip and "word " not in tip
