@@ -22,6 +22,7 @@ import numpy as np
 
 from .errors import GGUFError
 from .frozen import FrozenDict
+from .gil import offer_gil
 
 GGUF_MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)
@@ -273,6 +274,7 @@ def _split_strings(buf: bytes, begin: int, end: int, starts: list[int]) -> list[
         if part is None:
             return None
         out.extend(part)
+        offer_gil()  # a worker opening a big vocabulary must not freeze the GUI thread
     return out
 
 

@@ -31,6 +31,7 @@ from typing import Optional
 # ``tokenprism`` namespace only exists once installed)
 from tokenprism.core.tokenizer import (  # type: ignore[import-not-found, unused-ignore]
     FragmentResult, TokenizerConfig, resolve_special_ids)
+from tokenprism.core.gil import STEP, offer_gil  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.memory import trim_heap  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.vocab import Vocab  # type: ignore[import-not-found, unused-ignore]
 
@@ -167,11 +168,7 @@ class BpeTokenizer:
             with self._lock:
                 r = self._ranks
                 if r is None:
-                    merges = self.vocab.merges
-                    n = len(merges)
-                    r = dict(zip(merges, range(n)))
-                    if len(r) != n:  # duplicates: llama.cpp keeps the first
-                        r = dict(zip(reversed(merges), range(n - 1, -1, -1)))
+                    r = _rank_dict(self.vocab.merges)
                     self._ranks = r
                     # the tables the dict outgrew while filling (megabytes)
                     trim_heap()
@@ -188,6 +185,8 @@ class BpeTokenizer:
             t2i = self.t2i
             out = [-1] * len(self.vocab.pieces)
             for rank, m in enumerate(self.vocab.merges):
+                if rank % STEP == 0:
+                    offer_gil()  # built in the loader thread: the GUI must not wait for it
                 k = m.find(" ", 1)  # as llama.cpp splits a merge line
                 if k < 0:
                     continue
@@ -427,9 +426,13 @@ class BpeTokenizer:
         appending tokens with spans shifted by ``base``; returns the byte
         offset after the text."""
         cache = self.cache
+        misses = 0
         for w in self.units(text):
             r = cache.get(w)
             if r is None:
+                misses += 1
+                if misses % 1024 == 0:
+                    offer_gil()  # new words are the slow part: let the GUI thread in now and then
                 r = self.word(w)
                 if len(cache) >= _CACHE_LIMIT:
                     cache.clear()
@@ -675,3 +678,27 @@ def build_bpe(vocab: Vocab) -> BpeTokenizer:
     """Build the BPE tokenizer of ``vocab`` (raises ``ValueError`` for an
     unknown pre-tokenizer)."""
     return BpeTokenizer(vocab)
+
+
+_RANK_SLICE = 65536
+
+
+def _rank_dict(merges: tuple[str, ...]) -> dict[str, int]:
+    """Merge text -> rank, the first of duplicates winning as in llama.cpp.
+
+    Filled a slice at a time: one dict(zip(...)) over gemma-4's 515k merges
+    is a single call that holds the GIL for ~200 ms, and a worker thread
+    building it froze the GUI thread that long."""
+    n = len(merges)
+    r: dict[str, int] = {}
+    for a in range(0, n, _RANK_SLICE):
+        b = min(n, a + _RANK_SLICE)
+        r.update(zip(merges[a:b], range(a, b)))
+        offer_gil()
+    if len(r) != n:  # duplicates: a later one overwrote the first; redo backwards
+        r = {}
+        for b in range(n, 0, -_RANK_SLICE):
+            a = max(0, b - _RANK_SLICE)
+            r.update(zip(reversed(merges[a:b]), range(b - 1, a - 1, -1)))
+            offer_gil()
+    return r

@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tokenprism.core.errors import GGUFError
+from tokenprism.core.gil import offer_gil
 
 CHARSMAP_KEY = "tokenizer.ggml.precompiled_charsmap"
 ESCAPED_SPACE = "\u2581"
@@ -278,7 +279,11 @@ class Charsmap:
             if is_leaf:
                 self.utf8_ok = False  # a key ending inside a character
             stack.append((bytes((label,)), off, need))
+        popped = 0
         while stack:
+            popped += 1
+            if popped % 256 == 0:
+                offer_gil()  # built in the loader thread: the GUI must not wait for it
             prefix, offset, need = stack.pop()
             for label, idx in self._children(offset):
                 if not 0x80 <= label <= 0xBF:

@@ -38,6 +38,7 @@ import threading
 import numpy as np
 
 from tokenprism.core.errors import GGUFError
+from tokenprism.core.gil import STEP, offer_gil
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Attr, TokenType, Vocab
 
@@ -154,6 +155,8 @@ class UgmTokenizer:
         ud_pieces: list[str] = []
         matchable: list[int] = []
         for tid in range(n):
+            if tid % STEP == 0:
+                offer_gil()  # built in the loader thread: the GUI must not wait for it
             t = types[tid]
             if t == normal:
                 s = scores32[tid]
@@ -730,7 +733,9 @@ def _prefix_dict(pieces: tuple[str, ...], ids: list[int]) -> dict[str, int]:
     each distinct prefix costs one slice, not one per piece sharing it.
     """
     pref: dict[str, int] = {}
-    for tid in ids:
+    for i, tid in enumerate(ids):
+        if i % STEP == 0:
+            offer_gil()
         p = pieces[tid]
         k = len(p) - 1
         while k > 0:

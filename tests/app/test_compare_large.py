@@ -10,7 +10,9 @@ would cost on the GUI thread: opening gemma-4 takes about 0.6 s and
 tokenizing the text below about 0.3 s, so moving either onto the GUI thread
 fails this test.
 
-Opening is marked as a known failure: the worker holds the GIL (see there).
+Opening used to fail it: compiled code never releases the GIL, so the
+loader thread froze the window while it built gemma-4's tables; the long
+compiled loops now offer the GIL (tokenprism.core.gil).
 """
 
 from __future__ import annotations
@@ -106,10 +108,6 @@ def test_typing_with_a_gemma4_lane_keeps_the_window_responsive(qtbot, window) ->
     assert typing < STALL_BOUND_S, f"the window froze for {typing * 1000:.0f} ms while typing"
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the compiled tokenizer keeps the GIL while it works: a whole-text gemma-4 encode of this 6 KB text "
-    "holds it ~0.7 s and opening the vocab ~0.25 s, so the GUI thread waits although both run in a worker "
-    "(measured outside Qt too); needs core/plugins to release the GIL or work in slices"))
 def test_opening_a_gemma4_lane_keeps_the_window_responsive(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     view, paths, text, loading = open_compare(qtbot, window)
     check_lanes(view, paths, text)
