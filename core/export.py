@@ -14,6 +14,13 @@ Formats (:func:`render`, :func:`iter_render`):
 - ``jsonl``: one token a line (with ``list`` and ``model`` when several).
 - ``csv``: header row, one token a row; cells that a spreadsheet would run
   as a formula are defused (:func:`spreadsheet_cell`).
+
+The optional per-token columns (``rank`` of a BPE model, ``word`` of a
+WordPiece one; :data:`OPTIONAL_FIELDS`) are written only for a list whose
+model has them, so other models' files stay as they were: in JSON as token
+fields plus a ``ranks``/``words`` array next to ``ids`` (which also says an
+empty list has them), in CSV as trailing columns (empty cells for the lists
+of a model without them).
 - ``ids``: ``[1, 15043, 3186]``, one line per list (llama-tokenize's form).
 - ``pieces``: ``id -> 'piece'`` lines; ``table``: one row of counts per list.
 
@@ -43,7 +50,7 @@ from .token_list import (ListStats, ModelRef, TokenList, TokenRow, first_differe
 
 __all__ = [
     "EXTENSIONS", "ExportError", "FILE_FORMATS", "FORMATS", "FORMAT_COMPARE", "FORMAT_TOKENS", "FORMAT_VERSION",
-    "IdItem", "ListStats", "MAX_IMPORT_BYTES", "ModelRef", "TOKEN_FIELDS", "TokenFileError", "TokenList",
+    "IdItem", "ListStats", "MAX_IMPORT_BYTES", "ModelRef", "OPTIONAL_FIELDS", "TOKEN_FIELDS", "TokenFileError", "TokenList",
     "TokenRow", "describe_id_problems", "first_difference", "format_for_path", "id_problems", "iter_render",
     "labels", "load_json", "render", "scan_ids", "spreadsheet_cell", "stats", "token_list",
     "tokenizer_fingerprint", "write_atomic", "write_export",
@@ -56,6 +63,8 @@ EXTENSIONS: Mapping[str, str] = {".json": "json", ".jsonl": "jsonl", ".ndjson": 
                                  ".txt": "ids", ".ids": "ids"}
 TOKEN_FIELDS = ("index", "id", "piece", "piece_raw", "score", "type", "attr", "start", "end",
                 "byte_start", "byte_end", "group", "char")
+OPTIONAL_FIELDS = ("rank", "word")
+"""Token fields only some models have; they follow ``TOKEN_FIELDS``."""
 
 
 class ExportError(TokenPrismError):
@@ -84,12 +93,13 @@ def _score_json(x: float) -> str:
     return json.dumps(x) if math.isfinite(x) else json.dumps(repr(x))
 
 
-def _token_json(t: TokenRow, extra: str = "") -> str:
+def _token_json(t: TokenRow, extra: str = "", rank: bool = False, word: bool = False) -> str:
     char = "null" if t.char is None else _js(t.char)
+    tail = (f', "rank": {t.rank}' if rank else "") + (f', "word": {t.word}' if word else "")
     return (f'{{{extra}"index": {t.index}, "id": {t.id}, "piece": {_js(t.piece)}, '
             f'"piece_raw": {_js(t.piece_raw)}, "score": {_score_json(t.score)}, "type": {t.type}, '
             f'"attr": {t.attr}, "start": {t.start}, "end": {t.end}, "byte_start": {t.byte_start}, '
-            f'"byte_end": {t.byte_end}, "group": {t.group}, "char": {char}}}')
+            f'"byte_end": {t.byte_end}, "group": {t.group}, "char": {char}{tail}}}')
 
 
 def _model_json(m: ModelRef) -> dict[str, object]:
@@ -115,10 +125,15 @@ def _json_list_body(tl: TokenList, with_text: bool, indent: str) -> Iterator[str
     for k, v in head.items():
         yield f'{indent}{json.dumps(k)}: {json.dumps(v, ensure_ascii=False)},\n'
     yield f'{indent}"ids": [{", ".join(map(str, tl.ids))}],\n'
+    if tl.ranks is not None:
+        yield f'{indent}"ranks": [{", ".join(map(str, tl.ranks))}],\n'
+    if tl.words is not None:
+        yield f'{indent}"words": [{", ".join(map(str, tl.words))}],\n'
     yield f'{indent}"tokens": [\n'
     sep = ""
+    rank, word = tl.ranks is not None, tl.words is not None
     for t in tl:
-        yield f"{sep}{indent} {_token_json(t)}"
+        yield f"{sep}{indent} {_token_json(t, '', rank, word)}"
         sep = ",\n"
     yield ("\n" if len(tl) else "") + f"{indent}]\n"
 
@@ -145,8 +160,9 @@ def _iter_jsonl(lists: Sequence[TokenList]) -> Iterator[str]:
     names = labels(lists)
     for k, tl in enumerate(lists):
         extra = f'"list": {k}, "model": {_js(names[k])}, ' if len(lists) > 1 else ""
+        rank, word = tl.ranks is not None, tl.words is not None
         for t in tl:
-            yield _token_json(t, extra) + "\n"
+            yield _token_json(t, extra, rank, word) + "\n"
 
 
 # Cells starting with these are formulas to Excel, LibreOffice or Google
@@ -191,14 +207,23 @@ def _csv_line(cells: Sequence[str]) -> str:
 def _iter_csv(lists: Sequence[TokenList]) -> Iterator[str]:
     several = len(lists) > 1
     names = labels(lists)
-    yield _csv_line((("model",) if several else ()) + TOKEN_FIELDS)
+    rank_col = any(tl.ranks is not None for tl in lists)
+    word_col = any(tl.words is not None for tl in lists)
+    yield _csv_line((("model",) if several else ()) + TOKEN_FIELDS + (("rank",) if rank_col else ())
+                    + (("word",) if word_col else ()))
     for k, tl in enumerate(lists):
         lead = [spreadsheet_cell(names[k])] if several else []
+        has_rank, has_word = tl.ranks is not None, tl.words is not None
         for t in tl:
-            yield _csv_line(lead + [
+            row = lead + [
                 str(t.index), str(t.id), spreadsheet_cell(t.piece), spreadsheet_cell(t.piece_raw),
                 repr(t.score), str(t.type), str(t.attr), str(t.start), str(t.end), str(t.byte_start),
-                str(t.byte_end), str(t.group), "" if t.char is None else spreadsheet_cell(t.char)])
+                str(t.byte_end), str(t.group), "" if t.char is None else spreadsheet_cell(t.char)]
+            if rank_col:
+                row.append(str(t.rank) if has_rank else "")
+            if word_col:
+                row.append(str(t.word) if has_word else "")
+            yield _csv_line(row)
 
 
 def _iter_ids(lists: Sequence[TokenList]) -> Iterator[str]:

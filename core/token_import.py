@@ -201,6 +201,11 @@ def _read_list(d: dict[str, object], path: str, shared_text: str | None) -> Toke
     bstarts: list[int] = []
     bends: list[int] = []
     groups: list[int] = []
+    # optional columns (rank, word): a token without one has -1; the list
+    # has the column when its ``ranks``/``words`` array or any token says so
+    ranks: list[int] = []
+    words: list[int] = []
+    any_rank = any_word = False
     vmax = model.vocab_size - 1
     for i, raw in enumerate(toks):
         tp = _at(_at(path, "tokens"), i)
@@ -228,13 +233,29 @@ def _read_list(d: dict[str, object], path: str, shared_text: str | None) -> Toke
         bstarts.append(bs)
         bends.append(be)
         groups.append(g)
+        if "rank" in t:
+            any_rank = True
+            ranks.append(_int(t, "rank", tp, -1, _BIG))
+        else:
+            ranks.append(-1)
+        if "word" in t:
+            any_word = True
+            words.append(_int(t, "word", tp, -1, _BIG))
+        else:
+            words.append(-1)
     if "ids" in d and d["ids"] != ids:
         raise _Bad(_at(path, "ids"), "does not match the ids of the tokens")
+    if "ranks" in d and d["ranks"] != ranks:
+        raise _Bad(_at(path, "ranks"), "does not match the ranks of the tokens")
+    if "words" in d and d["words"] != words:
+        raise _Bad(_at(path, "words"), "does not match the words of the tokens")
     return TokenList(
         model=model, text=text, add_special=add_special, parse_special=parse_special, ids=tuple(ids),
         pieces=tuple(pieces), pieces_raw=tuple(raws), scores=tuple(scores), types=tuple(types),
         attrs=tuple(attrs), starts=tuple(starts), ends=tuple(ends), byte_starts=tuple(bstarts),
-        byte_ends=tuple(bends), groups=tuple(groups))
+        byte_ends=tuple(bends), groups=tuple(groups),
+        ranks=tuple(ranks) if any_rank or "ranks" in d else None,
+        words=tuple(words) if any_word or "words" in d else None)
 
 
 # ---- plain ids (decode) -----------------------------------------------------------------------

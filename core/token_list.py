@@ -72,7 +72,9 @@ class TokenRow:
     """Every field of one token. ``piece`` is what a person reads (byte-level
     glyphs decoded, as :meth:`Model.display_piece`), ``piece_raw`` the
     vocabulary entry as stored; ``char`` is the text of the character(s) a
-    group of tokens spells together (byte fallback), else ``None``."""
+    group of tokens spells together (byte fallback), else ``None``.
+    ``rank`` (BPE merge rank) and ``word`` (WordPiece word index) are -1
+    where the model or the token has none, as in :class:`Token`."""
 
     index: int
     id: int
@@ -87,6 +89,8 @@ class TokenRow:
     byte_end: int
     group: int
     char: str | None
+    rank: int = -1
+    word: int = -1
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,12 @@ class TokenList:
     byte_starts: tuple[int, ...]
     byte_ends: tuple[int, ...]
     groups: tuple[int, ...]
+    ranks: tuple[int, ...] | None = None
+    """Per token, the BPE merge rank (see :attr:`Encoding.ranks`); None when
+    the model has no merge ranks."""
+    words: tuple[int, ...] | None = None
+    """Per token, the word index (see :attr:`Encoding.words`); None when
+    the model has no words."""
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -122,7 +132,13 @@ class TokenList:
             char = self.text[min(self.starts[g:j + 1]):max(self.ends[g:j + 1])]
         return TokenRow(i, self.ids[i], self.pieces[i], self.pieces_raw[i], self.scores[i], self.types[i],
                         self.attrs[i], self.starts[i], self.ends[i], self.byte_starts[i], self.byte_ends[i],
-                        g, char)
+                        g, char, self._rank(i), self._word(i))
+
+    def _rank(self, i: int) -> int:
+        return -1 if self.ranks is None else self.ranks[i]
+
+    def _word(self, i: int) -> int:
+        return -1 if self.words is None else self.words[i]
 
     def __iter__(self) -> Iterator[TokenRow]:
         # group characters computed once per group, not once per token
@@ -133,7 +149,7 @@ class TokenList:
             if g < 0:
                 yield TokenRow(i, self.ids[i], self.pieces[i], self.pieces_raw[i], self.scores[i],
                                self.types[i], self.attrs[i], self.starts[i], self.ends[i],
-                               self.byte_starts[i], self.byte_ends[i], -1, None)
+                               self.byte_starts[i], self.byte_ends[i], -1, None, self._rank(i), self._word(i))
                 i += 1
                 continue
             j = i
@@ -143,7 +159,7 @@ class TokenList:
             for k in range(i, j):
                 yield TokenRow(k, self.ids[k], self.pieces[k], self.pieces_raw[k], self.scores[k],
                                self.types[k], self.attrs[k], self.starts[k], self.ends[k],
-                               self.byte_starts[k], self.byte_ends[k], g, char)
+                               self.byte_starts[k], self.byte_ends[k], g, char, self._rank(k), self._word(k))
             i = j
 
     @property
@@ -249,7 +265,7 @@ def token_list(model: Model, encoding: Encoding | None = None, text: str | None 
         pieces_raw=tuple(v.pieces[t] for t in ids), scores=tuple(v.scores[t] for t in ids),
         types=tuple(v.types[t] for t in ids), attrs=tuple(v.attrs[t] for t in ids),
         starts=encoding.starts, ends=encoding.ends, byte_starts=encoding.byte_starts,
-        byte_ends=encoding.byte_ends, groups=encoding.groups)
+        byte_ends=encoding.byte_ends, groups=encoding.groups, ranks=encoding.ranks, words=encoding.words)
 
 
 def first_difference(a: TokenList, b: TokenList | Encoding) -> int:

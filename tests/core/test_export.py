@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tokenprism.core import Model, open_model
+from tokenprism.core import Attr, Model, open_model
 from tokenprism.core.export import (ExportError, TokenFileError, TokenList, first_difference, format_for_path,
                                     id_problems, load_json, render, scan_ids, spreadsheet_cell, stats,
                                     token_list, tokenizer_fingerprint, write_atomic, write_export)
@@ -380,3 +380,143 @@ def test_scan_ids_forms_and_places() -> None:
         ("abc", "not a token id"), ("1.5", "not a token id"), ("-3", "outside the vocabulary"),
         ("70000", "outside the vocabulary"), ("99999", "not a token id")]
     assert scan_ids("") == () and scan_ids(" , [ ] ") == ()
+
+
+# ---- optional columns: BPE merge rank, WordPiece word ---------------------------------------------
+
+OLD_TOKEN_KEYS = ["index", "id", "piece", "piece_raw", "score", "type", "attr", "start", "end", "byte_start",
+                  "byte_end", "group", "char"]
+WORD_TEXT = "Hello wörld, naïve unaffable x!! 42"
+
+
+def expected_ranks(m: Model, ids: tuple[int, ...]) -> list[int]:
+    """Rank of each token worked out from the merges list itself: the first
+    merge "a b" whose halves spell the piece (-1 for special tokens and
+    pieces no merge makes)."""
+    first: dict[str, int] = {}
+    for r, line in enumerate(m.vocab.merges):
+        a, b = line.split(" ", 1)
+        first.setdefault(a + b, r)
+    return [first.get(m.vocab.pieces[t], -1) if m.vocab.attrs[t] & Attr.NORMAL else -1 for t in ids]
+
+
+def expected_words(text: str, starts: tuple[int, ...], ends: tuple[int, ...]) -> list[int]:
+    """Word of each token: BERT splits at whitespace and makes every
+    punctuation character a word of its own; empty spans are special tokens."""
+    import re
+    words = [(mt.start(), mt.end()) for mt in re.finditer(r"[^\W_]+|[^\w\s]", text)]
+    out = []
+    for s, e in zip(starts, ends):
+        hits = [k for k, (ws, we) in enumerate(words) if ws <= s and e <= we] if s < e else []
+        out.append(hits[0] if hits else -1)
+    return out
+
+
+def test_bpe_tokens_carry_their_merge_rank(demo: dict[str, Model]) -> None:
+    m = demo["bpe"]
+    tl = token_list(m, text=TEXT + " <|endoftext|>", add_special=True, parse_special=True)
+    want = expected_ranks(m, tl.ids)
+    assert tl.ranks == tuple(want) and tl.words is None
+    assert sum(r >= 0 for r in want) >= 5 and -1 in want  # merged tokens, and bytes and <|endoftext|>
+    doc = json.loads(render([tl], "json"))
+    assert doc["ranks"] == want and "words" not in doc
+    assert [t["rank"] for t in doc["tokens"]] == want
+    assert all(list(t) == OLD_TOKEN_KEYS + ["rank"] for t in doc["tokens"])
+    assert [json.loads(x)["rank"] for x in render([tl], "jsonl").splitlines()] == want
+    rows = list(csv.DictReader(io.StringIO(render([tl], "csv"))))
+    assert [int(r["rank"]) for r in rows] == want and "word" not in rows[0]
+    assert [t.rank for t in tl] == want and tl.token(3).rank == want[3]
+
+
+def test_gpt2_ranks_match_the_merges_list(ref_model: Callable[[str], Model]) -> None:
+    m = ref_model("gpt-2")
+    tl = token_list(m, text=" the quick brown fox jumps over the lazy dog, naïvely 🙂")
+    want = expected_ranks(m, tl.ids)
+    assert tl.ranks == tuple(want)
+    assert m.vocab.pieces[tl.ids[0]] == "Ġthe" and tl.ranks[0] == m.vocab.merges.index("Ġt he") == 6
+    assert load_json(render([tl], "json"))[0].ranks == tl.ranks
+
+
+def test_wordpiece_tokens_carry_their_word(demo: dict[str, Model]) -> None:
+    m = demo["wpm"]
+    tl = token_list(m, text=WORD_TEXT, add_special=True)
+    want = expected_words(WORD_TEXT, tl.starts, tl.ends)
+    assert tl.words == tuple(want) and tl.ranks is None
+    assert want[0] == want[-1] == -1 and max(want) == 8  # [CLS] [SEP]; Hello wörld , naïve unaffable x ! ! 42
+    assert any(want[i] == want[i + 1] >= 0 for i in range(len(want) - 1))  # a word of several pieces
+    doc = json.loads(render([tl], "json"))
+    assert doc["words"] == want and "ranks" not in doc
+    assert [list(t) for t in doc["tokens"]] == [OLD_TOKEN_KEYS + ["word"]] * len(tl)
+    rows = list(csv.DictReader(io.StringIO(render([tl], "csv"))))
+    assert [int(r["word"]) for r in rows] == want and "rank" not in rows[0]
+
+
+def test_bert_bge_words(ref_model: Callable[[str], Model]) -> None:
+    m = ref_model("bert-bge")
+    text = "[CLS] Unaffable tokenizers, hello!"
+    tl = token_list(m, text=text, add_special=True, parse_special=True)
+    assert tl.words == tuple(expected_words(text.replace("[CLS]", "     "), tl.starts, tl.ends))
+    assert load_json(render([tl], "json")) == [tl]
+
+
+def test_models_without_the_columns_write_what_they_always_wrote(demo: dict[str, Model]) -> None:
+    for kind in ("spm", "ugm"):
+        tl = token_list(demo[kind], text=TEXT, add_special=True)
+        assert tl.ranks is None and tl.words is None
+        doc = json.loads(render([tl], "json"))
+        assert list(doc) == ["format", "version", "model", "add_special", "parse_special", "text", "stats",
+                             "ids", "tokens"]
+        assert [list(t) for t in doc["tokens"]] == [OLD_TOKEN_KEYS] * len(tl)
+        assert [list(json.loads(x)) for x in render([tl], "jsonl").splitlines()] == [OLD_TOKEN_KEYS] * len(tl)
+        assert render([tl], "csv").splitlines()[0] == ",".join(OLD_TOKEN_KEYS)
+        assert all(t.rank == -1 and t.word == -1 for t in tl)
+
+
+def test_several_lists_keep_each_models_columns(demo: dict[str, Model]) -> None:
+    spm, bpe, wpm = (token_list(demo[k], text=TEXT) for k in ("spm", "bpe", "wpm"))
+    rows = list(csv.DictReader(io.StringIO(render([spm, bpe, wpm], "csv"))))
+    assert list(rows[0])[-2:] == ["rank", "word"]
+    by_model = {name: [r for r in rows if r["model"] == name] for name in (spm.model.name, bpe.model.name,
+                                                                           wpm.model.name)}
+    assert {(r["rank"], r["word"]) for r in by_model[spm.model.name]} == {("", "")}
+    assert [int(r["rank"]) for r in by_model[bpe.model.name]] == list(bpe.ranks or ())
+    assert {r["word"] for r in by_model[bpe.model.name]} == {""}
+    assert [int(r["word"]) for r in by_model[wpm.model.name]] == list(wpm.words or ())
+    lines = [json.loads(x) for x in render([spm, bpe], "jsonl").splitlines()]
+    assert ["rank" in x for x in lines] == [False] * len(spm) + [True] * len(bpe)
+    assert load_json(render([spm, bpe, wpm], "json")) == [spm, bpe, wpm]
+
+
+def test_empty_lists_keep_their_columns(demo: dict[str, Model]) -> None:
+    for kind, rank, word in (("bpe", True, False), ("wpm", False, True), ("spm", False, False)):
+        tl = token_list(demo[kind], text="")
+        assert len(tl) == 0 and (tl.ranks == ()) == rank and (tl.words == ()) == word
+        [back] = load_json(render([tl], "json"))
+        assert back == tl and (back.ranks is None) != rank and (back.words is None) != word
+
+
+def test_import_without_the_columns_defaults_to_minus_one(demo: dict[str, Model]) -> None:
+    doc = json.loads(render([token_list(demo["bpe"], text=TEXT)], "json"))
+    [tl] = load_json(edit(doc, lambda d: [d.pop("ranks")] + [t.pop("rank") for t in d["tokens"]]))
+    assert tl.ranks is None and all(t.rank == -1 and t.word == -1 for t in tl)
+    k = doc["ranks"].index(max(doc["ranks"]))
+    [tl] = load_json(edit(doc, lambda d: [d.pop("ranks"), d["tokens"][k].pop("rank")]))
+    assert tl.ranks is not None and tl.ranks[k] == -1 < doc["ranks"][k]
+    assert tl.ranks[:k] + tl.ranks[k + 1:] == tuple(doc["ranks"][:k] + doc["ranks"][k + 1:])
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d["tokens"][1].__setitem__("rank", "7"), "tokens[1].rank: expected an integer"),
+    (lambda d: d["tokens"][1].__setitem__("rank", -2), "tokens[1].rank: -2 is outside -1.."),
+    (lambda d: d["tokens"][1].__setitem__("rank", d["tokens"][1]["rank"] + 1), "ranks: does not match"),
+    (lambda d: d["tokens"][d["ranks"].index(max(d["ranks"]))].pop("rank"), "ranks: does not match"),
+    (lambda d: d["tokens"][0].__setitem__("word", 1.5), "tokens[0].word: expected an integer"),
+    (lambda d: d.__setitem__("words", [0] * len(d["tokens"])), "words: does not match"),
+])
+def test_hand_edited_ranks_and_words_give_clear_errors(demo: dict[str, Model],
+                                                       change: Callable[[dict[str, Any]], object],
+                                                       message: str) -> None:
+    doc = json.loads(render([token_list(demo["bpe"], text=TEXT)], "json"))
+    with pytest.raises(TokenFileError) as e:
+        load_json(edit(doc, change))
+    assert message in str(e.value)
