@@ -89,6 +89,13 @@ class ModelInfo:
         if self.unk_id >= 0:
             styles[self.unk_id] = Style.UNKNOWN
         self.styles = styles
+        # the per-id merge-rank table of a BPE model takes up to ~0.2 s to
+        # build (gemma-4); built here, in the loader thread, the token
+        # table's first Rank cell finds it cached instead of freezing the
+        # GUI. Model.merge_ranks keeps it, and gives None for a tokenizer
+        # (a third-party plugin) without merge_ranks.
+        if getattr(model.tokenizer, "merge_ranks", None) is not None:
+            model.merge_ranks()
 
     @property
     def name(self) -> str:

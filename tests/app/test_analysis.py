@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from tokenprism.app.analysis import Analysis, ModelInfo, Style, Utf16Map, tokenize
 from tokenprism.app.pieces import format_ids, piece_cell, readable, tooltip_html, type_name
-from tokenprism.core import Attr
+from tokenprism.core import Attr, Model, open_model
+from tokenprism.core.resources import demo_models
 
 
 @pytest.fixture(scope="module")
@@ -149,3 +150,61 @@ def test_the_app_never_imports_a_plugin_module() -> None:
                 names = [node.module]
             for name in names:
                 assert not name.startswith("tokenprism.plugins"), f"{path.name} imports {name}"
+
+
+# ---- BPE merge ranks are built in the loader thread ----------------------------------------------
+
+class CountingTokenizer:
+    """A tokenizer that counts ``merge_ranks`` calls (compiled tokenizers'
+    methods cannot be patched, so the whole object is wrapped)."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.rank_calls = 0
+
+    def merge_ranks(self) -> object:
+        self.rank_calls += 1
+        return self.inner.merge_ranks()  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+
+class RanklessTokenizer:
+    """A third-party plugin's tokenizer: no ``merge_ranks`` at all."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> object:
+        if name == "merge_ranks":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+
+def _rewrapped(kind: str, wrap: type) -> tuple[Model, object]:  # type: ignore[type-arg]
+    m = open_model(demo_models()[kind])
+    tok = wrap(m.tokenizer)
+    return Model(m.path, m.gguf, m.vocab, m.spec, tok), tok  # type: ignore[arg-type]
+
+
+def test_model_info_builds_the_merge_ranks_so_the_gui_never_does() -> None:
+    model, tok = _rewrapped("bpe", CountingTokenizer)
+    assert tok.rank_calls == 0  # type: ignore[attr-defined]
+    info = ModelInfo(model)
+    assert tok.rank_calls == 1  # type: ignore[attr-defined]
+    a = tokenize(info, "hello worlds, unaffable", 0, add_special=False, parse_special=False)
+    assert a is not None
+    ranks = a.encoding.ranks
+    assert ranks is not None and any(r >= 0 for r in ranks)
+    assert [t.rank for t in a.encoding] == list(ranks)
+    b = tokenize(info, "another text", 1, add_special=True, parse_special=False)
+    assert b is not None and b.encoding.ranks is not None
+    assert tok.rank_calls == 1  # type: ignore[attr-defined]
+
+
+def test_model_info_of_a_tokenizer_without_ranks() -> None:
+    model, _ = _rewrapped("bpe", RanklessTokenizer)
+    info = ModelInfo(model)
+    a = tokenize(info, "hello worlds", 0, add_special=False, parse_special=False)
+    assert a is not None and a.encoding.ranks is None and a.encoding.token(0).rank == -1
