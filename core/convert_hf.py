@@ -206,6 +206,17 @@ def _config_token(config: Mapping[str, object], kind: str) -> str | None:
     return entry if isinstance(entry, str) else None
 
 
+def _stage(js: _Json, doc: Mapping[str, object], key: str, seq_key: str) -> list[dict[str, object]]:
+    """The steps of one tokenizer.json stage (``doc[key]``): none when it is
+    null, the members of a ``Sequence`` (listed under ``seq_key``), else itself."""
+    st = js.opt_obj(doc.get(key), key)
+    if st is None:
+        return []
+    if st.get("type") == "Sequence":
+        return [js.obj(x, f"{key}.{seq_key}[]") for x in js.arr(st.get(seq_key), f"{key}.{seq_key}")]
+    return [st]
+
+
 @dataclass
 class _Template:
     """Special tokens a post-processor puts around a single sequence."""
@@ -216,15 +227,8 @@ class _Template:
 
 
 def _template(js: _Json, doc: Mapping[str, object]) -> _Template:
-    pp = js.opt_obj(doc.get("post_processor"), "post_processor")
     out = _Template()
-    if pp is None:
-        return out
-    procs = [pp]
-    if pp.get("type") == "Sequence":
-        procs = [js.obj(x, "post_processor.processors[]")
-                 for x in js.arr(pp.get("processors"), "post_processor.processors")]
-    for proc in procs:
+    for proc in _stage(js, doc, "post_processor", "processors"):
         ptype = proc.get("type")
         if ptype in ("BertProcessing", "RobertaProcessing"):
             cls = js.arr(proc.get("cls"), f"post_processor.{ptype}.cls")
@@ -266,13 +270,7 @@ def _resolve_specials(kinds: Sequence[str], config: Mapping[str, object], added:
 
 
 def _pre_tokenizers(js: _Json, doc: Mapping[str, object]) -> list[dict[str, object]]:
-    pt = js.opt_obj(doc.get("pre_tokenizer"), "pre_tokenizer")
-    if pt is None:
-        return []
-    if pt.get("type") == "Sequence":
-        return [js.obj(x, "pre_tokenizer.pretokenizers[]")
-                for x in js.arr(pt.get("pretokenizers"), "pre_tokenizer.pretokenizers")]
-    return [pt]
+    return _stage(js, doc, "pre_tokenizer", "pretokenizers")
 
 
 def _split_regex(js: _Json, step: Mapping[str, object]) -> str | None:
@@ -330,13 +328,7 @@ def _bpe_merges(js: _Json, model: Mapping[str, object]) -> tuple[str, ...]:
 
 
 def _normalizers(js: _Json, doc: Mapping[str, object]) -> list[dict[str, object]]:
-    n = js.opt_obj(doc.get("normalizer"), "normalizer")
-    if n is None:
-        return []
-    if n.get("type") == "Sequence":
-        return [js.obj(x, "normalizer.normalizers[]")
-                for x in js.arr(n.get("normalizers"), "normalizer.normalizers")]
-    return [n]
+    return _stage(js, doc, "normalizer", "normalizers")
 
 
 def _add_flags_from(config: Mapping[str, object], flags: dict[str, bool]) -> None:
