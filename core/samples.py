@@ -84,6 +84,21 @@ def default_samples_dir(home: Path | None = None, env: Mapping[str, str] | None 
     return base / "tokenprism" / "llama-vocab"
 
 
+def find_vocab_dir(*extra: Path, env: Mapping[str, str] | None = None, home: Path | None = None) -> Path | None:
+    """The first folder holding ``ggml-vocab-*.gguf`` files among
+    ``$TOKENPRISM_VOCAB_DIR``, ``extra`` (in order) and the folder
+    ``tokenprism samples`` downloads to; None when none does. The parity
+    tests and the benchmarks look here."""
+    env = os.environ if env is None else env
+    candidates = [Path(env["TOKENPRISM_VOCAB_DIR"])] if env.get("TOKENPRISM_VOCAB_DIR") else []
+    candidates.extend(extra)
+    candidates.append(default_samples_dir(home, env))
+    for c in candidates:
+        if c.is_dir() and any(c.glob("ggml-vocab-*.gguf")):
+            return c
+    return None
+
+
 # ---- checking what is there ----------------------------------------------------------------
 
 def _sha256_file(path: Path) -> str:

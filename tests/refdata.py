@@ -30,19 +30,14 @@ import pytest
 _HERE = Path(__file__).resolve().parent
 
 
+SHARED_VOCAB_DIR = _HERE.parent.parent / "shared" / "llama-vocab"
+
+
 def _find_vocab_dir() -> str | None:
-    env = os.environ.get("TOKENPRISM_VOCAB_DIR")
-    candidates = [Path(env)] if env else []
-    candidates.append(_HERE.parent.parent / "shared" / "llama-vocab")
-    try:  # where `tokenprism samples` downloads them
-        from tokenprism.core.samples import default_samples_dir
-        candidates.append(default_samples_dir())
-    except ImportError:
-        pass
-    for c in candidates:
-        if c.is_dir() and any(c.glob("ggml-vocab-*.gguf")):
-            return str(c)
-    return None
+    from tokenprism.core.samples import find_vocab_dir
+
+    found = find_vocab_dir(SHARED_VOCAB_DIR)
+    return None if found is None else str(found)
 
 
 VOCAB_DIR = _find_vocab_dir()

@@ -215,3 +215,34 @@ def test_cli_models_lists_a_fake_home(tmp_path: Path, capsys: pytest.CaptureFixt
     assert not any("not-a-model" in t for t in table)
     assert main(["models", "--no-saved-folders", "--add-folder", str(tmp_path / "nope")]) == 0
     assert "not a folder" in capsys.readouterr().err
+
+
+# ---- where the parity tests and benchmarks look ---------------------------------------------------
+
+def test_find_vocab_dir_order(tmp_path: Path) -> None:
+    from tokenprism.core.samples import find_vocab_dir
+
+    def folder(name: str, with_vocab: bool) -> Path:
+        p = tmp_path / name
+        p.mkdir(parents=True)
+        if with_vocab:
+            (p / "ggml-vocab-x.gguf").write_bytes(b"GGUF")
+        return p
+
+    home = tmp_path / "home"
+    env = {"XDG_DATA_HOME": str(tmp_path / "data")}
+    samples = default_samples_dir(home, env, "linux")
+    samples.mkdir(parents=True)
+    (samples / "ggml-vocab-llama-spm.gguf").write_bytes(b"GGUF")
+    empty = folder("empty", False)
+    shared = folder("shared", True)
+    chosen = folder("chosen", True)
+    # the samples folder when nothing else has vocabularies (a fresh machine after `tokenprism samples`)
+    assert find_vocab_dir(empty, env=env, home=home) == samples
+    # a folder given by the caller (../shared beside the repo) comes before it
+    assert find_vocab_dir(empty, shared, env=env, home=home) == shared
+    # $TOKENPRISM_VOCAB_DIR comes first of all
+    assert find_vocab_dir(shared, env={**env, "TOKENPRISM_VOCAB_DIR": str(chosen)}, home=home) == chosen
+    # none anywhere
+    (samples / "ggml-vocab-llama-spm.gguf").unlink()
+    assert find_vocab_dir(empty, env=env, home=home) is None
