@@ -29,6 +29,7 @@ from .qt_menus import fill_demo_menu, fill_recent_menu, show_about, show_shortcu
 from .qt_normalized import QNormalizedView
 from .qt_status import QEmptyState, QMessageBanner, QStatsBar
 from .qt_token_table import QTokenTable
+from .qt_zoom import zoom_widgets
 from .settings import APPLICATION, ORGANIZATION, AppSettings
 from .styles import QLegend
 from .workers import LiveTokenizer, ModelLoader
@@ -458,15 +459,7 @@ class TokenPrismWindow(QMainWindow):
         self.stats.flash(f"Copied {len(a):,} ids")
 
     def zoom(self, step: int) -> None:
-        self._zoom = 0 if step == 0 else max(-6, min(12, self._zoom + step))
-        for w in (self.editor, self.table, self.chips):
-            f = w.font()
-            base = w.property("baseFontSize")
-            if base is None:
-                base = f.pointSizeF()
-                w.setProperty("baseFontSize", base)
-            f.setPointSizeF(float(base) + self._zoom)
-            w.setFont(f)
+        self._zoom = zoom_widgets((self.editor, self.table, self.chips), self._zoom, step)
         self.editor.setTabStopDistance(self.editor.fontMetrics().horizontalAdvance(" ") * 4)
 
     def show_shortcuts(self) -> None:

@@ -34,6 +34,7 @@ from .qt_export import EXTENSION, FILTERS, path_and_format
 from .qt_menus import KIND_NAMES
 from .qt_models import QModelsPanel
 from .qt_text import document_text
+from .qt_zoom import zoom_widgets
 
 if TYPE_CHECKING:
     from .main_window import TokenPrismWindow
@@ -387,15 +388,7 @@ class QCompareWindow(QWidget):
 
     def zoom(self, step: int) -> None:
         """Larger (1) or smaller (-1) text in the editor and lanes, or back to normal (0)."""
-        self._zoom = 0 if step == 0 else max(-6, min(12, self._zoom + step))
-        for w in (self.editor, self.view):
-            f = w.font()
-            base = w.property("baseFontSize")
-            if base is None:
-                base = f.pointSizeF()
-                w.setProperty("baseFontSize", base)
-            f.setPointSizeF(float(base) + self._zoom)
-            w.setFont(f)
+        self._zoom = zoom_widgets((self.editor, self.view), self._zoom, step)
 
     # ---- linked ranges --------------------------------------------------------------------
 

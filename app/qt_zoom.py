@@ -1,0 +1,31 @@
+"""Text zoom shared by the main window and the compare window.
+
+Each widget remembers its unzoomed point size in a Qt property the first
+time it is zoomed, so zooming is always relative to that size and never
+drifts by rounding, and 0 brings back exactly the original.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from PySide6.QtWidgets import QWidget
+
+from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
+
+ZOOM_MIN, ZOOM_MAX = -6, 12  # points added to the base size
+
+
+def zoom_widgets(widgets: Iterable[QWidget], zoom: int, step: int) -> int:
+    """Step ``zoom`` by ``step`` (0 resets it), apply it to ``widgets``' fonts
+    and return the new zoom."""
+    zoom = 0 if step == 0 else max(ZOOM_MIN, min(ZOOM_MAX, zoom + step))
+    for w in widgets:
+        f = w.font()
+        base = w.property("baseFontSize")
+        if base is None:
+            base = f.pointSizeF()
+            w.setProperty("baseFontSize", base)
+        f.setPointSizeF(float(base) + zoom)
+        w.setFont(f)
+    return zoom
