@@ -18,6 +18,7 @@ import numpy as np
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import Analysis
 from .pieces import format_score, piece_cell, tooltip_html, type_label
+from .qt_columns import ALIGN_LEFT as _LEFT, ALIGN_RIGHT as _RIGHT, column_header
 from .styles import TokenColors, token_colors
 
 COLUMNS = ("#", "ID", "Piece", "Score", "Type", "Chars", "Bytes", "Rank", "Word")
@@ -36,8 +37,6 @@ COLUMN_HELP = (
 COL_INDEX, COL_ID, COL_PIECE, COL_SCORE, COL_TYPE, COL_CHARS, COL_BYTES, COL_RANK, COL_WORD = range(len(COLUMNS))
 OPTIONAL_COLUMNS = (COL_RANK, COL_WORD)
 """Shown only for a model whose tokenizer offers them."""
-_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-_LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
 
 Index = QModelIndex | QPersistentModelIndex
 _R = Qt.ItemDataRole
@@ -112,15 +111,7 @@ class QTokenTableModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(COLUMNS):
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return COLUMN_HELP[section]
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return _LEFT if section in (COL_PIECE, COL_TYPE) else _RIGHT
-        return None
+        return column_header(section, orientation, role, COLUMNS, COLUMN_HELP, (COL_PIECE, COL_TYPE))
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> object:
         # a repaint asks ~7 roles of every visible cell: the ones answered

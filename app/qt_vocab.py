@@ -28,6 +28,7 @@ from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import ModelInfo
 from .pieces import format_ids, format_score, hex_bytes, readable
 from .qt_background import QBackground
+from .qt_columns import ALIGN_LEFT as _LEFT, ALIGN_RIGHT as _RIGHT, column_header
 
 if TYPE_CHECKING:
     from .main_window import TokenPrismWindow
@@ -44,8 +45,7 @@ MODES = (("Substring", "substring"), ("Regex", "regex"), ("ID range", "ids"))
 MODE_HINTS = {"substring": "Filter pieces (a space also finds ▁ and Ġ)…",
               "regex": "Regular expression, e.g. ^▁?the$ …", "ids": "Ids or ranges, e.g. 100-200, 5…"}
 DEBOUNCE_MS = 120
-_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-_LEFT = int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+_SORT_HELP = tuple(h + " (click to sort)" for h in COLUMN_HELP)
 Index = QModelIndex | QPersistentModelIndex
 
 
@@ -80,15 +80,7 @@ class VocabTableModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation,
                    role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(COLUMNS):
-            return None
-        if role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return COLUMN_HELP[section] + " (click to sort)"
-        if role == Qt.ItemDataRole.TextAlignmentRole:
-            return _LEFT if section in (COL_PIECE, COL_TYPE) else _RIGHT
-        return None
+        return column_header(section, orientation, role, COLUMNS, _SORT_HELP, (COL_PIECE, COL_TYPE))
 
     def token_id(self, row: int) -> int:
         return int(self.ids[row])
