@@ -171,18 +171,32 @@ def measure_typing(w: Any, text: str, keys: int, incremental: bool) -> list[floa
     return out
 
 
-def run_latency(args: argparse.Namespace) -> list[dict[str, Any]]:
+def shown_window() -> Any:
+    """A real main window (offscreen), not reading or writing the user's settings."""
     from tokenprism.app.main_window import TokenPrismWindow
 
     w = TokenPrismWindow(restore=False)
     w.resize(1400, 900)
     w.show()
-    rows: list[dict[str, Any]] = []
-    for name in args.models:
+    return w
+
+
+def models_found(names: list[str]) -> list[tuple[str, str]]:
+    """(name, path) of the models that exist; the others are reported and skipped."""
+    found: list[tuple[str, str]] = []
+    for name in names:
         path = model_path(name)
         if path is None:
             print(f"skipping {name}: not found", file=sys.stderr)
-            continue
+        else:
+            found.append((name, path))
+    return found
+
+
+def run_latency(args: argparse.Namespace) -> list[dict[str, Any]]:
+    w = shown_window()
+    rows: list[dict[str, Any]] = []
+    for name, path in models_found(args.models):
         open_in(w, path)
         for size in args.sizes:
             text = sample_text(size)
@@ -208,16 +222,9 @@ def run_latency(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def run_huge(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from tokenprism.app.main_window import TokenPrismWindow
-
-    w = TokenPrismWindow(restore=False)
-    w.resize(1400, 900)
-    w.show()
+    w = shown_window()
     rows: list[dict[str, Any]] = []
-    for name in args.models:
-        path = model_path(name)
-        if path is None:
-            continue
+    for name, path in models_found(args.models):
         open_in(w, path)
         w.editor.clear()
         wait_until(lambda: is_current(w))
