@@ -69,8 +69,6 @@ CHINESE_RANGES: Final[tuple[tuple[int, int], ...]] = (
 # remembered pieces per tokenizer; longer pieces are not remembered
 _CACHE_LIMIT: Final = 1 << 16
 _CACHE_MAX_CHARS: Final = 48
-# above every code point: trie keys are node * _CP_LIMIT + code point
-_CP_LIMIT: Final = 0x110000
 
 # the code points below U+0080 of unicode_tables.WHITESPACE
 _ASCII_WS: Final = " \t\n\v\f\r"
@@ -278,6 +276,17 @@ class Piece:
         self.word = word
 
 
+class Chunk:
+    """The tokens of one space-free stretch of text, with byte offsets
+    relative to it."""
+
+    def __init__(self, ids: list[int], starts: list[int], ends: list[int], nbytes: int) -> None:
+        self.ids = ids
+        self.starts = starts
+        self.ends = ends
+        self.nbytes = nbytes
+
+
 def _utf8_offsets(text: str) -> list[int]:
     """UTF-8 byte offset of every character of ``text``, and of its end."""
     out = [0] * (len(text) + 1)
@@ -322,7 +331,6 @@ class WpmTokenizer:
         self._pieces: list[str] = list(vocab.pieces)
         self._unk: int = special.get("unk", -1)
         self._t2i: dict[str, int] = dict(vocab.token_to_id)
-        self._max_len: int = max(1, vocab.max_piece_chars)
         tables = _get_tables(lowercase, strip_accents)
         self._pieces_re: re.Pattern[str] = tables.pieces_re
         self._ascii_pieces_re: re.Pattern[str] = tables.ascii_pieces_re
@@ -331,8 +339,8 @@ class WpmTokenizer:
         self._ws_chars: str = tables.ws_chars
         self._table: dict[int, int] = tables.table
         self._cache: dict[str, Piece] = {}
-        self._trie_children: dict[int, int] = {}
-        self._trie_tok: list[int] = []
+        self._chunks: dict[str, Chunk] = {}
+        self._by3: dict[str, int] = {}
         # below U+0080 the table either lowercases or does nothing, so
         # ASCII words can skip the (slower) table lookup per character
         ascii_map = [self._table.get(c, c) for c in range(128)]
@@ -342,18 +350,24 @@ class WpmTokenizer:
     # ---- the contract ---------------------------------------------------
 
     def encode_fragment(self, text: str, after_special: bool) -> FragmentResult:
+        # U+0020 always ends a word (it is whitespace in every setting, and
+        # its own NFD), so the space-separated chunks tokenize independently.
+        # str.split(" ") is far cheaper than the pieces regex, and chunks
+        # repeat in real text, so most cost one dictionary lookup.
         ids: list[int] = []
         starts: list[int] = []
         ends: list[int] = []
         pos = 0
-        cache = self._cache
-        for p in self._split(text):
-            r = cache.get(p)
+        cache = self._chunks
+        for c in text.split(" "):
+            r = cache.get(c)
             if r is None:
-                r = self._piece(p)
+                r = self._chunk(c)
             n = len(r.ids)
             if n == 1:
-                ids.append(r.ids[0])
+                # extend, not append(r.ids[0]): mypyc would unbox the id and
+                # box it again as a new int object
+                ids.extend(r.ids)
                 starts.append(pos + r.starts[0])
                 ends.append(pos + r.ends[0])
             elif n > 1:
@@ -362,7 +376,8 @@ class WpmTokenizer:
                     starts.append(pos + s)
                 for e in r.ends:
                     ends.append(pos + e)
-            pos += r.nbytes
+            # the chunk and the space after it
+            pos += r.nbytes + 1
         return FragmentResult(ids, starts, ends)
 
     def piece_bytes(self, token_id: int) -> bytes:
@@ -411,6 +426,7 @@ class WpmTokenizer:
     def clear_cache(self) -> None:
         """Forget the remembered pieces (for benchmarks; results never change)."""
         self._cache.clear()
+        self._chunks.clear()
 
     # ---- internals ----------------------------------------------------------
 
@@ -422,6 +438,38 @@ class WpmTokenizer:
         else:
             pieces = self._pieces_re.findall(text)
         return pieces
+
+    def _chunk(self, c: str) -> Chunk:
+        """Tokens of a text without U+0020, remembered when short."""
+        if c.isascii() and c.isalnum():
+            # ASCII letters and digits are all word characters (never
+            # whitespace, split or dropped), so the chunk is one piece
+            r = self._piece(c)
+            ch = Chunk(r.ids, r.starts, r.ends, r.nbytes)
+            self._remember_chunk(c, ch)
+            return ch
+        ids: list[int] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        pos = 0
+        for p in self._split(c):
+            r = self._piece(p)
+            ids.extend(r.ids)
+            for s in r.starts:
+                starts.append(pos + s)
+            for e in r.ends:
+                ends.append(pos + e)
+            pos += r.nbytes
+        ch = Chunk(ids, starts, ends, pos)
+        self._remember_chunk(c, ch)
+        return ch
+
+    def _remember_chunk(self, c: str, ch: Chunk) -> None:
+        if len(c) <= _CACHE_MAX_CHARS:
+            cache = self._chunks
+            if len(cache) >= _CACHE_LIMIT:
+                cache.clear()
+            cache[c] = ch
 
     def _piece(self, p: str) -> Piece:
         cache = self._cache
@@ -486,59 +534,59 @@ class WpmTokenizer:
         offs = _utf8_offsets(p)
         return Piece(ids, [offs[s] for s in cstarts], [offs[e] for e in cends], offs[len(p)], word)
 
-    def _trie(self) -> tuple[dict[int, int], list[int]]:
-        """The pieces as a character trie: child of ``node`` by code point
-        ``cp`` at key ``node * _CP_LIMIT + cp``, and each node's token id
-        (-1 for none). Int keys are hashed and compared without touching
-        any text, and a walk needs no slices. Made on first use (a benign
-        race at worst builds it twice)."""
-        tok = self._trie_tok
-        children = self._trie_children
-        if not tok:
-            children = {}
-            tok = [-1]
-            for piece, tid in self._t2i.items():
-                node = 0
-                for ch in piece:
-                    key = node * _CP_LIMIT + ord(ch)
-                    nxt = children.get(key, -1)
-                    if nxt < 0:
-                        nxt = len(tok)
-                        tok.append(-1)
-                        children[key] = nxt
-                    node = nxt
-                tok[node] = tid
-            self._trie_children = children
-            self._trie_tok = tok
-        return children, tok
+    def _max_len_by3(self) -> dict[str, int]:
+        """The length of the longest piece for each first three characters,
+        never below 2. Made on first use (a benign race at worst makes it
+        twice)."""
+        by3 = self._by3
+        if not by3:
+            by3 = {}
+            for piece in self._t2i:
+                n = len(piece)
+                if n > 2:
+                    k = piece[:3]
+                    if n > by3.get(k, 2):
+                        by3[k] = n
+            self._by3 = by3
+        return by3
 
     def _greedy(self, w1: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
         """Longest-match-first cut of ``w1``; False when some position has no match."""
-        children, tok = self._trie()
         n = len(w1)
+        # a word that is a vocabulary piece as a whole is its own longest
+        # first match, so the walk below would give exactly this token
+        whole = self._t2i.get(w1, -1)
+        if whole >= 0:
+            ids.append(whole)
+            starts.append(0)
+            ends.append(n)
+            return True
+        # longest match first at each position, as llama.cpp does, but
+        # starting at the longest piece that begins with the next three
+        # characters instead of the longest piece of all: most positions
+        # then need two or three lookups, not ~20. (A character trie was
+        # tried: building it costs ~25 ms on first use, more than it saves.)
+        t2i = self._t2i
+        by3 = self._max_len_by3()
         i = 0
         while i < n:
-            # walk down the trie as far as the text goes; the last piece
-            # passed on the way is the longest match
+            # pieces of one or two characters are always tried; a longer
+            # match starts with w1[i:i+3], whose entry bounds its length
+            j = i + by3.get(w1[i : i + 3], 2)
+            if j > n:
+                j = n
             found = -1
-            fj = i
-            node = 0
-            j = i
-            while j < n:
-                node = children.get(node * _CP_LIMIT + ord(w1[j]), -1)
-                if node < 0:
+            while j > i:
+                found = t2i.get(w1[i:j], -1)
+                if found >= 0:
                     break
-                j += 1
-                t = tok[node]
-                if t >= 0:
-                    found = t
-                    fj = j
+                j -= 1
             if found < 0:
                 return False
             ids.append(found)
             starts.append(i)
-            ends.append(fj)
-            i = fj
+            ends.append(j)
+            i = j
         return True
 
 
