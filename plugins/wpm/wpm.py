@@ -340,7 +340,9 @@ class WpmTokenizer:
         self._table: dict[int, int] = tables.table
         self._cache: dict[str, Piece] = {}
         self._chunks: dict[str, Chunk] = {}
-        self._by3: dict[str, int] = {}
+        self._masks: dict[str, int] = {}
+        # the longest piece in characters (set with the masks)
+        self._max_len: int = 0
         # below U+0080 the table either lowercases or does nothing, so
         # ASCII words can skip the (slower) table lookup per character
         ascii_map = [self._table.get(c, c) for c in range(128)]
@@ -534,21 +536,22 @@ class WpmTokenizer:
         offs = _utf8_offsets(p)
         return Piece(ids, [offs[s] for s in cstarts], [offs[e] for e in cends], offs[len(p)], word)
 
-    def _max_len_by3(self) -> dict[str, int]:
-        """The length of the longest piece for each first three characters,
-        never below 2. Made on first use (a benign race at worst makes it
-        twice)."""
-        by3 = self._by3
-        if not by3:
-            by3 = {}
+    def _length_masks(self) -> dict[str, int]:
+        """For each first three characters of the pieces of three or more
+        characters, bit ``n`` set for every length ``n`` such a piece has.
+        Made on first use (a benign race at worst makes it twice)."""
+        masks = self._masks
+        if not masks:
+            masks = {}
             for piece in self._t2i:
                 n = len(piece)
-                if n > 2:
+                if n >= 3:
                     k = piece[:3]
-                    if n > by3.get(k, 2):
-                        by3[k] = n
-            self._by3 = by3
-        return by3
+                    masks[k] = masks.get(k, 0) | (1 << n)
+                    if n > self._max_len:
+                        self._max_len = n
+            self._masks = masks
+        return masks
 
     def _greedy(self, w1: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
         """Longest-match-first cut of ``w1``; False when some position has no match."""
@@ -562,25 +565,34 @@ class WpmTokenizer:
             ends.append(n)
             return True
         # longest match first at each position, as llama.cpp does, but
-        # starting at the longest piece that begins with the next three
-        # characters instead of the longest piece of all: most positions
-        # then need two or three lookups, not ~20. (A character trie was
-        # tried: building it costs ~25 ms on first use, more than it saves.)
+        # trying only the lengths that some piece beginning with the next
+        # three characters has (a bit mask per three-character prefix),
+        # then two and one character: most failed lookups are skipped.
+        # (A character trie was tried: building it costs ~25 ms on first
+        # use, more than it saves.)
         t2i = self._t2i
-        by3 = self._max_len_by3()
+        masks = self._length_masks()
         i = 0
         while i < n:
-            # pieces of one or two characters are always tried; a longer
-            # match starts with w1[i:i+3], whose entry bounds its length
-            j = i + by3.get(w1[i : i + 3], 2)
-            if j > n:
-                j = n
             found = -1
-            while j > i:
-                found = t2i.get(w1[i:j], -1)
-                if found >= 0:
-                    break
-                j -= 1
+            j = i
+            rest = n - i
+            if rest >= 3:
+                mask = masks.get(w1[i : i + 3], 0)
+                length = rest if rest < self._max_len else self._max_len
+                while length >= 3:
+                    if (mask >> length) & 1:
+                        found = t2i.get(w1[i : i + length], -1)
+                        if found >= 0:
+                            j = i + length
+                            break
+                    length -= 1
+            if found < 0 and rest >= 2:
+                found = t2i.get(w1[i : i + 2], -1)
+                j = i + 2
+            if found < 0:
+                found = t2i.get(w1[i : i + 1], -1)
+                j = i + 1
             if found < 0:
                 return False
             ids.append(found)
