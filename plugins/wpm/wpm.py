@@ -42,7 +42,7 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_right
-from typing import Final
+from typing import Final, cast
 
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Vocab
@@ -359,6 +359,9 @@ class WpmTokenizer:
         ids: list[int] = []
         starts: list[int] = []
         ends: list[int] = []
+        # the same lists, typed to take an already boxed int
+        starts_o = cast("list[object]", starts)
+        ends_o = cast("list[object]", ends)
         pos = 0
         cache = self._chunks
         for c in text.split(" "):
@@ -374,10 +377,23 @@ class WpmTokenizer:
                 ends.append(pos + r.ends[0])
             elif n > 1:
                 ids.extend(r.ids)
-                for s in r.starts:
-                    starts.append(pos + s)
-                for e in r.ends:
-                    ends.append(pos + e)
+                # boxing the offsets is most of this loop's time; a token
+                # that starts where the previous one ended (the pieces of
+                # a word, CJK runs) shares that int object instead
+                rs = r.starts
+                rends = r.ends
+                prev_e = -1
+                prev_o: object = None
+                for t in range(n):
+                    s = rs[t]
+                    if s == prev_e:
+                        starts_o.append(prev_o)
+                    else:
+                        starts_o.append(pos + s)
+                    e = rends[t]
+                    prev_o = pos + e
+                    ends_o.append(prev_o)
+                    prev_e = e
             # the chunk and the space after it
             pos += r.nbytes + 1
         return FragmentResult(ids, starts, ends)
