@@ -572,6 +572,9 @@ class WpmTokenizer:
     def _greedy(self, w1: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
         """Longest-match-first cut of ``w1``; False when some position has no match."""
         n = len(w1)
+        # made on the first call even when unused (one short encode, as
+        # before with the trie, readies the tokenizer)
+        masks = self._length_masks()
         # a word that is a vocabulary piece as a whole is its own longest
         # first match, so the walk below would give exactly this token
         whole = self._t2i.get(w1, -1)
@@ -587,7 +590,6 @@ class WpmTokenizer:
         # (A character trie was tried: building it costs ~25 ms on first
         # use, more than it saves.)
         t2i = self._t2i
-        masks = self._length_masks()
         i = 0
         while i < n:
             found = -1
