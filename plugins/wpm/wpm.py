@@ -338,6 +338,10 @@ class WpmTokenizer:
         self._keep_re: re.Pattern[str] = tables.keep_re
         self._ws_chars: str = tables.ws_chars
         self._table: dict[int, int] = tables.table
+        # the ASCII characters that are one-character words in this setting
+        self._ascii_split: str = "".join(
+            chr(c) for c in range(0x80) if tables.classes.char_class(c) == SPLIT
+        )
         self._cache: dict[str, Piece] = {}
         self._chunks: dict[str, Chunk] = {}
         self._masks: dict[str, int] = {}
@@ -466,11 +470,17 @@ class WpmTokenizer:
             ch = Chunk(r.ids, r.starts, r.ends, r.nbytes)
             self._remember_chunk(c, ch)
             return ch
+        if len(c) >= 2 and c.isascii() and c[-1] in self._ascii_split and c[:-1].isalnum():
+            # a word and one ASCII punctuation or symbol ("day," "f("): the
+            # two pieces the regex would give, without running it
+            pieces = [c[:-1], c[-1]]
+        else:
+            pieces = self._split(c)
         ids: list[int] = []
         starts: list[int] = []
         ends: list[int] = []
         pos = 0
-        for p in self._split(c):
+        for p in pieces:
             r = self._piece(p)
             ids.extend(r.ids)
             for s in r.starts:
