@@ -358,4 +358,13 @@ def open_model(path: str | os.PathLike[str]) -> Model:
     except (ValueError, TypeError, IndexError, KeyError, OverflowError, UnicodeError) as e:
         raise GGUFError(p, f"the {spec.name} tokenizer cannot use this vocabulary: {e}") from None
     trim_heap()
+    # a vocabulary is millions of long-lived objects (pieces, dicts, lists)
+    # and none of them are cyclic garbage; left to the cyclic collector,
+    # each full pass walks them all again (hundreds of ms with a few large
+    # models open, a pause of whichever thread, the GUI's too, triggers
+    # it). Frozen, the collector skips them; they are still freed by
+    # reference counting when the model goes. (No gc.collect() first: it
+    # costs 20 ms on gemma-4, and what it would free, a few garbage cycles
+    # made while loading, only stays allocated.)
+    gc.freeze()
     return Model(p, gguf, vocab, spec, tokenizer)

@@ -4,6 +4,8 @@
 
 import numpy as np
 
+from .gil import offer_gil
+
 
 def byte_to_char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
     """Turn UTF-8 byte spans into ``str`` spans, widening a span that starts
@@ -38,6 +40,8 @@ def char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int]
     # the walk quadratic, so then the arrays take over
     budget = 2 * n + 64
     for k in range(m):
+        if (k & 4095) == 0:
+            offer_gil()  # millions of tokens in a pasted text: let the GUI thread in
         x = starts[k]
         while bpos > x:
             ci -= 1
@@ -93,6 +97,8 @@ def assign_groups(starts: list[int], ends: list[int]) -> list[int]:
     prev = -1  # last token with a non-empty span
     prev_end = 0
     for i in range(n):
+        if (i & 4095) == 0:
+            offer_gil()
         s = starts[i]
         e = ends[i]
         if s >= e:

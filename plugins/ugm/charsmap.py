@@ -524,14 +524,18 @@ class Normalizer:
         has_ud = self.has_ud
         ud_first = self.ud_first
         # every position that needs a look, other than simple spaces
-        stops: list[int] = [m.start() for m in self.look_re.finditer(text, start, end)]
+        stops = match_starts(self.look_re, text, start, end)
         n_stops = len(stops)
         si = 0
         prepended = False
         non_ws = False
         n = end
         i = start
+        steps = 0
         while i < n:
+            steps += 1
+            if steps % 4096 == 0:
+                offer_gil()  # a long text: let the GUI thread in now and then
             while si < n_stops and stops[si] < i:
                 si += 1
             stop = stops[si] if si < n_stops else n
@@ -697,6 +701,8 @@ class Normalizer:
         n = len(data)
         pos = 0
         while pos < n:
+            if pos % 65536 == 0:
+                offer_gil()  # a long text: let the GUI thread in now and then
             seg, consumed, identity = self._prefix_bytes(data, pos)
             end = pos + consumed
             for k in range(len(seg)):
@@ -740,3 +746,16 @@ class Normalizer:
             ss.extend([n] * nsp)
             se.extend([n] * nsp)
         return BytesNorm(bytes(out), ss, se)
+
+
+def match_starts(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[int]:
+    """Where ``pattern`` matches in ``text[start:end]``. A loop that offers
+    the GIL, not a comprehension: over a pasted 10 MB text there are millions
+    of matches, and compiled code would hold the GIL (and the GUI thread)
+    for the whole scan."""
+    out: list[int] = []
+    for m in pattern.finditer(text, start, end):
+        out.append(m.start())
+        if len(out) % 4096 == 0:
+            offer_gil()
+    return out

@@ -43,6 +43,7 @@ from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_s
 from tokenprism.core.vocab import Attr, TokenType, Vocab
 
 from .charsmap import CHARSMAP_KEY, ESCAPED_SPACE, BytesNorm, Charsmap, Normalizer, StrNorm
+from .charsmap import match_starts as _match_starts
 
 # llama.cpp initialises the Viterbi table with -DBL_MAX
 NEG_SCORE = -sys.float_info.max
@@ -430,7 +431,11 @@ class UgmTokenizer:
         space = self.space
         unk = self.unk_id
         a = 0
+        words = 0
         while a < n:
+            words += 1
+            if words % STEP == 0:
+                offer_gil()  # a long text: let the GUI thread in now and then
             b = norm.find(space, a + 1)
             if b < 0:
                 b = n
@@ -474,7 +479,7 @@ class UgmTokenizer:
         stop_re = self.chunk_stop_re
         if text.isascii():
             stop_re = self._ascii_stops()
-        stops: list[int] = [m.start() for m in stop_re.finditer(text)]
+        stops = _match_starts(stop_re, text, 0, len(text))
         n_stops = len(stops)
         si = 0
         ids: list[int] = []
@@ -485,7 +490,11 @@ class UgmTokenizer:
         run_e = -1
         n = len(text)
         i = 0
+        steps = 0
         while i < n:
+            steps += 1
+            if steps % STEP == 0:
+                offer_gil()  # a long text: let the GUI thread in now and then
             if text[i] == " ":
                 k = i + 1
                 while k < n and text[k] == " ":
@@ -578,7 +587,11 @@ class UgmTokenizer:
         back = [0] * (n + 1)
         space = self.space
         a = 0
+        words = 0
         while a < n:
+            words += 1
+            if words % STEP == 0:
+                offer_gil()
             b = norm.find(space, a + 1) if self.cut_on_space else -1
             if b < 0:
                 b = n

@@ -126,3 +126,17 @@ def test_too_few_scores_is_a_gguf_error(tmp_path: Path) -> None:
 ])
 def test_clean_up_spaces_matches_llama_cpp(raw: bytes, clean: bytes) -> None:
     assert clean_up_spaces(raw) == clean
+
+
+def test_an_opened_vocabulary_is_out_of_the_cyclic_collectors_way() -> None:
+    """open_model freezes what it built (gc.freeze), so full collections no
+    longer walk the vocabulary's objects: a pause of whichever thread
+    triggers them, the GUI thread's too."""
+    import gc
+
+    from tokenprism.core.resources import demo_models
+
+    before = gc.get_freeze_count()
+    model = open_model(demo_models()["bpe"])
+    assert gc.get_freeze_count() - before >= len(model), "the new vocabulary's objects were not frozen"
+    assert model.encode("still usable").ids
