@@ -542,8 +542,9 @@ class QTokenEditor(QPlainTextEdit):
         if len(ks) and not a.model.config.byte_level:
             # only groups spelled with byte tokens: a normalizer's groups (ﬁ
             # split as f + i) have no bytes of their own to show
-            byte_tok = (a.info.attrs[a.ids] & Attr.BYTE) != 0
-            ks = np.array([k for k in ks.tolist() if byte_tok[a.span_first[k]:a.span_last[k]].any()],
+            attrs, ids = a.info.attrs, a.ids
+            ks = np.array([k for k in ks.tolist()
+                           if (attrs[ids[a.span_first[k]:a.span_last[k]]] & Attr.BYTE).any()],
                           dtype=np.int64)
         if len(ks):
             font = QFont(self.font())
