@@ -44,9 +44,9 @@ INLINE_BUDGET_MS = 4.0
 INLINE_WORST_MS = 16.0
 """Estimated cost of a whole-text encode (the fallback) at most."""
 INLINE_MAX_EDIT = 200
+"""More changed characters than this (a paste) always go to the worker."""
 RATE_MIN_CHARS = 200
 """Whole encodes of shorter texts do not tell the encode rate."""
-"""More changed characters than this (a paste) always go to the worker."""
 INLINE_CONTEXT = 256
 """Characters around an edit that an incremental step re-encodes, about."""
 SPLICE_CHARS_PER_MS = 2_000.0
@@ -302,13 +302,15 @@ class LiveTokenizer(QObject):
         self._on_done((job, result))
         return True
 
-    def inline_cost_ms(self, base: Analysis, text: str) -> tuple[float, float] | None:
+    def inline_cost_ms(self, base: Analysis, text: str, edit: int = -1) -> tuple[float, float] | None:
         """(estimated ms of retokenizing ``text`` from ``base``, estimated ms
-        of encoding it whole), or None before the model's encode rate is known."""
+        of encoding it whole), or None before the model's encode rate is known.
+        ``edit`` is ``changed_chars(base.text, text)`` when already known."""
         rate = self._encode_rate
         if rate is None:
             return None
-        edit = changed_chars(base.text, text)
+        if edit < 0:
+            edit = changed_chars(base.text, text)
         return (len(text) / self._splice_rate + (edit + INLINE_CONTEXT) / rate, len(text) / rate)
 
     def inline_ok(self, base: Analysis, text: str) -> bool:
@@ -317,8 +319,11 @@ class LiveTokenizer(QObject):
             return False  # quick size check first: a paste
         if self.want_normalized and base.model.config.normalizes:
             return False  # its normalized text is made in the worker, with the tokens
-        cost = self.inline_cost_ms(base, text)
-        if cost is None or changed_chars(base.text, text) > INLINE_MAX_EDIT:
+        edit = changed_chars(base.text, text)
+        if edit > INLINE_MAX_EDIT:
+            return False
+        cost = self.inline_cost_ms(base, text, edit)
+        if cost is None:
             return False
         return cost[0] <= INLINE_BUDGET_MS and cost[1] <= INLINE_WORST_MS
 
