@@ -94,8 +94,7 @@ class ModelInfo:
         # table's first Rank cell finds it cached instead of freezing the
         # GUI. Model.merge_ranks keeps it, and gives None for a tokenizer
         # (a third-party plugin) without merge_ranks.
-        if getattr(model.tokenizer, "merge_ranks", None) is not None:
-            model.merge_ranks()
+        model.merge_ranks()
 
     @property
     def name(self) -> str:
