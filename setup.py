@@ -33,6 +33,7 @@ COMPILED = [
     "core/special.py",
     "plugins/spm/spm.py",
     "plugins/bpe/bpe.py",
+    "plugins/bpe/ranks.py",
     "plugins/bpe/pretokenize.py",
     "plugins/ugm/ugm.py",
     "plugins/ugm/charsmap.py",

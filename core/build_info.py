@@ -11,6 +11,7 @@ HOT_MODULES = (
     "tokenprism.core.special",
     "tokenprism.plugins.spm.spm",
     "tokenprism.plugins.bpe.bpe",
+    "tokenprism.plugins.bpe.ranks",
     "tokenprism.plugins.bpe.pretokenize",
     "tokenprism.plugins.ugm.ugm",
     "tokenprism.plugins.ugm.charsmap",

@@ -23,6 +23,7 @@ import numpy as np
 from .errors import GGUFError
 from .frozen import FrozenDict
 from .gil import offer_gil
+from .string_array import StringArray
 
 GGUF_MAGIC = b"GGUF"
 SUPPORTED_VERSIONS = (2, 3)
@@ -70,8 +71,9 @@ _MIN_ELEM = {T_STRING: 8, T_ARRAY: 12}
 @dataclass(frozen=True)
 class MetadataValue:
     """One metadata value: ``type`` is a GGUF value type; for arrays,
-    ``elem_type`` is the element type and ``value`` is a ``list`` (strings,
-    bools, nested arrays), ``bytes`` (uint8/int8) or a numpy array."""
+    ``elem_type`` is the element type and ``value`` is a
+    :class:`~tokenprism.core.string_array.StringArray` (strings), a ``list``
+    (bools, nested arrays), ``bytes`` (uint8/int8) or a numpy array."""
 
     type: int
     value: Any  # (mypyc cannot build a dataclass field typed ``object``)
@@ -168,15 +170,9 @@ class _Cursor:
                 field, start)
         return n
 
-    def strings(self, n: int, field: str) -> list[str]:
-        """``n`` length-prefixed strings.
-
-        First one pass over the length prefixes only (bounds checks, no
-        objects); then, unless some string holds the marker bytes, every
-        prefix is overwritten in a copy by a separator and bytes to delete,
-        and one decode and one split make all strings at once, instead of
-        a slice and a decode per string (~800k on large vocabularies).
-        """
+    def strings(self, n: int, field: str) -> StringArray:
+        """``n`` length-prefixed strings, undecoded: one pass over the length
+        prefixes only (bounds checks, no objects)."""
         begin = self.pos
         starts: list[int] = []
         buf = self.buf
@@ -199,13 +195,12 @@ class _Cursor:
                 buf = self.buf
             pos += ln
         self.pos = pos
-        if n == 0:
-            return []
-        out = _split_strings(buf, begin, pos, starts)
-        if out is None:
-            out = [buf[p + 8:q].decode("utf-8", "surrogateescape")
-                   for p, q in zip(starts, starts[1:] + [pos])]
-        return out
+        # decoded on first use (string_array.py): opening gemma-4 need not
+        # make 515k merge strings a BPE tokenizer mostly never reads
+        offsets = np.array(starts, dtype=np.int64)
+        offsets -= begin
+        return StringArray(buf[begin:pos], offsets)
+
     def scalar(self, vtype: int, field: str) -> object:
         if vtype == T_STRING:
             return self.string(field)
@@ -262,9 +257,14 @@ _MARKERS = ((0x1E, 0x1F), (0x1D, 0x1C), (0x01, 0x02))
 _SPLIT_CHUNK = 8192  # strings per decode: small temporaries, and one emoji widens only its chunk's text
 
 
-def _split_strings(buf: bytes, begin: int, end: int, starts: list[int]) -> list[str] | None:
+def split_strings(buf: bytes, begin: int, end: int, starts: list[int]) -> list[str]:
     """The strings of ``buf[begin:end]`` whose length prefixes are at
-    ``starts``, or None when some chunk holds every marker pair."""
+    ``starts`` (checked by the reader).
+
+    Unless some string holds the marker bytes, every prefix is overwritten
+    in a copy by a separator and bytes to delete, and one decode and one
+    split make a chunk's strings at once, instead of a slice and a decode
+    per string (~800k on large vocabularies)."""
     out: list[str] = []
     n = len(starts)
     for a in range(0, n, _SPLIT_CHUNK):
@@ -272,7 +272,8 @@ def _split_strings(buf: bytes, begin: int, end: int, starts: list[int]) -> list[
         stop = starts[b] if b < n else end
         part = _split_chunk(buf, starts[a], stop, starts[a:b])
         if part is None:
-            return None
+            part = [buf[p + 8:q].decode("utf-8", "surrogateescape")
+                    for p, q in zip(starts[a:b], starts[a + 1:b] + [stop])]
         out.extend(part)
         offer_gil()  # a worker opening a big vocabulary must not freeze the GUI thread
     return out

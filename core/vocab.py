@@ -11,13 +11,14 @@ split out as special tokens before any tokenizer plugin runs.
 
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Final, Mapping
+from typing import Final, Mapping, Sequence
 
 import numpy as np
 
 from .errors import GGUFError
 from .frozen import FrozenDict
 from .gguf_file import T_ARRAY, T_BOOL, T_FLOAT32, T_INT8, T_INT32, T_STRING, T_UINT8, GGUFFile, MetadataValue
+from .string_array import StringArray
 
 KEY_MODEL = "tokenizer.ggml.model"
 KEY_PRE = "tokenizer.ggml.pre"
@@ -145,7 +146,9 @@ class Vocab:
     scores: tuple[float, ...]
     types: tuple[int, ...]
     attrs: tuple[int, ...]
-    merges: tuple[str, ...]
+    merges: Sequence[str]
+    """Merge lines in rank order: a tuple, or, read from a file, an
+    undecoded :class:`~tokenprism.core.string_array.StringArray`."""
     token_to_id: Mapping[str, int]
     special_ids: Mapping[str, int]
     flags: Mapping[str, bool]
@@ -207,8 +210,8 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
     pre = _string(gf, KEY_PRE, "")
 
     tok_v = _array(gf, KEY_TOKENS, (T_STRING,), True)
-    assert tok_v is not None and isinstance(tok_v.value, list)
-    raw_pieces: list[str] = tok_v.value
+    assert tok_v is not None and isinstance(tok_v.value, StringArray)
+    raw_pieces: list[str] = tok_v.value.tolist()
     n = len(raw_pieces)
     if n == 0:
         raise GGUFError(gf.path, "the vocabulary is empty", tok_v.offset, KEY_TOKENS)
@@ -242,11 +245,12 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
         types_arr = arr[:n].astype(np.int64)
     types: tuple[int, ...] = tuple(types_arr.tolist())
 
-    merges: tuple[str, ...] = ()
+    merges: Sequence[str] = ()
     mg_v = _array(gf, KEY_MERGES, (T_STRING,), False)
     if mg_v is not None:
-        assert isinstance(mg_v.value, list)
-        merges = tuple(mg_v.value)
+        assert isinstance(mg_v.value, StringArray)
+        # left undecoded: a BPE plugin reads the ranks it needs from the bytes
+        merges = mg_v.value
 
     charsmap = b""
     cm_v = _array(gf, KEY_CHARSMAP, (T_UINT8, T_INT8), False)

@@ -12,8 +12,9 @@ Ranks are looked up by the merge text ``"left right"``: llama.cpp splits a
 merge at its first space after index 0 and keeps the first duplicate, and
 symbols never hold a space (byte-level glyphs, escaped spaces; llama.cpp
 asserts this), so that text identifies the pair. No pair table has to be
-built from the 500 000 merges of a large vocabulary; the rank dict is made
-on first use. Results are cached per word.
+built from the 500 000 merges of a large vocabulary; the rank dict is
+filled on demand, a bucket of merges at a time (``ranks.py``). Results are
+cached per word.
 
 Spans are UTF-8 byte offsets into the original fragment: a byte-level
 symbol covers exactly its bytes; an escaped space (``\u2581``, three bytes)
@@ -37,6 +38,7 @@ from tokenprism.core.vocab import Vocab  # type: ignore[import-not-found, unused
 
 from . import pretokenizers as pt
 from .pretokenize import Splitter, UnicodeTables, tables
+from .ranks import RankTable, merges_containing, rank_of
 
 _BIG = 1 << 62
 _CACHE_LIMIT = 65_536
@@ -128,7 +130,7 @@ class BpeTokenizer:
         self.t2i: dict[str, int] = t2i if isinstance(t2i, dict) else dict(t2i)
         self.splitter = Splitter(ptype.regexes)
         self.tab: UnicodeTables = tables()
-        self._ranks: Optional[dict[str, int]] = None
+        self._ranks: Optional[RankTable] = None
         self._token_ranks: Optional[list[int]] = None
         self._safe_split: Optional[re.Pattern[str]] = None
         self._lock = threading.Lock()
@@ -161,18 +163,19 @@ class BpeTokenizer:
 
     # ------------------------------------------------------------ ranks
 
-    def ranks(self) -> dict[str, int]:
-        """Merge text -> rank, the first of duplicates winning (built once)."""
-        r = self._ranks
-        if r is None:
+    def rank_table(self) -> RankTable:
+        """Merge text -> rank, the first of duplicates winning (made on
+        first use, and filled lazily when the merges are undecoded)."""
+        t = self._ranks
+        if t is None:
             with self._lock:
-                r = self._ranks
-                if r is None:
-                    r = _rank_dict(self.vocab.merges)
-                    self._ranks = r
-                    # the tables the dict outgrew while filling (megabytes)
+                t = self._ranks
+                if t is None:
+                    t = RankTable(self.vocab.merges)
+                    self._ranks = t
+                    # the tables a dict outgrew while filling (megabytes)
                     trim_heap()
-        return r
+        return t
 
     def merge_ranks(self) -> list[int]:
         """For each token id, the rank of the merge that forms its piece, or
@@ -203,11 +206,10 @@ class BpeTokenizer:
         p = self._safe_split
         if p is None:
             bad: set[str] = set()
-            for m in self.vocab.merges:
-                if " " + _ESCAPED_SPACE in m:
-                    k = m.find(" ", 1)
-                    if k > 0 and m[k + 1:k + 2] == _ESCAPED_SPACE and m[k - 1] != _ESCAPED_SPACE:
-                        bad.add(m[k - 1])
+            for m in merges_containing(self.vocab.merges, " " + _ESCAPED_SPACE):
+                k = m.find(" ", 1)
+                if k > 0 and m[k + 1:k + 2] == _ESCAPED_SPACE and m[k - 1] != _ESCAPED_SPACE:
+                    bad.add(m[k - 1])
             excl = "".join([re.escape(c) for c in sorted(bad | {" ", _ESCAPED_SPACE})])
             p = re.compile("(?<=[^" + excl + "])(?=[ " + _ESCAPED_SPACE + "])")
             self._safe_split = p
@@ -222,7 +224,8 @@ class BpeTokenizer:
             return syms
         if n >= _HEAP_MIN:
             return self.merge_heap("".join(syms))
-        ranks = self.ranks()
+        table = self.rank_table()
+        ranks = table.ranks
         check = self.check_space
         big = _BIG
         pr: list[int] = []
@@ -232,7 +235,8 @@ class BpeTokenizer:
             if check and (" " in a or " " in b):
                 pr.append(big)
             else:
-                pr.append(ranks.get(a + " " + b, big))
+                r = rank_of(table, ranks, a + " " + b)
+                pr.append(r if r >= 0 else big)
         while True:
             best = min(pr)
             if best == big:
@@ -247,20 +251,23 @@ class BpeTokenizer:
                 if check and (" " in left or " " in merged):
                     pr[i - 1] = big
                 else:
-                    pr[i - 1] = ranks.get(left + " " + merged, big)
+                    r = rank_of(table, ranks, left + " " + merged)
+                    pr[i - 1] = r if r >= 0 else big
             if i < len(syms) - 1:
                 right = syms[i + 1]
                 if check and (" " in merged or " " in right):
                     pr[i] = big
                 else:
-                    pr[i] = ranks.get(merged + " " + right, big)
+                    r = rank_of(table, ranks, merged + " " + right)
+                    pr[i] = r if r >= 0 else big
             if not pr:
                 break
         return syms
 
     def merge_heap(self, word: str) -> list[str]:
         """The same merges with llama.cpp's priority queue, for long words."""
-        ranks = self.ranks()
+        table = self.rank_table()
+        ranks = table.ranks
         check = self.check_space
         n = len(word)
         size: list[int] = [1] * n
@@ -273,7 +280,7 @@ class BpeTokenizer:
             b = word[i + 1]
             if check and (a == " " or b == " "):
                 continue
-            r = ranks.get(a + " " + b, -1)
+            r = rank_of(table, ranks, a + " " + b)
             if r >= 0:
                 heap.append((r, i, i + 1, 1, 1))
         heap.sort()
@@ -292,13 +299,13 @@ class BpeTokenizer:
             if p >= 0:
                 psym = word[p:p + size[p]]
                 if not (check and (" " in psym or " " in msym)):
-                    rk = ranks.get(psym + " " + msym, -1)
+                    rk = rank_of(table, ranks, psym + " " + msym)
                     if rk >= 0:
                         heappush(heap, (rk, p, left, size[p], ls + rs))
             if nr >= 0:
                 nsym = word[nr:nr + size[nr]]
                 if not (check and (" " in msym or " " in nsym)):
-                    rk = ranks.get(msym + " " + nsym, -1)
+                    rk = rank_of(table, ranks, msym + " " + nsym)
                     if rk >= 0:
                         heappush(heap, (rk, left, nr, ls + rs, size[nr]))
         out: list[str] = []
@@ -678,27 +685,3 @@ def build_bpe(vocab: Vocab) -> BpeTokenizer:
     """Build the BPE tokenizer of ``vocab`` (raises ``ValueError`` for an
     unknown pre-tokenizer)."""
     return BpeTokenizer(vocab)
-
-
-_RANK_SLICE = 65536
-
-
-def _rank_dict(merges: tuple[str, ...]) -> dict[str, int]:
-    """Merge text -> rank, the first of duplicates winning as in llama.cpp.
-
-    Filled a slice at a time: one dict(zip(...)) over gemma-4's 515k merges
-    is a single call that holds the GIL for ~200 ms, and a worker thread
-    building it froze the GUI thread that long."""
-    n = len(merges)
-    r: dict[str, int] = {}
-    for a in range(0, n, _RANK_SLICE):
-        b = min(n, a + _RANK_SLICE)
-        r.update(zip(merges[a:b], range(a, b)))
-        offer_gil()
-    if len(r) != n:  # duplicates: a later one overwrote the first; redo backwards
-        r = {}
-        for b in range(n, 0, -_RANK_SLICE):
-            a = max(0, b - _RANK_SLICE)
-            r.update(zip(reversed(merges[a:b]), range(b - 1, a - 1, -1)))
-            offer_gil()
-    return r

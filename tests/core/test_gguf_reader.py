@@ -14,6 +14,7 @@ import pytest
 from tests.refdata import VOCAB_DIR, SKIP_REASON
 from tokenprism.core import GGUFError, read_gguf
 from tokenprism.core.gguf_file import T_ARRAY, T_STRING
+from tokenprism.core.string_array import StringArray
 
 REF_FILES = sorted(glob.glob(os.path.join(VOCAB_DIR, "ggml-vocab-*.gguf"))) if VOCAB_DIR else []
 ref_params = [pytest.param(f, id=os.path.basename(f)) for f in REF_FILES] or [
@@ -27,7 +28,7 @@ def test_reads_every_reference_vocab(path: str) -> None:
     md = f.metadata
     tokens = md["tokenizer.ggml.tokens"]
     assert tokens.type == T_ARRAY and tokens.elem_type == T_STRING
-    assert isinstance(tokens.value, list) and len(tokens.value) > 1000
+    assert isinstance(tokens.value, StringArray) and len(tokens.value) > 1000
     assert md["tokenizer.ggml.model"].value in ("llama", "gpt2", "bert", "t5", "gemma4")
     for key in ("tokenizer.ggml.scores", "tokenizer.ggml.token_type"):
         if key in md:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tokenprism.core.gguf_file import T_ARRAY, T_STRING, read_gguf
+from tokenprism.core.string_array import StringArray
 
 
 def _gguf_with_strings(path: Path, items: list[bytes]) -> None:
@@ -52,3 +53,33 @@ def test_many_strings_cross_buffer_growth(tmp_path: Path) -> None:
     got = read_gguf(p).metadata["tokenizer.ggml.tokens"].value
     assert len(got) == len(items)
     assert got == _expected(items)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_items_read_one_at_a_time_before_all_are_decoded(tmp_path: Path, name: str) -> None:
+    items = CASES[name]
+    p = tmp_path / "s.gguf"
+    _gguf_with_strings(p, items)
+    arr = read_gguf(p).metadata["tokenizer.ggml.tokens"].value
+    want = _expected(items)
+    assert isinstance(arr, StringArray) and not arr.decoded()
+    assert [arr[i] for i in range(len(arr))] == want
+    assert [arr[-1 - i] for i in range(len(arr))] == want[::-1]
+    assert arr[1:] == want[1:] and arr[::2] == want[::2]
+    with pytest.raises(IndexError):
+        arr[len(arr)]
+    assert not arr.decoded()  # single items and slices decode only themselves
+    assert arr.tolist() == want and arr.decoded()
+    assert [arr[i] for i in range(len(arr))] == want and arr[1:] == want[1:]
+    assert (want[0] in arr) and arr == tuple(want) and arr != want + ["extra"]
+
+
+def test_decoded_strings_cannot_be_changed_through_the_array(tmp_path: Path) -> None:
+    p = tmp_path / "s.gguf"
+    _gguf_with_strings(p, [b"a", b"b"])
+    arr = read_gguf(p).metadata["tokenizer.ggml.tokens"].value
+    got = arr.tolist()
+    got[0] = "changed"
+    assert arr[0] == "a" and arr.tolist() == ["a", "b"]
+    with pytest.raises(TypeError):
+        arr[0] = "x"  # type: ignore[index]

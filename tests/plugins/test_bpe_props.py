@@ -176,8 +176,23 @@ def test_merge_heap_equals_scan(ref_model) -> None:  # type: ignore[no-untyped-d
     check()
 
 
+_FULL_RANKS: dict[int, dict[str, int]] = {}
+
+
+def _full_ranks(tok) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """Every merge's rank, made here from the decoded merges (the first of
+    duplicates wins), independent of the plugin's lazily filled table."""
+    got = _FULL_RANKS.get(id(tok))
+    if got is None:
+        got = {}
+        for i, m in enumerate(tok.vocab.merges):
+            got.setdefault(m, i)
+        _FULL_RANKS[id(tok)] = got
+    return got
+
+
 def _scan_merge(tok, syms: list[str]) -> list[str]:  # type: ignore[no-untyped-def]
-    ranks = tok.ranks()
+    ranks = _full_ranks(tok)
     while len(syms) > 1:
         best, at = None, -1
         for i in range(len(syms) - 1):

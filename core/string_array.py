@@ -1,0 +1,111 @@
+"""GGUF string arrays that decode their strings when first read.
+
+A large vocabulary stores ~800k strings (262k pieces, 515k merges on
+gemma-4). Turning all of them into ``str`` objects while opening the file
+cost ~110 ms for the merges alone, and a BPE tokenizer needs only the
+merges a text touches, in the raw bytes, to find their ranks
+(``plugins/bpe/ranks.py``). So the reader keeps each string array as its
+raw bytes and the offsets of its length prefixes; ``tolist()`` (or the
+first iteration) decodes them all at once, an item access decodes one.
+
+Decoding uses ``surrogateescape``, as the reader always did: every byte
+string gives a ``str``, and encoding it back with ``surrogateescape`` gives
+the original bytes, which is what lets a plugin match text against the raw
+bytes. Left uncompiled: mypyc's native classes cannot be a ``Sequence``.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator, Sequence, overload
+
+import numpy as np
+
+
+class StringArray(Sequence[str]):
+    """An immutable sequence of the strings of one GGUF string array.
+
+    ``region`` is the array's bytes (length prefixes included), ``starts``
+    the offset of each string's 8-byte length prefix in it; the reader has
+    checked every length against the file before making one.
+    """
+
+    __slots__ = ("region", "starts", "_items")
+
+    def __init__(self, region: bytes, starts: np.ndarray) -> None:
+        self.region = region
+        starts = np.asarray(starts, dtype=np.int64)
+        starts.flags.writeable = False
+        self.starts = starts
+        self._items: tuple[str, ...] | None = None
+
+    def __len__(self) -> int:
+        return int(self.starts.shape[0])
+
+    def ends(self) -> np.ndarray:
+        """Offset just past each string (the next prefix, or the region's end)."""
+        out = np.empty_like(self.starts)
+        out[:-1] = self.starts[1:]
+        if len(out):
+            out[-1] = len(self.region)
+        return out
+
+    def decode_one(self, i: int) -> str:
+        s = int(self.starts[i])
+        e = int(self.starts[i + 1]) if i + 1 < len(self) else len(self.region)
+        return self.region[s + 8:e].decode("utf-8", "surrogateescape")
+
+    def _all(self) -> tuple[str, ...]:
+        items = self._items
+        if items is None:
+            # the compiled splitter; imported here because it builds these
+            from .gguf_file import split_strings
+
+            items = tuple(split_strings(self.region, 0, len(self.region), self.starts.tolist()))
+            # two threads may both get here: each makes the same tuple
+            self._items = items
+        return items
+
+    def tolist(self) -> list[str]:
+        """Every string, decoded (at once, and kept for later reads)."""
+        return list(self._all())
+
+    def decoded(self) -> bool:
+        """Whether the strings were already decoded (for tests and benchmarks)."""
+        return self._items is not None
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        items = self._items
+        if isinstance(i, slice):
+            if items is not None:
+                return list(items[i])
+            return [self.decode_one(k) for k in range(*i.indices(len(self)))]
+        if items is not None:
+            return items[i]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError("StringArray index out of range")
+        return self.decode_one(i % n)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._all()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StringArray):
+            return self.region == other.region and bool(np.array_equal(self.starts, other.starts))
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self) and list(self._all()) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # equal to lists, which are unhashable
+
+    def __repr__(self) -> str:
+        return f"StringArray({len(self)} strings, {len(self.region)} bytes)"

@@ -1,0 +1,209 @@
+"""Merge ranks of a BPE vocabulary, loaded a bucket at a time.
+
+Ranks are looked up by merge text (``"left right"``, see ``bpe.py``) in a
+dict. Made at once for gemma-4's 515k merges, that dict took ~110 ms on top
+of ~110 ms to decode the merges, twice what the rest of opening the file
+costs, while a short text needs a few hundred of them. When the merges come
+undecoded from the file (a :class:`StringArray`), they are grouped instead
+by a hash of their first :data:`KEY_BYTES` bytes; a lookup that misses in a
+group not loaded yet decodes that group's merges into the dict and looks
+again. Equal texts have equal bytes (decoding with ``surrogateescape``
+round-trips), hence the same group, so a miss after loading means what a
+miss in the full dict meant. Within a group the merges are added in rank
+order and only where absent: the first of duplicates wins, as in llama.cpp.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Sequence
+
+import numpy as np
+
+# (the ignores are for running mypy on the source tree, where the
+# ``tokenprism`` namespace only exists once installed)
+from tokenprism.core.gil import STEP, offer_gil  # type: ignore[import-not-found, unused-ignore]
+from tokenprism.core.string_array import StringArray  # type: ignore[import-not-found, unused-ignore]
+
+KEY_BYTES = 6
+"""Bytes of a merge's text that choose its bucket: enough to keep apart
+``"\u2581th"`` and ``"\u2581to"`` (three bytes of escaped space, then
+letters), which one byte-level or escaped-space prefix would lump together
+as a third of all merges."""
+BUCKETS = 65521  # a prime, so the polynomial hash spreads over all of them
+_PAD = 256  # the value of a byte position past a short text's end
+_SLICE = 65536
+
+
+def text_bucket(text: str) -> int:
+    """The bucket of a merge text; -1 when no decoded merge can have this
+    text (a surrogate that ``surrogateescape`` does not produce)."""
+    try:
+        head = text[:KEY_BYTES].encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return -1
+    n = len(head)
+    h = 0
+    mul = 1
+    for k in range(KEY_BYTES):
+        h += (head[k] if k < n else _PAD) * mul
+        mul *= 257
+    return h % BUCKETS
+
+
+def bucket_keys(region: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """:func:`text_bucket` of every string of a :class:`StringArray`, from
+    its bytes (the same polynomial, vectorised)."""
+    buf = np.frombuffer(region, dtype=np.uint8)
+    first = starts + 8
+    length = ends - first
+    h = np.zeros(len(starts), dtype=np.int64)
+    if len(buf) == 0:
+        return h
+    top = len(buf) - 1
+    mul = 1
+    for k in range(KEY_BYTES):
+        byte = buf[np.minimum(first + k, top)].astype(np.int64)
+        h += np.where(length > k, byte, _PAD) * mul
+        mul *= 257
+    out: np.ndarray = h % BUCKETS
+    return out
+
+
+class RankTable:
+    """Merge text -> rank of a vocabulary's merges (see the module doc).
+
+    ``ranks`` only grows; a reader that misses calls :meth:`miss`, which
+    loads the text's bucket if needed (several threads may encode with one
+    tokenizer: loads take a lock; a dict read needs none)."""
+
+    ranks: dict[str, int]
+    complete: bool
+
+    def __init__(self, merges: Sequence[str]) -> None:
+        self.ranks = {}
+        self.complete = True
+        self._lock = threading.Lock()
+        self._region = b""
+        self._merge_starts = np.zeros(0, dtype=np.int64)
+        self._merge_ends = np.zeros(0, dtype=np.int64)
+        self._order = np.zeros(0, dtype=np.int64)
+        self._bounds = np.zeros(1, dtype=np.int64)
+        self._loaded = bytearray()
+        self._pending = 0
+        if isinstance(merges, StringArray) and not merges.decoded() and len(merges) > 0:
+            self._index(merges)
+        else:
+            self.ranks = rank_dict(merges)
+
+    def _index(self, merges: StringArray) -> None:
+        starts = merges.starts
+        ends = merges.ends()
+        keys = bucket_keys(merges.region, starts, ends)
+        counts = np.bincount(keys, minlength=BUCKETS)
+        bounds = np.zeros(BUCKETS + 1, dtype=np.int64)
+        np.cumsum(counts, out=bounds[1:])
+        # stable: each bucket lists its merges in rank order
+        self._order = np.argsort(keys.astype(np.uint16), kind="stable")
+        self._bounds = bounds
+        self._region = merges.region
+        self._merge_starts = starts
+        self._merge_ends = ends
+        self._loaded = bytearray((counts == 0).astype(np.uint8).tobytes())
+        self._pending = int(np.count_nonzero(counts))
+        self.complete = self._pending == 0
+
+    def miss(self, text: str) -> int:
+        """The rank of ``text`` once its bucket is loaded, or -1."""
+        if self.complete:
+            return -1
+        b = text_bucket(text)
+        if b < 0 or self._loaded[b]:
+            return -1
+        with self._lock:
+            if not self._loaded[b]:
+                self._load(b)
+        return self.ranks.get(text, -1)
+
+    def _load(self, b: int) -> None:
+        idx = self._order[int(self._bounds[b]):int(self._bounds[b + 1])]
+        order: list[int] = idx.tolist()
+        starts: list[int] = self._merge_starts[idx].tolist()
+        ends: list[int] = self._merge_ends[idx].tolist()
+        region = self._region
+        ranks = self.ranks
+        for j in range(len(order)):
+            if j % STEP == STEP - 1:
+                offer_gil()  # only a hostile file makes a bucket this big
+            m = region[starts[j] + 8:ends[j]].decode("utf-8", "surrogateescape")
+            if m not in ranks:
+                ranks[m] = order[j]
+        self._loaded[b] = 1
+        self._pending -= 1
+        if self._pending == 0:
+            self.complete = True
+
+    def load_all(self) -> None:
+        """Load every bucket (tests compare the result with :func:`rank_dict`)."""
+        with self._lock:
+            for b in range(BUCKETS):
+                if not self._loaded[b]:
+                    self._load(b)
+
+
+def rank_of(table: RankTable, ranks: dict[str, int], text: str) -> int:
+    """The rank of merge text ``text`` in ``table`` (whose dict is
+    ``ranks``), or -1."""
+    r = ranks.get(text, -1)
+    if r < 0 and not table.complete:
+        r = table.miss(text)
+    return r
+
+
+def rank_dict(merges: Sequence[str]) -> dict[str, int]:
+    """Merge text -> rank of decoded merges, the first of duplicates
+    winning as in llama.cpp.
+
+    Filled a slice at a time: one dict(zip(...)) over gemma-4's 515k merges
+    is a single call that holds the GIL for ~200 ms, and a worker thread
+    building it froze the GUI thread that long."""
+    items = list(merges)
+    n = len(items)
+    r: dict[str, int] = {}
+    for a in range(0, n, _SLICE):
+        b = min(n, a + _SLICE)
+        r.update(zip(items[a:b], range(a, b)))
+        offer_gil()
+    if len(r) != n:  # duplicates: a later one overwrote the first; redo backwards
+        r = {}
+        for b in range(n, 0, -_SLICE):
+            a = max(0, b - _SLICE)
+            r.update(zip(reversed(items[a:b]), range(b - 1, a - 1, -1)))
+            offer_gil()
+    return r
+
+
+def merges_containing(merges: Sequence[str], sub: str) -> list[str]:
+    """The merges whose text contains ``sub``, in rank order; from the raw
+    bytes when undecoded (a search of the bytes, then a decode of the few
+    merges it finds)."""
+    if not isinstance(merges, StringArray) or merges.decoded():
+        return [m for m in merges if sub in m]
+    region = merges.region
+    starts = merges.starts
+    needle = sub.encode("utf-8", "surrogateescape")
+    hits: list[int] = []
+    pos = region.find(needle)
+    while pos >= 0:
+        hits.append(pos)
+        pos = region.find(needle, pos + 1)
+    if not hits:
+        return []
+    which: list[int] = np.unique(np.searchsorted(starts, np.array(hits, dtype=np.int64), side="right") - 1).tolist()
+    out: list[str] = []
+    for i in which:
+        m = merges.decode_one(i)
+        # a hit can straddle a length prefix; the decoded text decides
+        if sub in m:
+            out.append(m)
+    return out

@@ -1,0 +1,144 @@
+"""The lazily filled merge-rank table (plugins/bpe/ranks.py) against the
+dict made at once from decoded merges: same ranks for every merge, the
+first of duplicates winning, no rank for anything else, on the reference
+vocabularies and on hostile bytes."""
+
+from __future__ import annotations
+
+import os
+import struct
+import threading
+
+import numpy as np
+import pytest
+
+from tests.refdata import SKIP_REASON, VOCAB_DIR
+from tokenprism.core import open_model, read_gguf
+from tokenprism.core.resources import demo_models
+from tokenprism.core.string_array import StringArray
+from tokenprism.plugins.bpe.ranks import BUCKETS, RankTable, bucket_keys, merges_containing, rank_dict, rank_of, \
+    text_bucket
+
+
+def _files_with_merges() -> list[object]:
+    if VOCAB_DIR is None:
+        return [pytest.param(None, marks=pytest.mark.skip(reason=SKIP_REASON))]
+    names = sorted(n for n in os.listdir(VOCAB_DIR) if n.endswith(".gguf"))
+    return [pytest.param(os.path.join(VOCAB_DIR, n), id=n[len("ggml-vocab-"):-5]) for n in names
+            if "tokenizer.ggml.merges" in read_gguf(os.path.join(VOCAB_DIR, n)).metadata]
+
+
+def _array(items: list[bytes]) -> StringArray:
+    region = bytearray()
+    starts = []
+    for it in items:
+        starts.append(len(region))
+        region += struct.pack("<Q", len(it)) + it
+    return StringArray(bytes(region), np.array(starts, dtype=np.int64))
+
+
+def _expected_ranks(texts: list[str]) -> dict[str, int]:
+    want: dict[str, int] = {}
+    for i, t in enumerate(texts):
+        want.setdefault(t, i)
+    return want
+
+
+@pytest.mark.parametrize("path", _files_with_merges())
+def test_lazy_table_equals_the_full_dict(path: str) -> None:
+    merges = read_gguf(path).metadata["tokenizer.ggml.merges"].value
+    assert isinstance(merges, StringArray)
+    lazy = RankTable(merges)
+    assert not lazy.complete and not merges.decoded()
+    texts = StringArray(merges.region, merges.starts).tolist()  # decoded on a copy
+    # the vectorised bucket of every merge is the one its text gets
+    keys = bucket_keys(merges.region, merges.starts, merges.ends())
+    assert keys.tolist() == [text_bucket(t) for t in texts]
+    # lookups before everything is loaded already give the full answer
+    want = _expected_ranks(texts)
+    for t in texts[:: max(1, len(texts) // 3000)]:
+        assert rank_of(lazy, lazy.ranks, t) == want[t]
+    for left, right in (("zz", "qq"), ("\u0120t", "\u0120t"), ("x", "")):
+        assert rank_of(lazy, lazy.ranks, left + " " + right) == want.get(left + " " + right, -1)
+    lazy.load_all()
+    assert lazy.complete and lazy.ranks == want == rank_dict(texts)
+
+
+HOSTILE = [
+    b"a b", b"a b",  # a duplicate: the first keeps its rank
+    b"", b"x", b"ab",  # shorter than the bucket key
+    b"\xe2\x96\x81t he", b"\xe2\x96\x81t he",
+    b"\xff\xfe b", b"\xe2\x96 \x81",  # invalid UTF-8 (decoded with surrogateescape)
+    b"\xed\xa0\x80 x",  # an encoded surrogate, invalid in UTF-8
+    "\u2581the re".encode(), "日本 語".encode(), "🙂 🙂".encode(),
+    b"a b",
+]
+
+
+def test_hostile_bytes_give_the_ranks_of_the_decoded_texts() -> None:
+    arr = _array(HOSTILE)
+    texts = [b.decode("utf-8", "surrogateescape") for b in HOSTILE]
+    want = _expected_ranks(texts)
+    assert want["a b"] == 0 and want["\u2581t he"] == 5
+    lazy = RankTable(arr)
+    for t, r in want.items():
+        assert rank_of(lazy, lazy.ranks, t) == r, t
+    # texts no merge has: other surrogates, the same bytes as a merge but
+    # other characters, nothing at all
+    for t in ("\ud800 b", "\udce2\udc96\udc81t he", "a  b", "zz", "\u2581th e"):
+        assert rank_of(lazy, lazy.ranks, t) == -1, t
+    assert text_bucket("\ud800 b") == -1
+    lazy.load_all()
+    assert lazy.ranks == want == RankTable(texts).ranks
+
+
+def test_decoded_merges_are_ranked_at_once() -> None:
+    t = RankTable(("a b", "c d", "a b"))
+    assert t.complete and t.ranks == {"a b": 0, "c d": 1}
+    arr = _array([b"a b"])
+    arr.tolist()
+    assert RankTable(arr).complete  # decoded already: nothing to gain from waiting
+    assert RankTable(()).complete and RankTable(_array([])).ranks == {}
+
+
+def test_threads_loading_the_same_buckets_agree() -> None:
+    items = [f"{chr(0x4E00 + i % 500)}{i} {i % 7}".encode() for i in range(20_000)]
+    texts = [b.decode() for b in items]
+    want = _expected_ranks(texts)
+    table = RankTable(_array(items))
+    errors: list[str] = []
+
+    def worker(seed: int) -> None:
+        order = list(range(len(texts)))
+        np.random.default_rng(seed).shuffle(order)
+        for i in order[:4000]:
+            if rank_of(table, table.ranks, texts[i]) != want[texts[i]]:
+                errors.append(texts[i])
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+
+
+def test_merges_containing_searches_the_bytes() -> None:
+    items = [b"a b", "x \u2581y".encode(), b"\x04\x00", "\u2581 \u2581".encode(), "q \u2581".encode()]
+    arr = _array(items)
+    got = merges_containing(arr, " \u2581")
+    assert got == ["x \u2581y", "\u2581 \u2581", "q \u2581"] and not arr.decoded()
+    assert merges_containing(tuple(arr.tolist()), " \u2581") == got
+
+
+def test_a_short_text_decodes_few_merges() -> None:
+    path = demo_models().get("bpe")
+    if path is None:
+        pytest.skip("no bundled BPE demo model")
+    model = open_model(path)
+    merges = model.vocab.merges
+    assert isinstance(merges, StringArray)
+    model.encode("Hello world")
+    assert not merges.decoded()
+    table = model.tokenizer.rank_table()  # type: ignore[attr-defined]
+    assert 0 < len(table.ranks) < len(merges) and BUCKETS > 1000
