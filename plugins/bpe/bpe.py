@@ -43,6 +43,7 @@ from .ranks import RankTable, merges_containing, rank_of
 _BIG = 1 << 62
 _CACHE_LIMIT = 65_536
 _HEAP_MIN = 48  # words with at least this many symbols use the heap merge
+_SAFE_SPLIT_MIN = 256  # texts at least this long cut their words further (units)
 _ESCAPED_SPACE = "\u2581"
 _DNA_MARKER = "\ue000"
 _LINE_CUT_RE = re.compile("(?<=[!-~]\n)(?=[!-~])")
@@ -418,7 +419,9 @@ class BpeTokenizer:
         words = self.splitter.split(text.replace(" ", _ESCAPED_SPACE))
         out: list[str] = []
         pos = 0
-        safe = None if self.ignore_merges else self.safe_split()
+        # the cuts only help the word cache of long texts; finding them
+        # scans every merge, which a short first text need not wait for
+        safe = None if self.ignore_merges or len(text) < _SAFE_SPLIT_MIN else self.safe_split()
         for w in words:
             orig = text[pos:pos + len(w)]
             pos += len(w)

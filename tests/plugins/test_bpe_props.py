@@ -210,11 +210,14 @@ def test_gemma4_safe_split_changes_nothing(ref_model) -> None:  # type: ignore[n
     tokens of the whole line."""
     tok = ref_model("gemma-4").tokenizer
     pieces = list("ab>< \u2581\u2581.c\u00e9\n") + ["</", "\U0001f600", "  ", "the"]
-    text_st = st.lists(st.sampled_from(pieces), max_size=40).map("".join)
+    # repeated up to a length where encode_text makes the cuts at all
+    text_st = st.lists(st.sampled_from(pieces), min_size=1, max_size=40).map(
+        lambda ps: "".join(ps) * (1 + 300 // len("".join(ps))))
 
     @SETTINGS
     @given(text=text_st)
     def check(text: str) -> None:
+        assert len(text) >= 256
         ids: list[int] = []
         tok.encode_text(text, ids, [], [], 0)
         whole: list[int] = []
