@@ -23,6 +23,7 @@ from .spans import assign_groups, char_spans, shift_into
 from .special import Fragment, SpecialMatcher
 from .tokenizer import Tokenizer, TokenizerConfig
 from .tokenizer import merge_ranks as plugin_merge_ranks
+from .tokenizer import prepare as plugin_prepare
 from .vocab import Attr, Vocab, vocab_from_gguf
 
 
@@ -171,6 +172,12 @@ class Model:
         return ids, bstarts, bends
 
     # ---- optional per-token columns ---------------------------------------
+
+    def prepare(self) -> None:
+        """Build the tables the tokenizer would otherwise make while
+        encoding (BPE's merge ranks fill on demand). Results are the same
+        either way; call it off the GUI thread before a lot of work."""
+        plugin_prepare(self.tokenizer)
 
     def merge_ranks(self) -> Sequence[int] | None:
         """Per token id, the BPE merge rank that forms it (-1 where none, and

@@ -21,6 +21,10 @@ from typing import Iterator, Sequence, overload
 import numpy as np
 
 
+_EMPTY = np.zeros(0, dtype=np.int64)
+_EMPTY.flags.writeable = False
+
+
 class StringArray(Sequence[str]):
     """An immutable sequence of the strings of one GGUF string array.
 
@@ -29,20 +33,22 @@ class StringArray(Sequence[str]):
     checked every length against the file before making one.
     """
 
-    __slots__ = ("region", "starts", "_items")
+    __slots__ = ("region", "starts", "_items", "_n")
 
     def __init__(self, region: bytes, starts: np.ndarray) -> None:
         self.region = region
         starts = np.asarray(starts, dtype=np.int64)
         starts.flags.writeable = False
         self.starts = starts
+        self._n = int(starts.shape[0])
         self._items: tuple[str, ...] | None = None
 
     def __len__(self) -> int:
-        return int(self.starts.shape[0])
+        return self._n
 
     def ends(self) -> np.ndarray:
-        """Offset just past each string (the next prefix, or the region's end)."""
+        """Offset just past each string (the next prefix, or the region's
+        end); ``region``, ``starts`` and this are for undecoded arrays only."""
         out = np.empty_like(self.starts)
         out[:-1] = self.starts[1:]
         if len(out):
@@ -50,9 +56,16 @@ class StringArray(Sequence[str]):
         return out
 
     def decode_one(self, i: int) -> str:
-        s = int(self.starts[i])
-        e = int(self.starts[i + 1]) if i + 1 < len(self) else len(self.region)
-        return self.region[s + 8:e].decode("utf-8", "surrogateescape")
+        # the raw bytes first: _all() publishes the strings before it lets
+        # the bytes go, so one of the two is always there
+        region = self.region
+        starts = self.starts
+        items = self._items
+        if items is not None:
+            return items[i]
+        s = int(starts[i])
+        e = int(starts[i + 1]) if i + 1 < len(starts) else len(region)
+        return region[s + 8:e].decode("utf-8", "surrogateescape")
 
     def _all(self) -> tuple[str, ...]:
         items = self._items
@@ -63,6 +76,9 @@ class StringArray(Sequence[str]):
             items = tuple(split_strings(self.region, 0, len(self.region), self.starts.tolist()))
             # two threads may both get here: each makes the same tuple
             self._items = items
+            # decoded, the raw bytes only cost memory (13 MB for gemma-4's merges)
+            self.region = b""
+            self.starts = _EMPTY
         return items
 
     def tolist(self) -> list[str]:
@@ -85,8 +101,6 @@ class StringArray(Sequence[str]):
             if items is not None:
                 return list(items[i])
             return [self.decode_one(k) for k in range(*i.indices(len(self)))]
-        if items is not None:
-            return items[i]
         n = len(self)
         if not -n <= i < n:
             raise IndexError("StringArray index out of range")
@@ -100,7 +114,9 @@ class StringArray(Sequence[str]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, StringArray):
-            return self.region == other.region and bool(np.array_equal(self.starts, other.starts))
+            if not self.decoded() and not other.decoded():
+                return self.region == other.region and bool(np.array_equal(self.starts, other.starts))
+            return len(other) == len(self) and self._all() == other._all()
         if isinstance(other, (list, tuple)):
             return len(other) == len(self) and list(self._all()) == list(other)
         return NotImplemented

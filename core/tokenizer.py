@@ -106,6 +106,17 @@ class RankedTokenizer(Tokenizer, Protocol):
         ...
 
 
+class PreparedTokenizer(Tokenizer, Protocol):
+    """A tokenizer that makes some tables on first use (optional; BPE)."""
+
+    def prepare(self) -> None:
+        """Build now whatever would otherwise be built while encoding.
+        ``open_model`` returns as soon as a short text can be tokenized;
+        a caller about to tokenize a lot (a benchmark, a worker thread after
+        opening) may pay the rest up front. Must not change any result."""
+        ...
+
+
 class WordTokenizer(Tokenizer, Protocol):
     """A tokenizer that splits text into words first (optional; WPM)."""
 
@@ -119,6 +130,13 @@ def merge_ranks(tokenizer: Tokenizer) -> Sequence[int] | None:
     """The plugin's per-id merge ranks, or None for a plugin without them."""
     method = getattr(tokenizer, "merge_ranks", None)
     return None if method is None else method()
+
+
+def prepare(tokenizer: Tokenizer) -> None:
+    """The plugin's ``prepare``, for a plugin that has one."""
+    method = getattr(tokenizer, "prepare", None)
+    if method is not None:
+        method()
 
 
 def cut_points(tokenizer: Tokenizer, text: str, lo: int, hi: int) -> list[int]:

@@ -16,7 +16,8 @@ order and only where absent: the first of duplicates wins, as in llama.cpp.
 from __future__ import annotations
 
 import threading
-from typing import Sequence
+from array import array
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -30,25 +31,51 @@ KEY_BYTES = 6
 ``"\u2581th"`` and ``"\u2581to"`` (three bytes of escaped space, then
 letters), which one byte-level or escaped-space prefix would lump together
 as a third of all merges."""
-BUCKETS = 1 << 16
-_GOLDEN = 0x9E3779B97F4A7C15  # Fibonacci hashing: the top bits of key * this spread well
-_M64 = (1 << 64) - 1
+BUCKETS = 65521  # a prime: key % BUCKETS mixes every byte of the key
 # the low ``k`` bytes of a 64-bit word, k = 0..KEY_BYTES
 _MASKS = np.array([(1 << (8 * k)) - 1 for k in range(KEY_BYTES + 1)], dtype=np.uint64)
 _SLICE = 65536
 
 
 def text_bucket(text: str) -> int:
-    """The bucket of a merge text; -1 when no decoded merge can have this
-    text (a surrogate that ``surrogateescape`` does not produce)."""
-    try:
-        head = text[:KEY_BYTES].encode("utf-8", "surrogateescape")[:KEY_BYTES]
-    except UnicodeEncodeError:
-        return -1
-    # the first bytes, little-endian, and how many there are (for texts
-    # shorter than the key)
-    key = int.from_bytes(head, "little") | (len(head) << 48)
-    return ((key * _GOLDEN) & _M64) >> 48
+    """The bucket of a merge text: its first :data:`KEY_BYTES` bytes as
+    ``surrogateescape`` encodes them, little-endian, and how many there
+    are (for shorter texts), modulo :data:`BUCKETS`; -1 when no decoded
+    merge can have this text (a surrogate the decoder never makes).
+
+    The bytes are worked out from the code points: this runs on every
+    rank lookup that misses until all buckets are loaded, and encoding a
+    slice of the text cost several times more."""
+    key = 0
+    nb = 0
+    for i in range(min(len(text), KEY_BYTES)):
+        c = ord(text[i])
+        if c < 0x80:
+            enc = c
+            width = 1
+        elif c < 0x800:
+            enc = (0xC0 | (c >> 6)) | ((0x80 | (c & 0x3F)) << 8)
+            width = 2
+        elif 0xD800 <= c < 0xE000:
+            if not 0xDC80 <= c < 0xDD00:
+                return -1
+            enc = c - 0xDC00  # an undecodable byte, given back as itself
+            width = 1
+        elif c < 0x10000:
+            enc = (0xE0 | (c >> 12)) | ((0x80 | ((c >> 6) & 0x3F)) << 8) | ((0x80 | (c & 0x3F)) << 16)
+            width = 3
+        else:
+            enc = ((0xF0 | (c >> 18)) | ((0x80 | ((c >> 12) & 0x3F)) << 8) | ((0x80 | ((c >> 6) & 0x3F)) << 16)
+                   | ((0x80 | (c & 0x3F)) << 24))
+            width = 4
+        if nb + width > KEY_BYTES:
+            width = KEY_BYTES - nb
+            enc &= (1 << (8 * width)) - 1
+        key |= enc << (8 * nb)
+        nb += width
+        if nb == KEY_BYTES:
+            break
+    return (key | (nb << 48)) % BUCKETS
 
 
 def bucket_keys(region: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -67,7 +94,7 @@ def bucket_keys(region: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
     length = np.minimum(ends[:full] - first[:full], KEY_BYTES)
     key = (words & _MASKS[length]) | (length.astype(np.uint64) << np.uint64(48))
     out = np.empty(n, dtype=np.int64)
-    out[:full] = (key * np.uint64(_GOLDEN)) >> np.uint64(48)
+    out[:full] = key % np.uint64(BUCKETS)
     if full < n:
         last = region[int(first[-1]):int(ends[-1])].decode("utf-8", "surrogateescape")
         out[-1] = text_bucket(last)
@@ -77,42 +104,54 @@ def bucket_keys(region: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
 class RankTable:
     """Merge text -> rank of a vocabulary's merges (see the module doc).
 
-    ``ranks`` only grows; a reader that misses calls :meth:`miss`, which
-    loads the text's bucket if needed (several threads may encode with one
-    tokenizer: loads take a lock; a dict read needs none)."""
+    Readers take ``ranks`` and look up in it; one that misses calls
+    :func:`rank_of`, which loads the text's bucket if needed. Several
+    threads may encode with one tokenizer: loads take a lock, a dict read
+    needs none. ``ranks`` only grows, except that :meth:`complete_all`
+    swaps in the full dict (built at once, which is faster than loading
+    every bucket); ``done`` is that full dict, once there is one, so a
+    reader still holding the partial dict knows to look again."""
 
     ranks: dict[str, int]
+    done: Optional[dict[str, int]]
     complete: bool
 
     def __init__(self, merges: Sequence[str]) -> None:
         self.ranks = {}
+        self.done = None
         self.complete = True
         self._lock = threading.Lock()
         self._region = b""
-        self._merge_starts = np.zeros(0, dtype=np.int64)
-        self._merge_ends = np.zeros(0, dtype=np.int64)
-        self._order = np.zeros(0, dtype=np.int64)
-        self._bounds = np.zeros(1, dtype=np.int64)
+        self._merges: Optional[StringArray] = None
+        # arrays of machine ints, not lists: 515k ints as objects took 40 MB
+        # (numpy's per-call overhead on a bucket's slice cost more than
+        # decoding its 8 merges on average)
+        self._starts = array("q")
+        self._order = array("q")
+        self._bounds = array("q")
         self._loaded = bytearray()
         self._pending = 0
         if isinstance(merges, StringArray) and not merges.decoded() and len(merges) > 0:
             self._index(merges)
         else:
             self.ranks = rank_dict(merges)
+        if self.complete:
+            self.done = self.ranks
 
     def _index(self, merges: StringArray) -> None:
         starts = merges.starts
-        ends = merges.ends()
-        keys = bucket_keys(merges.region, starts, ends)
+        region = merges.region
+        keys = bucket_keys(region, starts, merges.ends())
         counts = np.bincount(keys, minlength=BUCKETS)
         bounds = np.zeros(BUCKETS + 1, dtype=np.int64)
         np.cumsum(counts, out=bounds[1:])
         # stable: each bucket lists its merges in rank order
-        self._order = np.argsort(keys.astype(np.uint16), kind="stable")
-        self._bounds = bounds
-        self._region = merges.region
-        self._merge_starts = starts
-        self._merge_ends = ends
+        self._order = _int_array(np.argsort(keys.astype(np.uint16), kind="stable"))
+        self._bounds = _int_array(bounds)
+        self._region = region
+        self._merges = merges
+        # so that string i ends where string i + 1 starts
+        self._starts = _int_array(np.append(starts, len(region)))
         self._loaded = bytearray((counts == 0).astype(np.uint8).tobytes())
         self._pending = int(np.count_nonzero(counts))
         self.complete = self._pending == 0
@@ -120,48 +159,86 @@ class RankTable:
     def miss(self, text: str) -> int:
         """The rank of ``text`` once its bucket is loaded, or -1."""
         if self.complete:
-            return -1
+            return self.ranks.get(text, -1)
         b = text_bucket(text)
         if b < 0 or self._loaded[b]:
             return -1
         with self._lock:
-            if not self._loaded[b]:
+            if not self._loaded[b] and not self.complete:
                 self._load(b)
         return self.ranks.get(text, -1)
 
     def _load(self, b: int) -> None:
-        idx = self._order[int(self._bounds[b]):int(self._bounds[b + 1])]
-        order: list[int] = idx.tolist()
-        starts: list[int] = self._merge_starts[idx].tolist()
-        ends: list[int] = self._merge_ends[idx].tolist()
+        order = self._order
+        starts = self._starts
         region = self._region
         ranks = self.ranks
-        for j in range(len(order)):
+        for j in range(self._bounds[b], self._bounds[b + 1]):
             if j % STEP == STEP - 1:
                 offer_gil()  # only a hostile file makes a bucket this big
-            m = region[starts[j] + 8:ends[j]].decode("utf-8", "surrogateescape")
+            i = order[j]
+            m = region[starts[i] + 8:starts[i + 1]].decode("utf-8", "surrogateescape")
             if m not in ranks:
-                ranks[m] = order[j]
+                ranks[m] = i
         self._loaded[b] = 1
         self._pending -= 1
         if self._pending == 0:
-            self.complete = True
+            self._finish(self.ranks)
+
+    def _finish(self, full: dict[str, int]) -> None:
+        self.ranks = full
+        self.done = full
+        self.complete = True
+        # the index and the bytes are no longer needed
+        self._order = array("q")
+        self._starts = array("q")
+        self._bounds = array("q")
+        self._region = b""
+        self._merges = None
+
+    def complete_all(self) -> None:
+        """Rank every merge now. Decoding all merges in one pass and
+        building a new dict (outside the lock, offering the GIL) is several
+        times faster than loading the buckets one by one, whose merges lie
+        all over the file's bytes."""
+        if self.complete:
+            return
+        with self._lock:
+            merges = self._merges
+        if merges is None:
+            return
+        # decoded by the array itself, which keeps the strings: the dict's
+        # keys are then the same objects a display of the merges shows
+        texts = merges.tolist()
+        full = rank_dict(texts)
+        with self._lock:
+            if not self.complete:
+                self._finish(full)
 
     def load_all(self) -> None:
         """Load every bucket (tests compare the result with :func:`rank_dict`)."""
         with self._lock:
             for b in range(BUCKETS):
+                if self.complete:
+                    return
                 if not self._loaded[b]:
                     self._load(b)
 
 
+def _int_array(values: np.ndarray) -> array[int]:
+    out = array("q")
+    out.frombytes(values.astype("<i8").tobytes())
+    return out
+
+
 def rank_of(table: RankTable, ranks: dict[str, int], text: str) -> int:
-    """The rank of merge text ``text`` in ``table`` (whose dict is
-    ``ranks``), or -1."""
+    """The rank of merge text ``text`` in ``table`` (whose dict was
+    ``ranks`` when the caller took it), or -1."""
     r = ranks.get(text, -1)
-    if r < 0 and not table.complete:
+    if r < 0 and ranks is not table.done:
         r = table.miss(text)
     return r
+
 
 
 def rank_dict(merges: Sequence[str]) -> dict[str, int]:

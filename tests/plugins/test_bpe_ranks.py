@@ -12,11 +12,14 @@ import threading
 import numpy as np
 import pytest
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tests.refdata import SKIP_REASON, VOCAB_DIR
 from tokenprism.core import open_model, read_gguf
 from tokenprism.core.resources import demo_models
 from tokenprism.core.string_array import StringArray
-from tokenprism.plugins.bpe.ranks import BUCKETS, RankTable, bucket_keys, merges_containing, rank_dict, rank_of, \
+from tokenprism.plugins.bpe.ranks import BUCKETS, KEY_BYTES, RankTable, bucket_keys, merges_containing, rank_dict, rank_of, \
     text_bucket
 
 
@@ -142,3 +145,42 @@ def test_a_short_text_decodes_few_merges() -> None:
     assert not merges.decoded()
     table = model.tokenizer.rank_table()  # type: ignore[attr-defined]
     assert 0 < len(table.ranks) < len(merges) and BUCKETS > 1000
+
+
+def _bucket_by_encoding(text: str) -> int:
+    head = text[:KEY_BYTES].encode("utf-8", "surrogateescape")[:KEY_BYTES]
+    return (int.from_bytes(head, "little") | (len(head) << 48)) % BUCKETS
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.one_of(st.characters(codec="utf-8"), st.sampled_from("\u2581\u0120\udc80\udcff\udce2")),
+               min_size=0, max_size=9))
+def test_bucket_from_code_points_equals_bucket_of_the_encoded_bytes(text: str) -> None:
+    assert text_bucket(text) == _bucket_by_encoding(text)
+
+
+def test_surrogates_no_merge_can_hold_have_no_bucket() -> None:
+    assert text_bucket("\ud800ab") == -1 and text_bucket("a\udc7f") == -1
+    assert text_bucket("\udc80") == _bucket_by_encoding("\udc80")
+
+
+@pytest.mark.parametrize("path", _files_with_merges()[:1] + [pytest.param("hostile", id="hostile")])
+def test_complete_all_swaps_in_the_full_dict_without_misleading_readers(path: str) -> None:
+    if path == "hostile":
+        merges = _array(HOSTILE)
+    else:
+        merges = read_gguf(path).metadata["tokenizer.ggml.merges"].value
+    texts = StringArray(merges.region, merges.starts).tolist()
+    want = _expected_ranks(texts)
+    table = RankTable(merges)
+    partial = table.ranks
+    rank_of(table, partial, texts[0])  # one bucket loaded
+    assert table.done is None and len(partial) < len(want)
+    table.complete_all()
+    assert table.complete and table.done is table.ranks and table.ranks == want
+    # a reader that took the partial dict before the swap still gets every rank
+    for t in texts[:: max(1, len(texts) // 2000)]:
+        assert rank_of(table, partial, t) == want[t]
+    assert rank_of(table, partial, "no such merge") == -1
+    table.load_all()  # nothing left to load
+    assert table.ranks == want
