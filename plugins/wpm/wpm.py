@@ -129,15 +129,6 @@ class _RangeSet:
         return i >= 0 and cp <= self.ends[i]
 
 
-def _nfd_pairs() -> list[tuple[int, int]]:
-    """(code point, first code point of its NFD) for every code point it changes."""
-    out: list[tuple[int, int]] = []
-    for first, last, target in _ut.NFD:
-        for cp in range(first, last + 1):
-            out.append((cp, target))
-    return out
-
-
 # classes of one code point
 WS: Final = 0
 DROP: Final = 1
@@ -158,19 +149,19 @@ class CharClasses:
         split_l: Ranges = list(_ut.PUNCT) + list(CHINESE_RANGES) + [(ord(c), ord(c)) for c in _ut.ASCII_SYMBOL]
         split = _subtract(_subtract(_normalize_ranges(split_l), ws), drop)
         if strip_accents:
-            # flags are those of the NFD's first code point
+            # flags are those of the NFD's first code point: every code point
+            # of one NFD range shares its target, so the range moves as a
+            # whole into the target's class (26 000 code points, 1 800 ranges)
             sets = (_RangeSet(ws), _RangeSet(drop), _RangeSet(split))
-            moved: dict[int, list[int]] = {WS: [], DROP: [], SPLIT: [], WORD: []}
-            changed: list[int] = []
-            for cp, target in _nfd_pairs():
-                a, b = _classify(sets, cp), _classify(sets, target)
-                if a != b:
-                    changed.append(cp)
-                    moved[b].append(cp)
-            ch = _points(changed)
-            ws = _normalize_ranges(_subtract(ws, ch) + _points(moved[WS]))
-            drop = _normalize_ranges(_subtract(drop, ch) + _points(moved[DROP]))
-            split = _normalize_ranges(_subtract(split, ch) + _points(moved[SPLIT]))
+            moved: dict[int, Ranges] = {WS: [], DROP: [], SPLIT: [], WORD: []}
+            cover: Ranges = []
+            for first, last, target in _ut.NFD:
+                cover.append((first, last))
+                moved[_classify(sets, target)].append((first, last))
+            cov = _normalize_ranges(cover)
+            ws = _normalize_ranges(_subtract(ws, cov) + moved[WS])
+            drop = _normalize_ranges(_subtract(drop, cov) + moved[DROP])
+            split = _normalize_ranges(_subtract(split, cov) + moved[SPLIT])
         self.ws: Ranges = ws
         self.drop: Ranges = drop
         self.split: Ranges = split
@@ -202,18 +193,25 @@ def _regex_class(rs: Ranges) -> str:
     return "[" + "".join(parts) + "]"
 
 
-def _translate_table(lowercase: bool, strip_accents: bool) -> dict[int, int]:
-    """Code point -> its normalized code point, for every one that changes
-    (dropped code points are removed before translating)."""
+def _translate_table(lowercase: bool, strip_accents: bool, hi: int = 0x10FFFF) -> dict[int, int]:
+    """Code point -> its normalized code point, for every one up to ``hi``
+    that changes (dropped code points are removed before translating)."""
     lower: dict[int, int] = dict(_ut.LOWER) if lowercase else {}
     table: dict[int, int] = {}
     if strip_accents:
-        for cp, target in _nfd_pairs():
-            table[cp] = lower.get(target, target)
-    for cp, lc in lower.items():
-        if cp not in table:
+        # one NFD range has one target: filled range by range (dict.fromkeys
+        # fills in C; a Python loop over the 26 000 code points took ms)
+        for first, last, target in _ut.NFD:
+            if first > hi:
+                continue
+            t = lower.get(target, target)
+            table.update(dict.fromkeys(range(first, min(last, hi) + 1), t))
+            if first <= t <= last and t <= hi:
+                del table[t]
+    for cp, lc in _ut.LOWER if lowercase else ():
+        if cp != lc and cp <= hi and cp not in table:
             table[cp] = lc
-    return {k: v for k, v in table.items() if k != v}
+    return table
 
 
 def _clip(rs: Ranges, hi: int) -> Ranges:
@@ -221,14 +219,28 @@ def _clip(rs: Ranges, hi: int) -> Ranges:
     return [(a, min(b, hi)) for a, b in rs if a <= hi]
 
 
-def _pieces_pattern(ws_r: Ranges, split_r: Ranges) -> str:
-    """Leading whitespace + one word, or trailing whitespace alone.
+def _pieces_pattern(ws_r: Ranges, split_r: Ranges, hi: int) -> str:
+    """Leading whitespace + one word, or trailing whitespace alone, for text
+    of code points up to ``hi``.
 
     The word class is spelled out positively: ``re`` tests a negated class
     by scanning all its ranges above U+FFFF for every character."""
-    word_r = _subtract([(0, 0x10FFFF)], _normalize_ranges(ws_r + split_r))
+    word_r = _subtract([(0, hi)], _normalize_ranges(ws_r + split_r))
     ws = _regex_class(ws_r)
     return f"{ws}*(?:{_regex_class(word_r)}+|{_regex_class(split_r)})|{ws}+"
+
+
+class _Wide:
+    """The full-Unicode tables of one setting: compiling their classes
+    costs ~8 ms, so they are made for the first text that needs them (a
+    non-ASCII character or an ASCII control), not at load."""
+
+    def __init__(self, cc: CharClasses, lowercase: bool, strip_accents: bool) -> None:
+        self.pieces_re: re.Pattern[str] = re.compile(_pieces_pattern(cc.ws, cc.split, 0x10FFFF))
+        # runs of dropped code points (the class of the kept ones is the
+        # complement: 10x the ranges, and compiling it cost 5 ms)
+        self.drop_re: re.Pattern[str] = re.compile(_regex_class(cc.drop) + "+")
+        self.table: dict[int, int] = _translate_table(lowercase, strip_accents)
 
 
 class _Tables:
@@ -236,15 +248,28 @@ class _Tables:
 
     def __init__(self, lowercase: bool, strip_accents: bool) -> None:
         cc = CharClasses(strip_accents)
-        self.pieces_re: re.Pattern[str] = re.compile(_pieces_pattern(cc.ws, cc.split))
-        # the same classes cut to ASCII: a smaller, faster pattern for ASCII text
-        self.ascii_pieces_re: re.Pattern[str] = re.compile(_pieces_pattern(_clip(cc.ws, 0x7F), _clip(cc.split, 0x7F)))
-        keep = _regex_class(_subtract([(0, 0x10FFFF)], cc.drop))
-        self.keep_re: re.Pattern[str] = re.compile(keep)
-        self.all_kept_re: re.Pattern[str] = re.compile(keep + "*")
+        self.lowercase = lowercase
+        self.strip_accents = strip_accents
+        # the classes cut to ASCII: a small pattern, quick to compile and
+        # to match, for ASCII text
+        self.ascii_pieces_re: re.Pattern[str] = re.compile(
+            _pieces_pattern(_clip(cc.ws, 0x7F), _clip(cc.split, 0x7F), 0x7F))
         self.ws_chars: str = "".join(chr(c) for c in _ut.WHITESPACE)
-        self.table: dict[int, int] = _translate_table(lowercase, strip_accents)
+        ascii_table = _translate_table(lowercase, strip_accents, 0x7F)
+        self.ascii_map: list[int] = [ascii_table.get(c, c) for c in range(128)]
         self.classes = cc
+        self._wide: _Wide | None = None
+
+    def wide(self) -> _Wide:
+        """The full-Unicode tables, made on first use."""
+        w = self._wide
+        if w is None:
+            with _tables_lock:
+                w = self._wide
+                if w is None:
+                    w = _Wide(self.classes, self.lowercase, self.strip_accents)
+                    self._wide = w
+        return w
 
 
 _tables_lock = threading.Lock()
@@ -332,12 +357,9 @@ class WpmTokenizer:
         self._unk: int = special.get("unk", -1)
         self._t2i: dict[str, int] = dict(vocab.token_to_id)
         tables = _get_tables(lowercase, strip_accents)
-        self._pieces_re: re.Pattern[str] = tables.pieces_re
+        self._tables = tables
         self._ascii_pieces_re: re.Pattern[str] = tables.ascii_pieces_re
-        self._all_kept_re: re.Pattern[str] = tables.all_kept_re
-        self._keep_re: re.Pattern[str] = tables.keep_re
         self._ws_chars: str = tables.ws_chars
-        self._table: dict[int, int] = tables.table
         # the ASCII characters that are one-character words in this setting
         self._ascii_split: str = "".join(
             chr(c) for c in range(0x80) if tables.classes.char_class(c) == SPLIT
@@ -349,7 +371,7 @@ class WpmTokenizer:
         self._max_len: int = 0
         # below U+0080 the table either lowercases or does nothing, so
         # ASCII words can skip the (slower) table lookup per character
-        ascii_map = [self._table.get(c, c) for c in range(128)]
+        ascii_map = tables.ascii_map
         self._lowercase_ascii: bool = ascii_map == [ord(chr(c).lower()) for c in range(128)]
         self._ascii_lower: bool = self._lowercase_ascii or ascii_map == list(range(128))
 
@@ -369,6 +391,10 @@ class WpmTokenizer:
         pos = 0
         cache = self._chunks
         for c in text.split(" "):
+            if not c:
+                # between two spaces (indentation): nothing to look up
+                pos += 1
+                continue
             r = cache.get(c)
             if r is None:
                 r = self._chunk(c)
@@ -458,7 +484,7 @@ class WpmTokenizer:
         if text.isascii():
             pieces: list[str] = self._ascii_pieces_re.findall(text)
         else:
-            pieces = self._pieces_re.findall(text)
+            pieces = self._tables.wide().pieces_re.findall(text)
         return pieces
 
     def _chunk(self, c: str) -> Chunk:
@@ -520,17 +546,21 @@ class WpmTokenizer:
         ids: list[int] = []
         cstarts: list[int] = []
         cends: list[int] = []
-        if (ascii_p and core.isprintable()) or self._all_kept_re.fullmatch(core) is not None:
+        origin: list[int] = []
+        if (ascii_p and core.isprintable()) or self._tables.wide().drop_re.search(core) is None:
             kept = core
-            origin: list[int] = []
         else:
-            origin = [m.start() for m in self._keep_re.finditer(core)]
+            prev = 0
+            for m in self._tables.wide().drop_re.finditer(core):
+                origin.extend(range(prev, m.start()))
+                prev = m.end()
+            origin.extend(range(prev, n_core))
             kept = "".join([core[i] for i in origin])
         nk = len(kept)
         if ascii_p and self._ascii_lower:
             word = kept.lower() if self._lowercase_ascii else kept
         else:
-            word = kept.translate(self._table)
+            word = kept.translate(self._tables.wide().table)
         if nk > 0:
             if not self._greedy(WORD_MARK + word, ids, cstarts, cends):
                 ids.clear()
