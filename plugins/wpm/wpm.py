@@ -17,10 +17,10 @@ Each word then gets the word-start marker ``▁`` and is cut greedily, longest
 vocabulary match first; a word with a position where nothing matches becomes
 one unknown token.
 
-Implementation: the fragment is cut with one regular expression into pieces
-"leading whitespace + one word" whose character classes are computed per
-ORIGINAL code point (through NFD when accents are stripped), so nothing is
-rewritten before cutting and spans stay exact. Each distinct piece is
+Implementation: the fragment is cut into pieces "leading whitespace + one
+word" by the character classes of the ORIGINAL code points (through NFD
+when accents are stripped; one byte per code point in a table), so nothing
+is rewritten before cutting and spans stay exact. Each distinct piece is
 tokenized once and remembered with its byte offsets relative to the piece,
 so repeated words cost one dictionary lookup.
 
@@ -182,17 +182,6 @@ def _classify(sets: tuple[_RangeSet, _RangeSet, _RangeSet], cp: int) -> int:
     return WORD
 
 
-def _regex_class(rs: Ranges) -> str:
-    """A regular-expression class of the code points of ``rs``."""
-    parts: list[str] = []
-    for a, b in rs:
-        if a == b:
-            parts.append(f"\\U{a:08x}")
-        else:
-            parts.append(f"\\U{a:08x}-\\U{b:08x}")
-    return "[" + "".join(parts) + "]"
-
-
 def _translate_table(lowercase: bool, strip_accents: bool, hi: int = 0x10FFFF) -> dict[int, int]:
     """Code point -> its normalized code point, for every one up to ``hi``
     that changes (dropped code points are removed before translating)."""
@@ -214,33 +203,15 @@ def _translate_table(lowercase: bool, strip_accents: bool, hi: int = 0x10FFFF) -
     return table
 
 
-def _clip(rs: Ranges, hi: int) -> Ranges:
-    """The part of ``rs`` at or below ``hi``."""
-    return [(a, min(b, hi)) for a, b in rs if a <= hi]
-
-
-def _pieces_pattern(ws_r: Ranges, split_r: Ranges, hi: int) -> str:
-    """Leading whitespace + one word, or trailing whitespace alone, for text
-    of code points up to ``hi``.
-
-    The word class is spelled out positively: ``re`` tests a negated class
-    by scanning all its ranges above U+FFFF for every character."""
-    word_r = _subtract([(0, hi)], _normalize_ranges(ws_r + split_r))
-    ws = _regex_class(ws_r)
-    return f"{ws}*(?:{_regex_class(word_r)}+|{_regex_class(split_r)})|{ws}+"
-
-
-class _Wide:
-    """The full-Unicode tables of one setting: compiling their classes
-    costs ~8 ms, so they are made for the first text that needs them (a
-    non-ASCII character or an ASCII control), not at load."""
-
-    def __init__(self, cc: CharClasses, lowercase: bool, strip_accents: bool) -> None:
-        self.pieces_re: re.Pattern[str] = re.compile(_pieces_pattern(cc.ws, cc.split, 0x10FFFF))
-        # runs of dropped code points (the class of the kept ones is the
-        # complement: 10x the ranges, and compiling it cost 5 ms)
-        self.drop_re: re.Pattern[str] = re.compile(_regex_class(cc.drop) + "+")
-        self.table: dict[int, int] = _translate_table(lowercase, strip_accents)
+def _class_bytes(cc: CharClasses) -> bytes:
+    """WS, DROP, SPLIT or WORD for every code point, one byte each: 1.1 MB
+    filled range by range in well under a millisecond, where compiling the
+    same classes into regular expressions took 8 ms."""
+    out = bytearray([WORD]) * 0x110000
+    for ranges, k in ((cc.split, SPLIT), (cc.drop, DROP), (cc.ws, WS)):
+        for a, b in ranges:
+            out[a : b + 1] = bytes([k]) * (b - a + 1)
+    return bytes(out)
 
 
 class _Tables:
@@ -250,26 +221,24 @@ class _Tables:
         cc = CharClasses(strip_accents)
         self.lowercase = lowercase
         self.strip_accents = strip_accents
-        # the classes cut to ASCII: a small pattern, quick to compile and
-        # to match, for ASCII text
-        self.ascii_pieces_re: re.Pattern[str] = re.compile(
-            _pieces_pattern(_clip(cc.ws, 0x7F), _clip(cc.split, 0x7F), 0x7F))
+        self.class_of: bytes = _class_bytes(cc)
         self.ws_chars: str = "".join(chr(c) for c in _ut.WHITESPACE)
         ascii_table = _translate_table(lowercase, strip_accents, 0x7F)
         self.ascii_map: list[int] = [ascii_table.get(c, c) for c in range(128)]
         self.classes = cc
-        self._wide: _Wide | None = None
+        self._table: dict[int, int] | None = None
 
-    def wide(self) -> _Wide:
-        """The full-Unicode tables, made on first use."""
-        w = self._wide
-        if w is None:
+    def table(self) -> dict[int, int]:
+        """The whole translate table (26 000 entries, ~1.5 ms), made for
+        the first word that needs it: one with a non-ASCII character."""
+        t = self._table
+        if t is None:
             with _tables_lock:
-                w = self._wide
-                if w is None:
-                    w = _Wide(self.classes, self.lowercase, self.strip_accents)
-                    self._wide = w
-        return w
+                t = self._table
+                if t is None:
+                    t = _translate_table(self.lowercase, self.strip_accents)
+                    self._table = t
+        return t
 
 
 _tables_lock = threading.Lock()
@@ -358,7 +327,7 @@ class WpmTokenizer:
         self._t2i: dict[str, int] = dict(vocab.token_to_id)
         tables = _get_tables(lowercase, strip_accents)
         self._tables = tables
-        self._ascii_pieces_re: re.Pattern[str] = tables.ascii_pieces_re
+        self._class_of: bytes = tables.class_of
         self._ws_chars: str = tables.ws_chars
         # the ASCII characters that are one-character words in this setting
         self._ascii_split: str = "".join(
@@ -380,7 +349,7 @@ class WpmTokenizer:
     def encode_fragment(self, text: str, after_special: bool) -> FragmentResult:
         # U+0020 always ends a word (it is whitespace in every setting, and
         # its own NFD), so the space-separated chunks tokenize independently.
-        # str.split(" ") is far cheaper than the pieces regex, and chunks
+        # str.split(" ") is far cheaper than the walk of _split, and chunks
         # repeat in real text, so most cost one dictionary lookup.
         ids: list[int] = []
         starts: list[int] = []
@@ -480,31 +449,56 @@ class WpmTokenizer:
 
     def _split(self, text: str) -> list[str]:
         """Pieces "leading whitespace + one word" (and trailing whitespace);
-        joined, they give ``text`` back."""
-        if text.isascii():
-            pieces: list[str] = self._ascii_pieces_re.findall(text)
-        else:
-            pieces = self._tables.wide().pieces_re.findall(text)
-        return pieces
+        joined, they give ``text`` back.
+
+        One walk over the characters, a byte table telling their classes:
+        whitespace, then a run of word characters (dropped ones included:
+        they are removed later, inside the word) or one split character;
+        whitespace at the end stands alone. For the short chunks this gets,
+        cheaper than starting a regular expression."""
+        cls = self._class_of
+        out: list[str] = []
+        n = len(text)
+        i = 0
+        while i < n:
+            j = i
+            while j < n and cls[ord(text[j])] == WS:
+                j += 1
+            if j < n:
+                if cls[ord(text[j])] == SPLIT:
+                    j += 1
+                else:
+                    while j < n:
+                        k = cls[ord(text[j])]
+                        if k == WS or k == SPLIT:
+                            break
+                        j += 1
+            out.append(text[i:j])
+            i = j
+        return out
 
     def _chunk(self, c: str) -> Chunk:
         """Tokens of a text without U+0020, remembered when short."""
-        if c.isascii() and c.isalnum():
+        if c.isascii() and c.isalnum() and self._ascii_lower:
             # ASCII letters and digits are all word characters (never
-            # whitespace, split or dropped), so the chunk is one piece
-            r = self._piece(c)
-            ch = Chunk(r.ids, r.starts, r.ends, r.nbytes)
+            # whitespace, split or dropped), so the chunk is one word,
+            # tokenized straight into the chunk (not into a Piece too)
+            ids: list[int] = []
+            starts: list[int] = []
+            ends: list[int] = []
+            self._ascii_word(c, ids, starts, ends)
+            ch = Chunk(ids, starts, ends, len(c))
             self._remember_chunk(c, ch)
             return ch
         if len(c) >= 2 and c.isascii() and c[-1] in self._ascii_split and c[:-1].isalnum():
             # a word and one ASCII punctuation or symbol ("day," "f("): the
-            # two pieces the regex would give, without running it
+            # two pieces _split would give, without the walk
             pieces = [c[:-1], c[-1]]
         else:
             pieces = self._split(c)
-        ids: list[int] = []
-        starts: list[int] = []
-        ends: list[int] = []
+        ids = []
+        starts = []
+        ends = []
         pos = 0
         for p in pieces:
             r = self._piece(p)
@@ -536,10 +530,43 @@ class WpmTokenizer:
                 cache[p] = r
         return r
 
+    def _ascii_word(self, w: str, ids: list[int], starts: list[int], ends: list[int]) -> str:
+        """Tokens of ``w``, ASCII letters and digits only, with character
+        (= byte) offsets into ``w``; returns the normalized word. For
+        ``_ascii_lower`` tokenizers only."""
+        word = w.lower() if self._lowercase_ascii else w
+        if not self._greedy(WORD_MARK + word, ids, starts, ends):
+            ids.clear()
+            starts.clear()
+            ends.clear()
+            if self._unk >= 0:
+                ids.append(self._unk)
+                starts.append(0)
+                ends.append(len(w))
+            return word
+        # token ranges are in "▁" + word: one less, and the "▁" alone is
+        # empty at the word start
+        for t in range(len(ids)):
+            a = starts[t] - 1
+            b = ends[t] - 1
+            if a < 0:
+                a = 0
+            if b <= a:
+                b = a = 0
+            starts[t] = a
+            ends[t] = b
+        return word
+
     def _tokenize_piece(self, p: str) -> Piece:
         ascii_p = p.isascii()
+        if ascii_p and self._ascii_lower and p.isalnum():
+            ids0: list[int] = []
+            starts0: list[int] = []
+            ends0: list[int] = []
+            word0 = self._ascii_word(p, ids0, starts0, ends0)
+            return Piece(ids0, starts0, ends0, len(p), word0)
         # ASCII: whitespace is these six, and printable characters are all
-        # kept (cheaper than the Unicode-wide strip set and regex)
+        # kept (cheaper than the Unicode-wide strip set and class table)
         core = p.lstrip(_ASCII_WS) if ascii_p else p.lstrip(self._ws_chars)
         k = len(p) - len(core)
         n_core = len(core)
@@ -547,20 +574,19 @@ class WpmTokenizer:
         cstarts: list[int] = []
         cends: list[int] = []
         origin: list[int] = []
-        if (ascii_p and core.isprintable()) or self._tables.wide().drop_re.search(core) is None:
-            kept = core
-        else:
-            prev = 0
-            for m in self._tables.wide().drop_re.finditer(core):
-                origin.extend(range(prev, m.start()))
-                prev = m.end()
-            origin.extend(range(prev, n_core))
-            kept = "".join([core[i] for i in origin])
+        kept = core
+        if not (ascii_p and core.isprintable()):
+            cls = self._class_of
+            for i in range(n_core):
+                if cls[ord(core[i])] == DROP:
+                    origin = [j for j in range(n_core) if cls[ord(core[j])] != DROP]
+                    kept = "".join([core[j] for j in origin])
+                    break
         nk = len(kept)
         if ascii_p and self._ascii_lower:
             word = kept.lower() if self._lowercase_ascii else kept
         else:
-            word = kept.translate(self._tables.wide().table)
+            word = kept.translate(self._tables.table())
         if nk > 0:
             if not self._greedy(WORD_MARK + word, ids, cstarts, cends):
                 ids.clear()
