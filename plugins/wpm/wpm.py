@@ -258,18 +258,6 @@ def _get_tables(lowercase: bool, strip_accents: bool) -> _Tables:
 # ---- tokenizing ---------------------------------------------------------------
 
 
-class Piece:
-    """The tokens of one piece (leading whitespace + one word), with byte
-    offsets relative to the piece."""
-
-    def __init__(self, ids: list[int], starts: list[int], ends: list[int], nbytes: int, word: str) -> None:
-        self.ids = ids
-        self.starts = starts
-        self.ends = ends
-        self.nbytes = nbytes
-        self.word = word
-
-
 class Chunk:
     """The tokens of one space-free stretch of text, with byte offsets
     relative to it."""
@@ -279,6 +267,15 @@ class Chunk:
         self.starts = starts
         self.ends = ends
         self.nbytes = nbytes
+
+
+class Piece(Chunk):
+    """The tokens of one piece (leading whitespace + one word), with byte
+    offsets relative to the piece, and the normalized word."""
+
+    def __init__(self, ids: list[int], starts: list[int], ends: list[int], nbytes: int, word: str) -> None:
+        super().__init__(ids, starts, ends, nbytes)
+        self.word = word
 
 
 def _utf8_offsets(text: str) -> list[int]:
@@ -355,6 +352,7 @@ class WpmTokenizer:
         starts: list[int] = []
         ends: list[int] = []
         # the same lists, typed to take an already boxed int
+        ids_o = cast("list[object]", ids)
         starts_o = cast("list[object]", starts)
         ends_o = cast("list[object]", ends)
         pos = 0
@@ -369,9 +367,9 @@ class WpmTokenizer:
                 r = self._chunk(c)
             n = len(r.ids)
             if n == 1:
-                # extend, not append(r.ids[0]): mypyc would unbox the id and
-                # box it again as a new int object
-                ids.extend(r.ids)
+                # the id as the object it is: read from a list[int], mypyc
+                # would unbox it and box it again as a new int object
+                ids_o.append(cast("list[object]", r.ids)[0])
                 starts.append(pos + r.starts[0])
                 ends.append(pos + r.ends[0])
             elif n > 1:
@@ -500,8 +498,16 @@ class WpmTokenizer:
         starts = []
         ends = []
         pos = 0
+        chunks = self._chunks
         for p in pieces:
-            r = self._piece(p)
+            r: Chunk
+            if self._ascii_lower and p.isascii() and p.isalnum():
+                # a word that is also a chunk of its own ("day" of "day,"):
+                # one cache for both, so it is cut only once
+                found = chunks.get(p)
+                r = self._chunk(p) if found is None else found
+            else:
+                r = self._piece(p)
             ids.extend(r.ids)
             for s in r.starts:
                 starts.append(pos + s)
