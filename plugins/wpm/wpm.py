@@ -295,6 +295,44 @@ def _utf8_offsets(text: str) -> list[int]:
 _CUT_RE = re.compile("(?<=[!-~])(?=[ \n])")
 
 
+class _CutFilters:
+    """What ``_greedy`` checks before looking a candidate piece up: for
+    each first three characters of the pieces of three or more characters
+    (numbered by ``index``), bit ``n`` of ``masks`` set for every length
+    ``n`` such a piece has, and in ``last``, at ``k * width + n``, the set
+    of the last characters (modulo 62, to stay a small int) such pieces
+    of length ``n`` end with."""
+
+    def __init__(self, t2i: dict[str, int]) -> None:
+        max_len = 3
+        for piece in t2i:
+            if len(piece) > max_len:
+                max_len = len(piece)
+        width = max_len + 1
+        zeros = [0] * width
+        index: dict[str, int] = {}
+        masks: list[int] = []
+        last: list[int] = []
+        for piece in t2i:
+            n = len(piece)
+            if n >= 3:
+                key = piece[:3]
+                k = index.get(key, -1)
+                if k < 0:
+                    k = len(masks)
+                    index[key] = k
+                    masks.append(0)
+                    last.extend(zeros)
+                masks[k] |= 1 << n
+                at = k * width + n
+                last[at] = last[at] | (1 << (ord(piece[n - 1]) % 62))
+        self.index = index
+        self.masks = masks
+        self.last = last
+        self.width = width
+        self.max_len = max_len
+
+
 class WpmTokenizer:
     """llama.cpp's WPM tokenizer for one vocabulary."""
 
@@ -332,9 +370,7 @@ class WpmTokenizer:
         )
         self._cache: dict[str, Piece] = {}
         self._chunks: dict[str, Chunk] = {}
-        self._masks: dict[str, int] = {}
-        # the longest piece in characters (set with the masks)
-        self._max_len: int = 0
+        self._filters: _CutFilters | None = None
         # below U+0080 the table either lowercases or does nothing, so
         # ASCII words can skip the (slower) table lookup per character
         ascii_map = tables.ascii_map
@@ -624,29 +660,21 @@ class WpmTokenizer:
         offs = _utf8_offsets(p)
         return Piece(ids, [offs[s] for s in cstarts], [offs[e] for e in cends], offs[len(p)], word)
 
-    def _length_masks(self) -> dict[str, int]:
-        """For each first three characters of the pieces of three or more
-        characters, bit ``n`` set for every length ``n`` such a piece has.
-        Made on first use (a benign race at worst makes it twice)."""
-        masks = self._masks
-        if not masks:
-            masks = {}
-            for piece in self._t2i:
-                n = len(piece)
-                if n >= 3:
-                    k = piece[:3]
-                    masks[k] = masks.get(k, 0) | (1 << n)
-                    if n > self._max_len:
-                        self._max_len = n
-            self._masks = masks
-        return masks
+    def _cut_filters(self) -> _CutFilters:
+        """The filters of ``_greedy``, made on first use (a benign race at
+        worst makes them twice)."""
+        f = self._filters
+        if f is None:
+            f = _CutFilters(self._t2i)
+            self._filters = f
+        return f
 
     def _greedy(self, w1: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
         """Longest-match-first cut of ``w1``; False when some position has no match."""
         n = len(w1)
         # made on the first call even when unused (one short encode, as
         # before with the trie, readies the tokenizer)
-        masks = self._length_masks()
+        f = self._cut_filters()
         # a word that is a vocabulary piece as a whole is its own longest
         # first match, so the walk below would give exactly this token
         whole = self._t2i.get(w1, -1)
@@ -656,27 +684,37 @@ class WpmTokenizer:
             ends.append(n)
             return True
         # longest match first at each position, as llama.cpp does, but
-        # trying only the lengths that some piece beginning with the next
-        # three characters has (a bit mask per three-character prefix),
-        # then two and one character: most failed lookups are skipped.
-        # (A character trie was tried: building it costs ~25 ms on first
-        # use, more than it saves.)
+        # looking up only the lengths that some piece beginning with the
+        # next three characters has, and that some such piece of that
+        # length ends with the candidate's last character (modulo 62);
+        # then two and one character. Most failed lookups (a slice, a
+        # hash, a probe) are skipped. (A character trie was tried: building
+        # it costs ~25 ms on first use, more than it saves.)
         t2i = self._t2i
+        index = f.index
+        masks = f.masks
+        last = f.last
+        width = f.width
+        max_len = f.max_len
         i = 0
         while i < n:
             found = -1
             j = i
             rest = n - i
             if rest >= 3:
-                mask = masks.get(w1[i : i + 3], 0)
-                length = rest if rest < self._max_len else self._max_len
-                while length >= 3:
-                    if (mask >> length) & 1:
-                        found = t2i.get(w1[i : i + length], -1)
-                        if found >= 0:
-                            j = i + length
-                            break
-                    length -= 1
+                k = index.get(w1[i : i + 3], -1)
+                if k >= 0:
+                    mask = masks[k]
+                    row = k * width
+                    length = rest if rest < max_len else max_len
+                    while length >= 3:
+                        if (mask >> length) & 1:
+                            if (last[row + length] >> (ord(w1[i + length - 1]) % 62)) & 1:
+                                found = t2i.get(w1[i : i + length], -1)
+                                if found >= 0:
+                                    j = i + length
+                                    break
+                        length -= 1
             if found < 0 and rest >= 2:
                 found = t2i.get(w1[i : i + 2], -1)
                 j = i + 2
