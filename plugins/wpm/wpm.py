@@ -17,10 +17,10 @@ Each word then gets the word-start marker ``▁`` and is cut greedily, longest
 vocabulary match first; a word with a position where nothing matches becomes
 one unknown token.
 
-Implementation: the fragment is cut with one regular expression into pieces
-"leading whitespace + one word" whose character classes are computed per
-ORIGINAL code point (through NFD when accents are stripped), so nothing is
-rewritten before cutting and spans stay exact. Each distinct piece is
+Implementation: the fragment is cut into pieces "leading whitespace + one
+word" by the character classes of the ORIGINAL code points (through NFD
+when accents are stripped; one byte per code point in a table), so nothing
+is rewritten before cutting and spans stay exact. Each distinct piece is
 tokenized once and remembered with its byte offsets relative to the piece,
 so repeated words cost one dictionary lookup.
 
@@ -129,15 +129,6 @@ class _RangeSet:
         return i >= 0 and cp <= self.ends[i]
 
 
-def _nfd_pairs() -> list[tuple[int, int]]:
-    """(code point, first code point of its NFD) for every code point it changes."""
-    out: list[tuple[int, int]] = []
-    for first, last, target in _ut.NFD:
-        for cp in range(first, last + 1):
-            out.append((cp, target))
-    return out
-
-
 # classes of one code point
 WS: Final = 0
 DROP: Final = 1
@@ -158,19 +149,19 @@ class CharClasses:
         split_l: Ranges = list(_ut.PUNCT) + list(CHINESE_RANGES) + [(ord(c), ord(c)) for c in _ut.ASCII_SYMBOL]
         split = _subtract(_subtract(_normalize_ranges(split_l), ws), drop)
         if strip_accents:
-            # flags are those of the NFD's first code point
+            # flags are those of the NFD's first code point: every code point
+            # of one NFD range shares its target, so the range moves as a
+            # whole into the target's class (26 000 code points, 1 800 ranges)
             sets = (_RangeSet(ws), _RangeSet(drop), _RangeSet(split))
-            moved: dict[int, list[int]] = {WS: [], DROP: [], SPLIT: [], WORD: []}
-            changed: list[int] = []
-            for cp, target in _nfd_pairs():
-                a, b = _classify(sets, cp), _classify(sets, target)
-                if a != b:
-                    changed.append(cp)
-                    moved[b].append(cp)
-            ch = _points(changed)
-            ws = _normalize_ranges(_subtract(ws, ch) + _points(moved[WS]))
-            drop = _normalize_ranges(_subtract(drop, ch) + _points(moved[DROP]))
-            split = _normalize_ranges(_subtract(split, ch) + _points(moved[SPLIT]))
+            moved: dict[int, Ranges] = {WS: [], DROP: [], SPLIT: [], WORD: []}
+            cover: Ranges = []
+            for first, last, target in _ut.NFD:
+                cover.append((first, last))
+                moved[_classify(sets, target)].append((first, last))
+            cov = _normalize_ranges(cover)
+            ws = _normalize_ranges(_subtract(ws, cov) + moved[WS])
+            drop = _normalize_ranges(_subtract(drop, cov) + moved[DROP])
+            split = _normalize_ranges(_subtract(split, cov) + moved[SPLIT])
         self.ws: Ranges = ws
         self.drop: Ranges = drop
         self.split: Ranges = split
@@ -191,44 +182,36 @@ def _classify(sets: tuple[_RangeSet, _RangeSet, _RangeSet], cp: int) -> int:
     return WORD
 
 
-def _regex_class(rs: Ranges) -> str:
-    """A regular-expression class of the code points of ``rs``."""
-    parts: list[str] = []
-    for a, b in rs:
-        if a == b:
-            parts.append(f"\\U{a:08x}")
-        else:
-            parts.append(f"\\U{a:08x}-\\U{b:08x}")
-    return "[" + "".join(parts) + "]"
-
-
-def _translate_table(lowercase: bool, strip_accents: bool) -> dict[int, int]:
-    """Code point -> its normalized code point, for every one that changes
-    (dropped code points are removed before translating)."""
+def _translate_table(lowercase: bool, strip_accents: bool, hi: int = 0x10FFFF) -> dict[int, int]:
+    """Code point -> its normalized code point, for every one up to ``hi``
+    that changes (dropped code points are removed before translating)."""
     lower: dict[int, int] = dict(_ut.LOWER) if lowercase else {}
     table: dict[int, int] = {}
     if strip_accents:
-        for cp, target in _nfd_pairs():
-            table[cp] = lower.get(target, target)
-    for cp, lc in lower.items():
-        if cp not in table:
+        # one NFD range has one target: filled range by range (dict.fromkeys
+        # fills in C; a Python loop over the 26 000 code points took ms)
+        for first, last, target in _ut.NFD:
+            if first > hi:
+                continue
+            t = lower.get(target, target)
+            table.update(dict.fromkeys(range(first, min(last, hi) + 1), t))
+            if first <= t <= last and t <= hi:
+                del table[t]
+    for cp, lc in _ut.LOWER if lowercase else ():
+        if cp != lc and cp <= hi and cp not in table:
             table[cp] = lc
-    return {k: v for k, v in table.items() if k != v}
+    return table
 
 
-def _clip(rs: Ranges, hi: int) -> Ranges:
-    """The part of ``rs`` at or below ``hi``."""
-    return [(a, min(b, hi)) for a, b in rs if a <= hi]
-
-
-def _pieces_pattern(ws_r: Ranges, split_r: Ranges) -> str:
-    """Leading whitespace + one word, or trailing whitespace alone.
-
-    The word class is spelled out positively: ``re`` tests a negated class
-    by scanning all its ranges above U+FFFF for every character."""
-    word_r = _subtract([(0, 0x10FFFF)], _normalize_ranges(ws_r + split_r))
-    ws = _regex_class(ws_r)
-    return f"{ws}*(?:{_regex_class(word_r)}+|{_regex_class(split_r)})|{ws}+"
+def _class_bytes(cc: CharClasses) -> bytes:
+    """WS, DROP, SPLIT or WORD for every code point, one byte each: 1.1 MB
+    filled range by range in well under a millisecond, where compiling the
+    same classes into regular expressions took 8 ms."""
+    out = bytearray([WORD]) * 0x110000
+    for ranges, k in ((cc.split, SPLIT), (cc.drop, DROP), (cc.ws, WS)):
+        for a, b in ranges:
+            out[a : b + 1] = bytes([k]) * (b - a + 1)
+    return bytes(out)
 
 
 class _Tables:
@@ -236,15 +219,26 @@ class _Tables:
 
     def __init__(self, lowercase: bool, strip_accents: bool) -> None:
         cc = CharClasses(strip_accents)
-        self.pieces_re: re.Pattern[str] = re.compile(_pieces_pattern(cc.ws, cc.split))
-        # the same classes cut to ASCII: a smaller, faster pattern for ASCII text
-        self.ascii_pieces_re: re.Pattern[str] = re.compile(_pieces_pattern(_clip(cc.ws, 0x7F), _clip(cc.split, 0x7F)))
-        keep = _regex_class(_subtract([(0, 0x10FFFF)], cc.drop))
-        self.keep_re: re.Pattern[str] = re.compile(keep)
-        self.all_kept_re: re.Pattern[str] = re.compile(keep + "*")
+        self.lowercase = lowercase
+        self.strip_accents = strip_accents
+        self.class_of: bytes = _class_bytes(cc)
         self.ws_chars: str = "".join(chr(c) for c in _ut.WHITESPACE)
-        self.table: dict[int, int] = _translate_table(lowercase, strip_accents)
+        ascii_table = _translate_table(lowercase, strip_accents, 0x7F)
+        self.ascii_map: list[int] = [ascii_table.get(c, c) for c in range(128)]
         self.classes = cc
+        self._table: dict[int, int] | None = None
+
+    def table(self) -> dict[int, int]:
+        """The whole translate table (26 000 entries, ~1.5 ms), made for
+        the first word that needs it: one with a non-ASCII character."""
+        t = self._table
+        if t is None:
+            with _tables_lock:
+                t = self._table
+                if t is None:
+                    t = _translate_table(self.lowercase, self.strip_accents)
+                    self._table = t
+        return t
 
 
 _tables_lock = threading.Lock()
@@ -264,18 +258,6 @@ def _get_tables(lowercase: bool, strip_accents: bool) -> _Tables:
 # ---- tokenizing ---------------------------------------------------------------
 
 
-class Piece:
-    """The tokens of one piece (leading whitespace + one word), with byte
-    offsets relative to the piece."""
-
-    def __init__(self, ids: list[int], starts: list[int], ends: list[int], nbytes: int, word: str) -> None:
-        self.ids = ids
-        self.starts = starts
-        self.ends = ends
-        self.nbytes = nbytes
-        self.word = word
-
-
 class Chunk:
     """The tokens of one space-free stretch of text, with byte offsets
     relative to it."""
@@ -285,6 +267,15 @@ class Chunk:
         self.starts = starts
         self.ends = ends
         self.nbytes = nbytes
+
+
+class Piece(Chunk):
+    """The tokens of one piece (leading whitespace + one word), with byte
+    offsets relative to the piece, and the normalized word."""
+
+    def __init__(self, ids: list[int], starts: list[int], ends: list[int], nbytes: int, word: str) -> None:
+        super().__init__(ids, starts, ends, nbytes)
+        self.word = word
 
 
 def _utf8_offsets(text: str) -> list[int]:
@@ -302,6 +293,44 @@ def _utf8_offsets(text: str) -> list[int]:
 
 
 _CUT_RE = re.compile("(?<=[!-~])(?=[ \n])")
+
+
+class _CutFilters:
+    """What ``_greedy`` checks before looking a candidate piece up: for
+    each first three characters of the pieces of three or more characters
+    (numbered by ``index``), bit ``n`` of ``masks`` set for every length
+    ``n`` such a piece has, and in ``last``, at ``k * width + n``, the set
+    of the last characters (modulo 62, to stay a small int) such pieces
+    of length ``n`` end with."""
+
+    def __init__(self, t2i: dict[str, int]) -> None:
+        max_len = 3
+        for piece in t2i:
+            if len(piece) > max_len:
+                max_len = len(piece)
+        width = max_len + 1
+        zeros = [0] * width
+        index: dict[str, int] = {}
+        masks: list[int] = []
+        last: list[int] = []
+        for piece in t2i:
+            n = len(piece)
+            if n >= 3:
+                key = piece[:3]
+                k = index.get(key, -1)
+                if k < 0:
+                    k = len(masks)
+                    index[key] = k
+                    masks.append(0)
+                    last.extend(zeros)
+                masks[k] |= 1 << n
+                at = k * width + n
+                last[at] = last[at] | (1 << (ord(piece[n - 1]) % 62))
+        self.index = index
+        self.masks = masks
+        self.last = last
+        self.width = width
+        self.max_len = max_len
 
 
 class WpmTokenizer:
@@ -332,24 +361,19 @@ class WpmTokenizer:
         self._unk: int = special.get("unk", -1)
         self._t2i: dict[str, int] = dict(vocab.token_to_id)
         tables = _get_tables(lowercase, strip_accents)
-        self._pieces_re: re.Pattern[str] = tables.pieces_re
-        self._ascii_pieces_re: re.Pattern[str] = tables.ascii_pieces_re
-        self._all_kept_re: re.Pattern[str] = tables.all_kept_re
-        self._keep_re: re.Pattern[str] = tables.keep_re
+        self._tables = tables
+        self._class_of: bytes = tables.class_of
         self._ws_chars: str = tables.ws_chars
-        self._table: dict[int, int] = tables.table
         # the ASCII characters that are one-character words in this setting
         self._ascii_split: str = "".join(
             chr(c) for c in range(0x80) if tables.classes.char_class(c) == SPLIT
         )
         self._cache: dict[str, Piece] = {}
         self._chunks: dict[str, Chunk] = {}
-        self._masks: dict[str, int] = {}
-        # the longest piece in characters (set with the masks)
-        self._max_len: int = 0
+        self._filters: _CutFilters | None = None
         # below U+0080 the table either lowercases or does nothing, so
         # ASCII words can skip the (slower) table lookup per character
-        ascii_map = [self._table.get(c, c) for c in range(128)]
+        ascii_map = tables.ascii_map
         self._lowercase_ascii: bool = ascii_map == [ord(chr(c).lower()) for c in range(128)]
         self._ascii_lower: bool = self._lowercase_ascii or ascii_map == list(range(128))
 
@@ -358,25 +382,30 @@ class WpmTokenizer:
     def encode_fragment(self, text: str, after_special: bool) -> FragmentResult:
         # U+0020 always ends a word (it is whitespace in every setting, and
         # its own NFD), so the space-separated chunks tokenize independently.
-        # str.split(" ") is far cheaper than the pieces regex, and chunks
+        # str.split(" ") is far cheaper than the walk of _split, and chunks
         # repeat in real text, so most cost one dictionary lookup.
         ids: list[int] = []
         starts: list[int] = []
         ends: list[int] = []
         # the same lists, typed to take an already boxed int
+        ids_o = cast("list[object]", ids)
         starts_o = cast("list[object]", starts)
         ends_o = cast("list[object]", ends)
         pos = 0
         cache = self._chunks
         for c in text.split(" "):
+            if not c:
+                # between two spaces (indentation): nothing to look up
+                pos += 1
+                continue
             r = cache.get(c)
             if r is None:
                 r = self._chunk(c)
             n = len(r.ids)
             if n == 1:
-                # extend, not append(r.ids[0]): mypyc would unbox the id and
-                # box it again as a new int object
-                ids.extend(r.ids)
+                # the id as the object it is: read from a list[int], mypyc
+                # would unbox it and box it again as a new int object
+                ids_o.append(cast("list[object]", r.ids)[0])
                 starts.append(pos + r.starts[0])
                 ends.append(pos + r.ends[0])
             elif n > 1:
@@ -454,34 +483,67 @@ class WpmTokenizer:
 
     def _split(self, text: str) -> list[str]:
         """Pieces "leading whitespace + one word" (and trailing whitespace);
-        joined, they give ``text`` back."""
-        if text.isascii():
-            pieces: list[str] = self._ascii_pieces_re.findall(text)
-        else:
-            pieces = self._pieces_re.findall(text)
-        return pieces
+        joined, they give ``text`` back.
+
+        One walk over the characters, a byte table telling their classes:
+        whitespace, then a run of word characters (dropped ones included:
+        they are removed later, inside the word) or one split character;
+        whitespace at the end stands alone. For the short chunks this gets,
+        cheaper than starting a regular expression."""
+        cls = self._class_of
+        out: list[str] = []
+        n = len(text)
+        i = 0
+        while i < n:
+            j = i
+            while j < n and cls[ord(text[j])] == WS:
+                j += 1
+            if j < n:
+                if cls[ord(text[j])] == SPLIT:
+                    j += 1
+                else:
+                    while j < n:
+                        k = cls[ord(text[j])]
+                        if k == WS or k == SPLIT:
+                            break
+                        j += 1
+            out.append(text[i:j])
+            i = j
+        return out
 
     def _chunk(self, c: str) -> Chunk:
         """Tokens of a text without U+0020, remembered when short."""
-        if c.isascii() and c.isalnum():
+        if c.isascii() and c.isalnum() and self._ascii_lower:
             # ASCII letters and digits are all word characters (never
-            # whitespace, split or dropped), so the chunk is one piece
-            r = self._piece(c)
-            ch = Chunk(r.ids, r.starts, r.ends, r.nbytes)
+            # whitespace, split or dropped), so the chunk is one word,
+            # tokenized straight into the chunk (not into a Piece too)
+            ids: list[int] = []
+            starts: list[int] = []
+            ends: list[int] = []
+            self._ascii_word(c, ids, starts, ends)
+            ch = Chunk(ids, starts, ends, len(c))
             self._remember_chunk(c, ch)
             return ch
         if len(c) >= 2 and c.isascii() and c[-1] in self._ascii_split and c[:-1].isalnum():
             # a word and one ASCII punctuation or symbol ("day," "f("): the
-            # two pieces the regex would give, without running it
+            # two pieces _split would give, without the walk
             pieces = [c[:-1], c[-1]]
         else:
             pieces = self._split(c)
-        ids: list[int] = []
-        starts: list[int] = []
-        ends: list[int] = []
+        ids = []
+        starts = []
+        ends = []
         pos = 0
+        chunks = self._chunks
         for p in pieces:
-            r = self._piece(p)
+            r: Chunk
+            if self._ascii_lower and p.isascii() and p.isalnum():
+                # a word that is also a chunk of its own ("day" of "day,"):
+                # one cache for both, so it is cut only once
+                found = chunks.get(p)
+                r = self._chunk(p) if found is None else found
+            else:
+                r = self._piece(p)
             ids.extend(r.ids)
             for s in r.starts:
                 starts.append(pos + s)
@@ -510,27 +572,63 @@ class WpmTokenizer:
                 cache[p] = r
         return r
 
+    def _ascii_word(self, w: str, ids: list[int], starts: list[int], ends: list[int]) -> str:
+        """Tokens of ``w``, ASCII letters and digits only, with character
+        (= byte) offsets into ``w``; returns the normalized word. For
+        ``_ascii_lower`` tokenizers only."""
+        word = w.lower() if self._lowercase_ascii else w
+        if not self._greedy(WORD_MARK + word, ids, starts, ends):
+            ids.clear()
+            starts.clear()
+            ends.clear()
+            if self._unk >= 0:
+                ids.append(self._unk)
+                starts.append(0)
+                ends.append(len(w))
+            return word
+        # token ranges are in "▁" + word: one less, and the "▁" alone is
+        # empty at the word start
+        for t in range(len(ids)):
+            a = starts[t] - 1
+            b = ends[t] - 1
+            if a < 0:
+                a = 0
+            if b <= a:
+                b = a = 0
+            starts[t] = a
+            ends[t] = b
+        return word
+
     def _tokenize_piece(self, p: str) -> Piece:
         ascii_p = p.isascii()
+        if ascii_p and self._ascii_lower and p.isalnum():
+            ids0: list[int] = []
+            starts0: list[int] = []
+            ends0: list[int] = []
+            word0 = self._ascii_word(p, ids0, starts0, ends0)
+            return Piece(ids0, starts0, ends0, len(p), word0)
         # ASCII: whitespace is these six, and printable characters are all
-        # kept (cheaper than the Unicode-wide strip set and regex)
+        # kept (cheaper than the Unicode-wide strip set and class table)
         core = p.lstrip(_ASCII_WS) if ascii_p else p.lstrip(self._ws_chars)
         k = len(p) - len(core)
         n_core = len(core)
         ids: list[int] = []
         cstarts: list[int] = []
         cends: list[int] = []
-        if (ascii_p and core.isprintable()) or self._all_kept_re.fullmatch(core) is not None:
-            kept = core
-            origin: list[int] = []
-        else:
-            origin = [m.start() for m in self._keep_re.finditer(core)]
-            kept = "".join([core[i] for i in origin])
+        origin: list[int] = []
+        kept = core
+        if not (ascii_p and core.isprintable()):
+            cls = self._class_of
+            for i in range(n_core):
+                if cls[ord(core[i])] == DROP:
+                    origin = [j for j in range(n_core) if cls[ord(core[j])] != DROP]
+                    kept = "".join([core[j] for j in origin])
+                    break
         nk = len(kept)
         if ascii_p and self._ascii_lower:
             word = kept.lower() if self._lowercase_ascii else kept
         else:
-            word = kept.translate(self._table)
+            word = kept.translate(self._tables.table())
         if nk > 0:
             if not self._greedy(WORD_MARK + word, ids, cstarts, cends):
                 ids.clear()
@@ -562,29 +660,21 @@ class WpmTokenizer:
         offs = _utf8_offsets(p)
         return Piece(ids, [offs[s] for s in cstarts], [offs[e] for e in cends], offs[len(p)], word)
 
-    def _length_masks(self) -> dict[str, int]:
-        """For each first three characters of the pieces of three or more
-        characters, bit ``n`` set for every length ``n`` such a piece has.
-        Made on first use (a benign race at worst makes it twice)."""
-        masks = self._masks
-        if not masks:
-            masks = {}
-            for piece in self._t2i:
-                n = len(piece)
-                if n >= 3:
-                    k = piece[:3]
-                    masks[k] = masks.get(k, 0) | (1 << n)
-                    if n > self._max_len:
-                        self._max_len = n
-            self._masks = masks
-        return masks
+    def _cut_filters(self) -> _CutFilters:
+        """The filters of ``_greedy``, made on first use (a benign race at
+        worst makes them twice)."""
+        f = self._filters
+        if f is None:
+            f = _CutFilters(self._t2i)
+            self._filters = f
+        return f
 
     def _greedy(self, w1: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
         """Longest-match-first cut of ``w1``; False when some position has no match."""
         n = len(w1)
         # made on the first call even when unused (one short encode, as
         # before with the trie, readies the tokenizer)
-        masks = self._length_masks()
+        f = self._cut_filters()
         # a word that is a vocabulary piece as a whole is its own longest
         # first match, so the walk below would give exactly this token
         whole = self._t2i.get(w1, -1)
@@ -594,27 +684,37 @@ class WpmTokenizer:
             ends.append(n)
             return True
         # longest match first at each position, as llama.cpp does, but
-        # trying only the lengths that some piece beginning with the next
-        # three characters has (a bit mask per three-character prefix),
-        # then two and one character: most failed lookups are skipped.
-        # (A character trie was tried: building it costs ~25 ms on first
-        # use, more than it saves.)
+        # looking up only the lengths that some piece beginning with the
+        # next three characters has, and that some such piece of that
+        # length ends with the candidate's last character (modulo 62);
+        # then two and one character. Most failed lookups (a slice, a
+        # hash, a probe) are skipped. (A character trie was tried: building
+        # it costs ~25 ms on first use, more than it saves.)
         t2i = self._t2i
+        index = f.index
+        masks = f.masks
+        last = f.last
+        width = f.width
+        max_len = f.max_len
         i = 0
         while i < n:
             found = -1
             j = i
             rest = n - i
             if rest >= 3:
-                mask = masks.get(w1[i : i + 3], 0)
-                length = rest if rest < self._max_len else self._max_len
-                while length >= 3:
-                    if (mask >> length) & 1:
-                        found = t2i.get(w1[i : i + length], -1)
-                        if found >= 0:
-                            j = i + length
-                            break
-                    length -= 1
+                k = index.get(w1[i : i + 3], -1)
+                if k >= 0:
+                    mask = masks[k]
+                    row = k * width
+                    length = rest if rest < max_len else max_len
+                    while length >= 3:
+                        if (mask >> length) & 1:
+                            if (last[row + length] >> (ord(w1[i + length - 1]) % 62)) & 1:
+                                found = t2i.get(w1[i : i + length], -1)
+                                if found >= 0:
+                                    j = i + length
+                                    break
+                        length -= 1
             if found < 0 and rest >= 2:
                 found = t2i.get(w1[i : i + 2], -1)
                 j = i + 2

@@ -1,9 +1,11 @@
 """Property tests of the WPM plugin: it never fails, spans are ordered and
-point at the right text, and the fast path (regex pieces, remembered words)
-equals a plain transliteration of llama.cpp's ``preprocess`` + greedy loop."""
+point at the right text, and the fast paths (pieces cut by a class table,
+remembered words, the filtered greedy cut) equal a plain transliteration of
+llama.cpp's ``preprocess`` + greedy loop."""
 
 from __future__ import annotations
 
+import dataclasses
 from bisect import bisect_right
 from typing import Any
 
@@ -189,3 +191,49 @@ def test_remembered_words_change_nothing(bge: Model, text: str) -> None:
     assert len(words) == len(first.ids)
     assert words == sorted(words)
     assert tok.normalized(text) == " ".join(tok.words(text))
+
+
+# ---- the fast paths against the transliteration -----------------------------------------
+
+_SETTINGS_TOKENIZERS: dict[tuple[bool, bool], WpmTokenizer] = {}
+
+
+def _tokenizer(bge: Model, lowercase: bool, strip_accents: bool) -> WpmTokenizer:
+    key = (lowercase, strip_accents)
+    if key not in _SETTINGS_TOKENIZERS:
+        flags = dict(bge.vocab.flags, normalizer_lowercase=lowercase, normalizer_strip_accents=strip_accents)
+        _SETTINGS_TOKENIZERS[key] = WpmTokenizer(dataclasses.replace(bge.vocab, flags=flags))
+    tok = _SETTINGS_TOKENIZERS[key]
+    assert (tok.lowercase, tok.strip_accents) == key
+    return tok
+
+
+@pytest.mark.parametrize("lowercase,strip_accents", [(True, True), (True, False), (False, True), (False, False)])
+@SETTINGS
+@given(text=TEXT)
+def test_words_in_every_normalizer_setting(bge: Model, lowercase: bool, strip_accents: bool, text: str) -> None:
+    """The cut into words (a class table per setting, dropped characters
+    found by the same table, ASCII shortcuts) in all four settings."""
+    tok = _tokenizer(bge, lowercase, strip_accents)
+    assert tok.words(text) == reference_words(text, lowercase, strip_accents)
+    # chunk by chunk (encode_fragment's way) gives the same words as the whole text
+    assert [w for c in text.split(" ") for w in tok.words(c)] == tok.words(text)
+
+
+_PARTS: list[str] = []
+
+
+@SETTINGS
+@given(st.data())
+def test_words_made_of_vocabulary_pieces(bge: Model, data: st.DataObject) -> None:
+    """Long words made of vocabulary pieces, sometimes with one other
+    character put in: the greedy cut with its length and last-character
+    filters takes the same pieces as trying every length."""
+    if not _PARTS:
+        _PARTS.extend(p.replace(WORD_MARK, "") for p in bge.vocab.pieces if p.replace(WORD_MARK, "").isalnum())
+    word = "".join(data.draw(st.lists(st.sampled_from(_PARTS), min_size=1, max_size=5)))
+    if data.draw(st.booleans()):
+        k = data.draw(st.integers(0, len(word)))
+        word = word[:k] + data.draw(ALPHABET) + word[k:]
+    text = f"{word} {word.upper()} {word}. ({word}"
+    assert bge.encode(text).ids == reference_ids(bge, text)
