@@ -184,3 +184,23 @@ def test_complete_all_swaps_in_the_full_dict_without_misleading_readers(path: st
     assert rank_of(table, partial, "no such merge") == -1
     table.load_all()  # nothing left to load
     assert table.ranks == want
+
+
+TEXT = "Hello world!  Ünïcödé 日本語 🙂 tabs\tand\nnew lines " * 20
+
+
+@pytest.mark.parametrize("kind", ["spm", "bpe", "ugm", "wpm"])
+def test_prepare_builds_ahead_and_changes_no_id(kind: str) -> None:
+    path = demo_models().get(kind)
+    if path is None:
+        pytest.skip(f"no bundled {kind} demo model")
+    lazy = open_model(path)
+    want = lazy.encode(TEXT).ids
+    ready = open_model(path)
+    ready.prepare()  # a no-op for plugins without tables made on demand
+    if kind == "bpe":
+        table = ready.tokenizer.rank_table()  # type: ignore[attr-defined]
+        assert table.complete and table.done is table.ranks
+        assert len(table.ranks) == len(set(ready.vocab.merges))
+    assert ready.encode(TEXT).ids == want
+    assert ready.encode(TEXT, add_special=True).ids == lazy.encode(TEXT, add_special=True).ids
