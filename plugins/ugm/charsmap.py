@@ -29,6 +29,7 @@ The normalizer has two paths that give the same result:
 from __future__ import annotations
 
 import re
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
@@ -41,6 +42,8 @@ ESCAPED_SPACE = "\u2581"
 REPLACEMENT_UTF8 = b"\xef\xbf\xbd"
 
 _SURROGATE_RE = re.compile("[\\ud800-\\udfff]")
+# pieces of the normalized text joined at a time (normalize_range)
+_JOIN_SLICE: Final = 1 << 16
 
 
 def _malformed(message: str) -> GGUFError:
@@ -519,6 +522,7 @@ class Normalizer:
         ``passes``: as in :meth:`normalize_str` (0: a piece of a bigger
         job, which reports no progress of its own)."""
         out: list[str] = []
+        done: list[str] = []  # out joined so far, a slice at a time
         ss: list[int] = []
         se: list[int] = []
         space = self.space
@@ -544,6 +548,11 @@ class Normalizer:
                 # a long text: let the GUI thread in now and then, and the
                 # caller hear how far it got (or cancel)
                 checkpoint(i - start if span else 0, span)
+                if len(out) >= _JOIN_SLICE:
+                    # one join of millions of pieces at the end would hold
+                    # the GIL for ~0.1 s
+                    done.append("".join(out))
+                    out.clear()
             while si < n_stops and stops[si] < i:
                 si += 1
             stop = stops[si] if si < n_stops else n
@@ -656,6 +665,9 @@ class Normalizer:
             out.append(space)
             ss.append(n)
             se.append(n)
+        if done:
+            done.append("".join(out))
+            return StrNorm("".join(done), ss, se, run_s, run_e)
         return StrNorm("".join(out), ss, se, run_s, run_e)
 
     # ---- bytes (llama.cpp, literally) -------------------------------------
