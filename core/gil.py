@@ -27,7 +27,7 @@ from __future__ import annotations
 import threading
 import time
 from contextlib import contextmanager
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 STEP = 4096
 """How many loop steps between two offers: at tens of nanoseconds a step,
@@ -70,6 +70,23 @@ def checkpoint(done: int, total: int) -> None:
     hook = _local.hook
     if hook is not None and not hook(done, total):
         raise Cancelled()
+
+
+def dispose(items: list[Any]) -> None:
+    """Empty ``items`` a slice at a time, offering the GIL in between.
+
+    Freeing a list of millions of distinct ints (the per-character offset
+    maps of a 10 MB text) is one deallocation that holds the GIL for as
+    long as making them did, ~0.3 s per 10 million, all at once."""
+    n = len(items)
+    while n > _DISPOSE_SLICE:
+        n -= _DISPOSE_SLICE
+        del items[n:]
+        time.sleep(0)
+    items.clear()
+
+
+_DISPOSE_SLICE = 1 << 16
 
 
 @contextmanager
