@@ -286,8 +286,13 @@ class LiveTokenizer(QObject):
         self._generation += 1
         job = self._current_job()
         base = self._base_for(job) if job is not None else None
+        if job is None or base is None or len(base.text) < INCREMENTAL_MIN:
+            # decided without the text: reading a 10 MB document costs the
+            # GUI thread ~60 ms, and the worker job reads it again anyway
+            self._generation -= 1
+            return False
         text = self._text_source()
-        if job is None or base is None or len(base.text) < INCREMENTAL_MIN or not self.inline_ok(base, text):
+        if not self.inline_ok(base, text):
             self._generation -= 1
             return False
         self._running = job

@@ -12,8 +12,10 @@ the whole text).
     python benchmarks/bench_latency.py --huge [--huge-size 10000000]
 
 ``--huge`` pastes a 10 MB text instead and reports the time until its
-tokens are on screen, the longest stall of the event loop meanwhile, how
-many progress reports arrived, and the peak RSS of the process.
+tokens are on screen, the longest stall of the event loop meanwhile (and
+how many passed 100 ms, with the machine's load average: on a busy machine
+the scheduler alone makes some), how many progress reports arrived, and
+the peak RSS of the process.
 Runs offscreen unless QT_QPA_PLATFORM is set.
 """
 
@@ -251,12 +253,16 @@ def run_huge(args: argparse.Namespace) -> list[dict[str, Any]]:
         w.table.viewport().repaint()
         elapsed = time.perf_counter() - t0
         stall = hb.stop()
+        # the longest stall alone is at the mercy of a busy machine's
+        # scheduler; how many stalls passed 100 ms tells a pattern from a fluke
+        long_stalls = sum(1 for g in hb.gaps if g > 0.1)
         a = w.analysis
         rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         row = {"model": name, "kind": a.info.kind if a else "", "bytes": len(text.encode("utf-8")),
                "tokens": len(a) if a else 0, "paste_to_tokens_s": round(elapsed, 2),
                "encode_s": round(a.stats.encode_ms / 1000, 2) if a else 0,
                "paste_ms": round(paste_ms[0]), "max_stall_after_paste_ms": round(stall, 0),
+               "stalls_over_100ms": long_stalls, "load_avg": round(os.getloadavg()[0], 1),
                "progress_reports": len(reports),
                "peak_rss_mb": round(rss_mb, 0)}
         rows.append(row)

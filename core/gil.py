@@ -1,4 +1,5 @@
-"""Letting other threads run during long compiled work.
+"""Letting other threads run during long compiled work, and hearing how far
+it got.
 
 The interpreter hands the GIL to a waiting thread only between bytecodes;
 code compiled by mypyc runs none, so a worker thread that opens a 262k-token
@@ -8,17 +9,93 @@ plugin builds its tables). Long loops in compiled modules call
 :func:`offer_gil` every few thousand steps instead; ``time.sleep(0)``
 releases the GIL and takes it back, and a waiting thread gets its turn in
 between. Without a waiting thread it costs about a microsecond.
+
+Loops that may run for seconds over one huge fragment (a pasted 10 MB text
+that a plugin cannot cut, see ``Tokenizer.cut_points``) call
+:func:`checkpoint` instead: it offers the GIL too, and also tells whoever
+installed a hook with :func:`progress_hook` on this thread how far the
+work got, and lets that hook stop it by raising :class:`Cancelled`. A
+plugin that never calls it still works; its progress is just coarser (one
+report per fragment or piece).
+
+>>> with progress_hook(lambda done, total: not cancel_requested()):
+...     tokenizer.encode_fragment(huge_text, True)   # may raise Cancelled
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 STEP = 4096
 """How many loop steps between two offers: at tens of nanoseconds a step,
 well under a millisecond of work."""
 
+ProgressHook = Callable[[int, int], bool]
+"""``hook(done, total)``: ``done`` of ``total`` units of the current call's
+work are finished (``total == 0``: no idea how far, only a chance to
+cancel). Returns False to cancel."""
+
+
+class Cancelled(Exception):
+    """Raised by :func:`checkpoint` when the installed hook asks to stop.
+
+    Plugins let it pass (it is not a plugin error): the caller that
+    installed the hook catches it and drops the unfinished work."""
+
+
+class _Local(threading.local):
+    hook: ProgressHook | None = None
+
+
+_local = _Local()
+
 
 def offer_gil() -> None:
     """Give any thread waiting for the GIL its turn now."""
     time.sleep(0)
+
+
+def checkpoint(done: int, total: int) -> None:
+    """:func:`offer_gil`, then report ``done`` of ``total`` (``total == 0``:
+    unknown) to this thread's hook, if one is installed; raises
+    :class:`Cancelled` when the hook returns False.
+
+    A plugin calls it every :data:`STEP` steps of a loop that can be long,
+    with its position in the whole call's work (a call with several passes
+    adds up the passes, so that ``done`` only grows)."""
+    time.sleep(0)
+    hook = _local.hook
+    if hook is not None and not hook(done, total):
+        raise Cancelled()
+
+
+def dispose(items: list[Any]) -> None:
+    """Empty ``items`` a slice at a time, offering the GIL in between.
+
+    Freeing a list of millions of distinct ints (the per-character offset
+    maps of a 10 MB text) is one deallocation that holds the GIL for as
+    long as making them did, ~0.3 s per 10 million, all at once."""
+    n = len(items)
+    while n > _DISPOSE_SLICE:
+        n -= _DISPOSE_SLICE
+        del items[n:]
+        time.sleep(0)
+    items.clear()
+
+
+_DISPOSE_SLICE = 1 << 16
+
+
+@contextmanager
+def progress_hook(hook: ProgressHook) -> Iterator[None]:
+    """Install ``hook`` for :func:`checkpoint` calls on this thread while
+    the ``with`` block runs (the previous hook is back afterwards)."""
+    prev = _local.hook
+    _local.hook = hook
+    try:
+        yield
+    finally:
+        _local.hook = prev

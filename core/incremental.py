@@ -29,14 +29,16 @@ True
 
 from __future__ import annotations
 
+import gc
 from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import chain
 from typing import Callable, Sequence
 
 from .encoding import Encoding
+from .gil import Cancelled, progress_hook
 from .model import Model, sanitize_text
-from .spans import assign_groups, byte_to_char_spans
+from .spans import assign_groups, char_spans, shift_into
 from .special import Fragment
 from .tokenizer import Tokenizer, cut_points
 
@@ -189,7 +191,35 @@ def encode_chunked(model: Model, text: str, add_special: bool = False, parse_spe
     plain fragments are cut at the plugin's cut points about every
     ``chunk_chars`` characters, and ``report(done, total)`` is called (with
     character counts) after each piece. It returns False to cancel, and
-    the result is then ``None``. Same result as ``model.encode``."""
+    the result is then ``None``. Same result as ``model.encode``.
+
+    A piece the plugin cannot cut (UGM beyond the length where its sums
+    are exact word by word, or a text without cut points) is one plugin
+    call that may take seconds; plugins that call
+    :func:`~tokenprism.core.gil.checkpoint` in their long loops report
+    from inside it too, and are cancelled there."""
+    # as in Model.encode: millions of lists and ints, none of them cyclic;
+    # each full pass of the cyclic collector meanwhile walks every token
+    # list made so far (measured: 0.2-0.4 s pauses of every thread, the
+    # GUI's too, several times per 10 MB, and half the run time with WPM)
+    gc_was_on = gc.isenabled()
+    if gc_was_on:
+        gc.disable()
+    try:
+        return _encode_chunked(model, text, add_special, parse_special, report, chunk_chars)
+    finally:
+        if gc_was_on:
+            # The result's tuples hold millions of ints, and the collector's
+            # first pass after enable() walks every object made meanwhile
+            # (0.2-0.5 s, every thread paused). None of them are cyclic:
+            # frozen, they are skipped, and still freed by reference
+            # counting (open_model freezes its vocabulary for the same reason).
+            gc.freeze()
+            gc.enable()
+
+
+def _encode_chunked(model: Model, text: str, add_special: bool, parse_special: bool,
+                    report: Callable[[int, int], bool] | None, chunk_chars: int) -> Encoding | None:
     text = sanitize_text(text)
     tok = model.tokenizer
     total = len(text)
@@ -220,11 +250,20 @@ def encode_chunked(model: Model, text: str, add_special: bool = False, parse_spe
     parts: list[tuple[int, int, list[int], list[int], list[int], list[int], list[int]]] = []
     byte_pos = 0
     i = 0
+    reached = [0]  # how far the reports got (they only move forward)
     while i < len(segs):
         s, e, token, flag = segs[i]
-        if report is not None and not report(s, total):
+        reached[0] = max(reached[0], s)
+        if report is not None and not report(reached[0], total):
             return None
-        res = _encode_segments(model, text, [segs[i]], byte_pos)
+        if report is None or token >= 0:
+            res = _encode_segments(model, text, [segs[i]], byte_pos)
+        else:
+            try:
+                with progress_hook(_inner_report(report, reached, s, e, total)):
+                    res = _encode_segments(model, text, [segs[i]], byte_pos)
+            except Cancelled:
+                return None
         if (parts and token < 0 and not flag and segs[i - 1][2] < 0 and res[0] and res[0][0] == unk
                 and parts[-1][2] and parts[-1][2][-1] == unk):
             # unknown tokens on both sides of a cut merge: redo both as one
@@ -266,12 +305,30 @@ def encode_chunked(model: Model, text: str, add_special: bool = False, parse_spe
         # GIL, and so the GUI thread, for ~40 ms a column
         flat: list[int] = list(head)
         for piece in col:
-            flat.extend(piece)
+            if len(piece) <= _SHIFT_SLICE:
+                flat.extend(piece)
+            else:  # one piece can be a whole uncuttable fragment
+                for k in range(0, len(piece), _SHIFT_SLICE):
+                    flat.extend(piece[k:k + _SHIFT_SLICE])
         flat.extend(tail)
         col.clear()
         out.append(tuple(flat))
         del flat
     return Encoding(text, model, out[0], out[1], out[2], out[3], out[4], out[5], add_special, parse_special)
+
+
+def _inner_report(report: Callable[[int, int], bool], reached: list[int], s: int, e: int,
+                  total: int) -> Callable[[int, int], bool]:
+    """The :func:`~tokenprism.core.gil.progress_hook` for the plugin call
+    over text ``[s, e)``: its ``done`` of ``inner`` becomes a character
+    position of the whole text in ``reached[0]``, passed to ``report``."""
+    def hook(done: int, inner: int) -> bool:
+        if inner > 0:
+            pos = s + (e - s) * min(done, inner) // inner
+            if pos > reached[0]:
+                reached[0] = pos
+        return report(reached[0], total)
+    return hook
 
 
 def retokenize_edit(old: Encoding, position: int, removed: int, added: str) -> Encoding:
@@ -376,12 +433,15 @@ def _encode_segments(model: Model, text: str, segs: Sequence[tuple[int, int, int
             bends.append(byte_pos + nbytes)
         else:
             res = model.tokenizer.encode_fragment(piece, flag)
-            cs, ce = byte_to_char_spans(piece, res.starts, res.ends)
+            # (compiled helpers, as Model.encode uses: a piece may be a whole
+            # 10 MB fragment a plugin could not cut, millions of tokens, and
+            # whole-array numpy conversions of those held the GIL ~0.2 s)
+            cs, ce = char_spans(piece, res.starts, res.ends)
             ids.extend(res.ids)
-            starts.extend([c + s for c in cs])
-            ends.extend([c + s for c in ce])
-            bstarts.extend([b + byte_pos for b in res.starts])
-            bends.extend([b + byte_pos for b in res.ends])
+            shift_into(starts, cs, s)
+            shift_into(ends, ce, s)
+            shift_into(bstarts, res.starts, byte_pos)
+            shift_into(bends, res.ends, byte_pos)
         char_pos = e
         byte_pos += nbytes
     return ids, starts, ends, bstarts, bends

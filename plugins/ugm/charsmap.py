@@ -29,18 +29,21 @@ The normalizer has two paths that give the same result:
 from __future__ import annotations
 
 import re
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
 from tokenprism.core.errors import GGUFError
-from tokenprism.core.gil import offer_gil
+from tokenprism.core.gil import STEP, checkpoint, offer_gil
 
 CHARSMAP_KEY = "tokenizer.ggml.precompiled_charsmap"
 ESCAPED_SPACE = "\u2581"
 REPLACEMENT_UTF8 = b"\xef\xbf\xbd"
 
 _SURROGATE_RE = re.compile("[\\ud800-\\udfff]")
+# pieces of the normalized text joined at a time (normalize_range)
+_JOIN_SLICE: Final = 1 << 16
 
 
 def _malformed(message: str) -> GGUFError:
@@ -498,22 +501,28 @@ class Normalizer:
             return None
         return chars, rep
 
-    def normalize_str(self, text: str) -> StrNorm | None:
+    def normalize_str(self, text: str, passes: int = 0) -> StrNorm | None:
         """Normalize ``text``; ``None`` when the result would not be valid
-        UTF-8 (then ``normalize_bytes`` gives the exact answer)."""
+        UTF-8 (then ``normalize_bytes`` gives the exact answer). With
+        ``passes > 0`` this is the first of that many equal passes over the
+        text, as far as progress reports go (see ``core.gil.checkpoint``)."""
         if not self.str_ok:
             return None
         if not text.isascii() and _SURROGATE_RE.search(text) is not None:
             return None
-        return self.normalize_range(text, 0, len(text), -1, -1)
+        return self.normalize_range(text, 0, len(text), -1, -1, passes)
 
-    def normalize_range(self, text: str, start: int, end: int, run_s: int, run_e: int) -> StrNorm | None:
+    def normalize_range(self, text: str, start: int, end: int, run_s: int, run_e: int,
+                        passes: int = 0) -> StrNorm | None:
         """Normalize ``text[start:end]`` (no lone surrogates) from the state
         at the start of a text, except for a pending run of dropped spaces
         ``[run_s, run_e)``; offsets are into ``text``. With
         ``remove_extra_whitespaces`` that is the whole state after a space,
-        so a text can be normalized piece by piece between spaces."""
+        so a text can be normalized piece by piece between spaces.
+        ``passes``: as in :meth:`normalize_str` (0: a piece of a bigger
+        job, which reports no progress of its own)."""
         out: list[str] = []
+        done: list[str] = []  # out joined so far, a slice at a time
         ss: list[int] = []
         se: list[int] = []
         space = self.space
@@ -532,10 +541,18 @@ class Normalizer:
         n = end
         i = start
         steps = 0
+        span = (end - start) * passes
         while i < n:
             steps += 1
-            if steps % 4096 == 0:
-                offer_gil()  # a long text: let the GUI thread in now and then
+            if steps % STEP == 0:
+                # a long text: let the GUI thread in now and then, and the
+                # caller hear how far it got (or cancel)
+                checkpoint(i - start if span else 0, span)
+                if len(out) >= _JOIN_SLICE:
+                    # one join of millions of pieces at the end would hold
+                    # the GIL for ~0.1 s
+                    done.append("".join(out))
+                    out.clear()
             while si < n_stops and stops[si] < i:
                 si += 1
             stop = stops[si] if si < n_stops else n
@@ -648,6 +665,9 @@ class Normalizer:
             out.append(space)
             ss.append(n)
             se.append(n)
+        if done:
+            done.append("".join(out))
+            return StrNorm("".join(done), ss, se, run_s, run_e)
         return StrNorm("".join(out), ss, se, run_s, run_e)
 
     # ---- bytes (llama.cpp, literally) -------------------------------------
@@ -686,7 +706,9 @@ class Normalizer:
                 return REPLACEMENT_UTF8, 1, False
         return data[pos:pos + need + 1], need + 1, True
 
-    def normalize_bytes(self, data: bytes) -> BytesNorm:
+    def normalize_bytes(self, data: bytes, passes: int = 0) -> BytesNorm:
+        """llama.cpp's normalizer over UTF-8 bytes, with the source byte
+        range of each output byte; ``passes`` as in :meth:`normalize_str`."""
         out = bytearray()
         ss: list[int] = []
         se: list[int] = []
@@ -700,9 +722,12 @@ class Normalizer:
         run_e = -1
         n = len(data)
         pos = 0
+        span = n * passes
+        steps = 0
         while pos < n:
-            if pos % 65536 == 0:
-                offer_gil()  # a long text: let the GUI thread in now and then
+            steps += 1
+            if steps % STEP == 0:
+                checkpoint(pos if span else 0, span)  # a long text: let the GUI thread in (or cancel)
             seg, consumed, identity = self._prefix_bytes(data, pos)
             end = pos + consumed
             for k in range(len(seg)):
@@ -756,6 +781,6 @@ def match_starts(pattern: re.Pattern[str], text: str, start: int, end: int) -> l
     out: list[int] = []
     for m in pattern.finditer(text, start, end):
         out.append(m.start())
-        if len(out) % 4096 == 0:
-            offer_gil()
+        if len(out) % STEP == 0:
+            checkpoint(0, 0)
     return out

@@ -34,11 +34,12 @@ import math
 import re
 import sys
 import threading
+from typing import Final
 
 import numpy as np
 
 from tokenprism.core.errors import GGUFError
-from tokenprism.core.gil import STEP, offer_gil
+from tokenprism.core.gil import STEP, checkpoint, dispose, offer_gil
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Attr, TokenType, Vocab
 
@@ -58,6 +59,11 @@ _CACHE_MAX_WORD = 64
 _CACHE_MAX_ENTRIES = 1 << 16
 # one-character lookups below this code point go through a list
 _FIRST_TABLE = 0x800
+# a long word offers the GIL (and a cancel) every this-plus-one characters
+# (a literal, Final: mypyc inlines it in the hottest loop)
+_CHECK_MASK: Final = 4095
+# offsets converted by numpy in one go (_to_bytes)
+_SLICE: Final = 1 << 16
 
 UGM_DEFAULT_IDS = {"eos": 1, "unk": 2, "pad": 0}
 
@@ -242,11 +248,13 @@ class UgmTokenizer:
             if res is not None:
                 return res
         else:
-            sn = self.normalizer.normalize_str(text)
+            # two passes as far as progress reports go: normalizing, then
+            # the best path (core.gil.checkpoint; a huge fragment takes seconds)
+            sn = self.normalizer.normalize_str(text, 2)
             if sn is not None:
                 return self._encode_str(text, sn)
         data = text.encode("utf-8", "surrogatepass")
-        return self._encode_bytes(self.normalizer.normalize_bytes(data))
+        return self._encode_bytes(self.normalizer.normalize_bytes(data, 2))
 
     def piece_bytes(self, token_id: int) -> bytes:
         return self.vocab.pieces[token_id].replace(ESCAPED_SPACE, " ").encode("utf-8", "surrogateescape")
@@ -295,6 +303,8 @@ class UgmTokenizer:
         sc: list[float] = []
         m = len(word)
         for i in range(m):
+            if i & _CHECK_MASK == _CHECK_MASK:
+                checkpoint(0, 0)  # a huge word without spaces
             single = False
             j = i + 1
             while j <= m:
@@ -347,6 +357,8 @@ class UgmTokenizer:
         tok = [unk] * (m + 1)
         back = [0] * (m + 1)
         for i in range(m):
+            if i & _CHECK_MASK == _CHECK_MASK:
+                checkpoint(0, 0)  # a huge word without spaces
             cur = best[i]
             single = False
             j = i + 1
@@ -411,23 +423,29 @@ class UgmTokenizer:
             return [], [], []
         if n <= self.exact_chars:
             return self._by_words(norm, list(range(n)), list(range(1, n + 1)))
-        return self._whole(norm)
+        return self._whole(norm, 1)
 
-    def _by_words(self, norm: str, src_s: list[int], src_e: list[int]) -> tuple[list[int], list[int], list[int]]:
+    def _by_words(self, norm: str, src_s: list[int], src_e: list[int],
+                  passes: int = 1) -> tuple[list[int], list[int], list[int]]:
         """Word by word (see the module docstring for why this is exact);
-        spans through the maps ``src_s``/``src_e`` of normalized characters."""
+        spans through the maps ``src_s``/``src_e`` of normalized characters.
+        ``passes``: this is the last of that many passes over the text, for
+        progress reports (``core.gil.checkpoint``)."""
         ids: list[int] = []
         starts: list[int] = []
         ends: list[int] = []
-        self._add_words(norm, src_s, src_e, ids, starts, ends, False)
+        self._add_words(norm, src_s, src_e, ids, starts, ends, False, passes)
         return ids, starts, ends
 
     def _add_words(self, norm: str, src_s: list[int], src_e: list[int], ids: list[int], starts: list[int],
-                   ends: list[int], prev_unk: bool) -> bool:
+                   ends: list[int], prev_unk: bool, passes: int = 0) -> bool:
         """Append the tokens of ``norm``, word by word; ``prev_unk`` says the
         last token so far is unknown (consecutive unknowns merge). Returns
-        the same for the new last token."""
+        the same for the new last token. ``passes`` as in :meth:`_by_words`
+        (0: a piece of a bigger job, which reports no progress of its own)."""
         n = len(norm)
+        span = n * passes
+        base = span - n if span else 0
         space = self.space
         unk = self.unk_id
         a = 0
@@ -435,7 +453,9 @@ class UgmTokenizer:
         while a < n:
             words += 1
             if words % STEP == 0:
-                offer_gil()  # a long text: let the GUI thread in now and then
+                # a long text: let the GUI thread in now and then, and the
+                # caller hear how far it got (or cancel)
+                checkpoint(base + a if span else 0, span)
             b = norm.find(space, a + 1)
             if b < 0:
                 b = n
@@ -494,7 +514,7 @@ class UgmTokenizer:
         while i < n:
             steps += 1
             if steps % STEP == 0:
-                offer_gil()  # a long text: let the GUI thread in now and then
+                checkpoint(i, n)  # a long text: let the GUI thread in (or cancel)
             if text[i] == " ":
                 k = i + 1
                 while k < n and text[k] == " ":
@@ -576,8 +596,9 @@ class UgmTokenizer:
             self._ascii_stop_re = r
         return r
 
-    def _whole(self, norm: str) -> tuple[list[int], list[int], list[int]]:
-        """The pass over the whole fragment, sums in llama.cpp's order."""
+    def _whole(self, norm: str, passes: int = 1) -> tuple[list[int], list[int], list[int]]:
+        """The pass over the whole fragment, sums in llama.cpp's order (the
+        last of ``passes`` for progress reports)."""
         n = len(norm)
         if n == 0:
             return [], [], []
@@ -588,10 +609,11 @@ class UgmTokenizer:
         space = self.space
         a = 0
         words = 0
+        span = n * passes
         while a < n:
             words += 1
             if words % STEP == 0:
-                offer_gil()
+                checkpoint(span - n + a, span)
             b = norm.find(space, a + 1) if self.cut_on_space else -1
             if b < 0:
                 b = n
@@ -609,7 +631,11 @@ class UgmTokenizer:
                     tok[j] = ids[k]
                     back[j] = i
             a = b
-        return self._backtrack(n, tok, back)
+        out = self._backtrack(n, tok, back)
+        if n > _SLICE:
+            dispose(best)  # (see _encode_str)
+            dispose(back)
+        return out
 
     def _backtrack(self, n: int, tok: list[int], back: list[int]) -> tuple[list[int], list[int], list[int]]:
         unk = self.unk_id
@@ -618,7 +644,11 @@ class UgmTokenizer:
         ends: list[int] = []
         pos = n
         prev_unk = False
+        steps = 0
         while True:
+            steps += 1
+            if steps % STEP == 0:
+                checkpoint(0, 0)
             t = tok[pos]
             f = back[pos]
             is_unk = t == unk
@@ -645,11 +675,16 @@ class UgmTokenizer:
         if n == 0:
             return FragmentResult([], [], [])
         if n <= self.exact_chars:
-            ids, starts, ends = self._by_words(norm, src_s, src_e)
+            ids, starts, ends = self._by_words(norm, src_s, src_e, 2)
         else:
-            ids, ns, ne = self._whole(norm)
+            ids, ns, ne = self._whole(norm, 2)
             starts = [src_s[i] for i in ns]
             ends = [src_e[j - 1] for j in ne]
+        if n > _SLICE:
+            # the normalizer's maps hold an int per character: freed at
+            # once on return, they would hold the GIL for ~0.5 s (10 MB)
+            dispose(src_s)
+            dispose(src_e)
         if not text.isascii():
             starts, ends = _to_bytes(text, starts, ends)
         return FragmentResult(ids, starts, ends)
@@ -673,8 +708,9 @@ class UgmTokenizer:
                     self._bytes_pref = bp
         return bp
 
-    def viterbi_bytes(self, data: bytes) -> tuple[list[int], list[int], list[int]]:
-        """Token ids with their ``[start, end)`` in normalized bytes."""
+    def viterbi_bytes(self, data: bytes, passes: int = 1) -> tuple[list[int], list[int], list[int]]:
+        """Token ids with their ``[start, end)`` in normalized bytes (the
+        last of ``passes`` over the text, for progress reports)."""
         n = len(data)
         if n == 0:
             return [], [], []
@@ -687,7 +723,12 @@ class UgmTokenizer:
         tok = [unk] * (n + 1)
         back = [0] * (n + 1)
         i = 0
+        steps = 0
+        span = n * passes
         while i < n:
+            steps += 1
+            if steps % STEP == 0:
+                checkpoint(span - n + i, span)
             units = min(_UTF8_LEN[data[i] >> 4], n - i)
             cur = best[i]
             single = False
@@ -713,13 +754,21 @@ class UgmTokenizer:
                     tok[j] = unk
                     back[j] = i
             i += units
-        return self._backtrack(n, tok, back)
+        out = self._backtrack(n, tok, back)
+        if n > _SLICE:
+            dispose(best)  # (see _encode_str)
+            dispose(back)
+        return out
 
     def _encode_bytes(self, bn: BytesNorm) -> FragmentResult:
-        ids, ns, ne = self.viterbi_bytes(bn.data)
+        ids, ns, ne = self.viterbi_bytes(bn.data, 2)
         src_s = bn.src_start
         src_e = bn.src_end
-        return FragmentResult(ids, [src_s[i] for i in ns], [src_e[j - 1] for j in ne])
+        res = FragmentResult(ids, [src_s[i] for i in ns], [src_e[j - 1] for j in ne])
+        if len(src_s) > _SLICE:
+            dispose(src_s)  # (see _encode_str)
+            dispose(src_e)
+        return res
 
 
 def _has_surrogate(s: str) -> bool:
@@ -732,8 +781,17 @@ def _to_bytes(text: str, starts: list[int], ends: list[int]) -> tuple[list[int],
     lens = 1 + (cps >= 0x80).astype(np.int64) + (cps >= 0x800) + (cps >= 0x10000)
     cum = np.zeros(len(cps) + 1, dtype=np.int64)
     np.cumsum(lens, out=cum[1:])
-    bs: list[int] = cum[np.asarray(starts, dtype=np.intp)].tolist()
-    be: list[int] = cum[np.asarray(ends, dtype=np.intp)].tolist()
+    if len(starts) <= _SLICE:
+        return cum[np.asarray(starts, dtype=np.intp)].tolist(), cum[np.asarray(ends, dtype=np.intp)].tolist()
+    # converting a list of millions of ints to an array and back is one
+    # numpy call each way that holds the GIL (~0.3 s for a 10 MB text):
+    # in slices, with the GIL offered (and a cancel checked) in between
+    bs: list[int] = []
+    be: list[int] = []
+    for k in range(0, len(starts), _SLICE):
+        bs.extend(cum[np.asarray(starts[k:k + _SLICE], dtype=np.intp)].tolist())
+        be.extend(cum[np.asarray(ends[k:k + _SLICE], dtype=np.intp)].tolist())
+        checkpoint(0, 0)
     return bs, be
 
 

@@ -54,3 +54,51 @@ def test_opening_and_first_encode_leave_other_threads_running(name: str) -> None
     first = longest_wait(lambda: box[0].encode("The first encode builds the tables a plugin makes on first use."))
     assert opened < BOUND_S, f"opening {name} kept other threads waiting {opened * 1000:.0f} ms"
     assert first < BOUND_S, f"the first encode with {name} kept other threads waiting {first * 1000:.0f} ms"
+
+
+# ---- checkpoint: progress and cancel from inside compiled loops --------------
+
+
+def test_checkpoint_without_a_hook_does_nothing() -> None:
+    from tokenprism.core.gil import checkpoint
+
+    checkpoint(5, 10)  # no hook on this thread: no report, no cancel
+    checkpoint(0, 0)
+
+
+def test_checkpoint_reports_to_this_threads_hook_and_cancels() -> None:
+    from tokenprism.core.gil import Cancelled, checkpoint, progress_hook
+
+    seen: list[tuple[int, int]] = []
+    other_thread: list[BaseException | None] = []
+
+    def elsewhere() -> None:
+        try:
+            checkpoint(1, 2)  # another thread: the hook below is not its hook
+            other_thread.append(None)
+        except BaseException as e:  # noqa: BLE001 - recorded for the assert
+            other_thread.append(e)
+
+    with progress_hook(lambda d, t: seen.append((d, t)) is None and d < 7):
+        checkpoint(3, 10)
+        t = threading.Thread(target=elsewhere)
+        t.start()
+        t.join()
+        with pytest.raises(Cancelled):
+            checkpoint(7, 10)
+    checkpoint(9, 10)  # the hook is gone with its block
+    assert seen == [(3, 10), (7, 10)]
+    assert other_thread == [None]
+
+
+def test_progress_hooks_nest() -> None:
+    from tokenprism.core.gil import checkpoint, progress_hook
+
+    outer: list[int] = []
+    inner: list[int] = []
+    with progress_hook(lambda d, t: outer.append(d) is None):
+        checkpoint(1, 9)
+        with progress_hook(lambda d, t: inner.append(d) is None):
+            checkpoint(2, 9)
+        checkpoint(3, 9)
+    assert outer == [1, 3] and inner == [2]
