@@ -32,7 +32,7 @@ from typing import Optional
 # ``tokenprism`` namespace only exists once installed)
 from tokenprism.core.tokenizer import (  # type: ignore[import-not-found, unused-ignore]
     FragmentResult, TokenizerConfig, resolve_special_ids)
-from tokenprism.core.gil import STEP, offer_gil  # type: ignore[import-not-found, unused-ignore]
+from tokenprism.core.gil import STEP, checkpoint, offer_gil  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.memory import trim_heap  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.vocab import Vocab  # type: ignore[import-not-found, unused-ignore]
 
@@ -446,7 +446,15 @@ class BpeTokenizer:
         offset after the text."""
         cache = self.cache
         misses = 0
-        for w in self.units(text):
+        units = self.units(text)
+        n_units = len(units)
+        k = 0
+        for w in units:
+            k += 1
+            if k % STEP == 0:
+                # a fragment with no cut points (one 10 MB line) is one
+                # call: report, and let the GUI thread in and cancel
+                checkpoint(k, n_units)
             r = cache.get(w)
             if r is None:
                 misses += 1
