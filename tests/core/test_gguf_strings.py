@@ -21,6 +21,14 @@ def _gguf_with_strings(path: Path, items: list[bytes]) -> None:
     path.write_bytes(bytes(out))
 
 
+def _read_back(tmp_path: Path, items: list[bytes]) -> StringArray:
+    p = tmp_path / "s.gguf"
+    _gguf_with_strings(p, items)
+    value = read_gguf(p).metadata["tokenizer.ggml.tokens"].value
+    assert isinstance(value, StringArray)
+    return value
+
+
 def _expected(items: list[bytes]) -> list[str]:
     return [it.decode("utf-8", "surrogateescape") for it in items]
 
@@ -38,19 +46,14 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_string_array_matches_per_string_decode(tmp_path: Path, name: str) -> None:
     items = CASES[name]
-    p = tmp_path / "s.gguf"
-    _gguf_with_strings(p, items)
-    got = read_gguf(p).metadata["tokenizer.ggml.tokens"].value
-    assert got == _expected(items)
+    assert _read_back(tmp_path, items) == _expected(items)
 
 
 def test_many_strings_cross_buffer_growth(tmp_path: Path) -> None:
     # more than the first 1 MiB the reader maps in, so the buffer grows
     # while the prefixes are scanned
     items = [f"tok{i}\u2581{'x' * (i % 40)}".encode() for i in range(60_000)] + [b"\xe2\x96\x81" * 5]
-    p = tmp_path / "big.gguf"
-    _gguf_with_strings(p, items)
-    got = read_gguf(p).metadata["tokenizer.ggml.tokens"].value
+    got = _read_back(tmp_path, items)
     assert len(got) == len(items)
     assert got == _expected(items)
 
@@ -58,11 +61,9 @@ def test_many_strings_cross_buffer_growth(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_items_read_one_at_a_time_before_all_are_decoded(tmp_path: Path, name: str) -> None:
     items = CASES[name]
-    p = tmp_path / "s.gguf"
-    _gguf_with_strings(p, items)
-    arr = read_gguf(p).metadata["tokenizer.ggml.tokens"].value
+    arr = _read_back(tmp_path, items)
     want = _expected(items)
-    assert isinstance(arr, StringArray) and not arr.decoded()
+    assert not arr.decoded()
     assert [arr[i] for i in range(len(arr))] == want
     assert [arr[-1 - i] for i in range(len(arr))] == want[::-1]
     assert arr[1:] == want[1:] and arr[::2] == want[::2]
@@ -75,9 +76,7 @@ def test_items_read_one_at_a_time_before_all_are_decoded(tmp_path: Path, name: s
 
 
 def test_decoded_strings_cannot_be_changed_through_the_array(tmp_path: Path) -> None:
-    p = tmp_path / "s.gguf"
-    _gguf_with_strings(p, [b"a", b"b"])
-    arr = read_gguf(p).metadata["tokenizer.ggml.tokens"].value
+    arr = _read_back(tmp_path, [b"a", b"b"])
     got = arr.tolist()
     got[0] = "changed"
     assert arr[0] == "a" and arr.tolist() == ["a", "b"]
