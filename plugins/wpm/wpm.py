@@ -572,19 +572,25 @@ class WpmTokenizer:
                 cache[p] = r
         return r
 
+    def _unknown_word(self, ids: list[int], starts: list[int], ends: list[int], start: int, end: int) -> None:
+        """A word the greedy cut could not cover: its partial tokens go, and
+        the unknown token (when the vocabulary has one) covers
+        ``[start, end)`` instead, as in llama.cpp."""
+        ids.clear()
+        starts.clear()
+        ends.clear()
+        if self._unk >= 0:
+            ids.append(self._unk)
+            starts.append(start)
+            ends.append(end)
+
     def _ascii_word(self, w: str, ids: list[int], starts: list[int], ends: list[int]) -> str:
         """Tokens of ``w``, ASCII letters and digits only, with character
         (= byte) offsets into ``w``; returns the normalized word. For
         ``_ascii_lower`` tokenizers only."""
         word = w.lower() if self._lowercase_ascii else w
         if not self._greedy(WORD_MARK + word, ids, starts, ends):
-            ids.clear()
-            starts.clear()
-            ends.clear()
-            if self._unk >= 0:
-                ids.append(self._unk)
-                starts.append(0)
-                ends.append(len(w))
+            self._unknown_word(ids, starts, ends, 0, len(w))
             return word
         # token ranges are in "▁" + word: one less, and the "▁" alone is
         # empty at the word start
@@ -631,13 +637,7 @@ class WpmTokenizer:
             word = kept.translate(self._tables.table())
         if nk > 0:
             if not self._greedy(WORD_MARK + word, ids, cstarts, cends):
-                ids.clear()
-                cstarts.clear()
-                cends.clear()
-                if self._unk >= 0:
-                    ids.append(self._unk)
-                    cstarts.append(k)
-                    cends.append(len(p))
+                self._unknown_word(ids, cstarts, cends, k, len(p))
             else:
                 # token ranges are in "▁" + word; map them to characters of p
                 for t in range(len(ids)):
