@@ -46,14 +46,31 @@ class StringArray(Sequence[str]):
     def __len__(self) -> int:
         return self._n
 
-    def ends(self) -> np.ndarray:
-        """Offset just past each string (the next prefix, or the region's
-        end); ``region``, ``starts`` and this are for undecoded arrays only."""
-        out = np.empty_like(self.starts)
-        out[:-1] = self.starts[1:]
+    def raw(self) -> tuple[bytes, np.ndarray] | None:
+        """``(region, starts)`` while the strings are undecoded, else None.
+
+        Taken in one go for a reader on another thread: decoding lets the
+        bytes go (``region`` first, then ``starts``), so reading ``region``
+        first and checking ``starts`` after never pairs stale parts."""
+        region = self.region
+        starts = self.starts
+        if len(starts) != self._n or (self._n and not region):
+            return None
+        return region, starts
+
+    @staticmethod
+    def ends_of(region: bytes, starts: np.ndarray) -> np.ndarray:
+        """Offset just past each string of :meth:`raw`'s parts (the next
+        prefix, or the region's end)."""
+        out = np.empty_like(starts)
+        out[:-1] = starts[1:]
         if len(out):
-            out[-1] = len(self.region)
+            out[-1] = len(region)
         return out
+
+    def ends(self) -> np.ndarray:
+        """:meth:`ends_of` this array's parts (undecoded arrays only)."""
+        return self.ends_of(self.region, self.starts)
 
     def decode_one(self, i: int) -> str:
         # the raw bytes first: _all() publishes the strings before it lets

@@ -131,17 +131,17 @@ class RankTable:
         self._bounds = array("q")
         self._loaded = bytearray()
         self._pending = 0
-        if isinstance(merges, StringArray) and not merges.decoded() and len(merges) > 0:
-            self._index(merges)
+        raw = merges.raw() if isinstance(merges, StringArray) and len(merges) > 0 else None
+        if raw is not None:
+            assert isinstance(merges, StringArray)
+            self._index(merges, raw[0], raw[1])
         else:
             self.ranks = rank_dict(merges)
         if self.complete:
             self.done = self.ranks
 
-    def _index(self, merges: StringArray) -> None:
-        starts = merges.starts
-        region = merges.region
-        keys = bucket_keys(region, starts, merges.ends())
+    def _index(self, merges: StringArray, region: bytes, starts: np.ndarray) -> None:
+        keys = bucket_keys(region, starts, StringArray.ends_of(region, starts))
         counts = np.bincount(keys, minlength=BUCKETS)
         bounds = np.zeros(BUCKETS + 1, dtype=np.int64)
         np.cumsum(counts, out=bounds[1:])
@@ -268,18 +268,19 @@ def merges_containing(merges: Sequence[str], sub: str) -> list[str]:
     """The merges whose text contains ``sub``, in rank order; from the raw
     bytes when undecoded (a search of the bytes, then a decode of the few
     merges it finds)."""
-    if not isinstance(merges, StringArray) or merges.decoded():
+    raw = merges.raw() if isinstance(merges, StringArray) else None
+    if raw is None:
         return [m for m in merges if sub in m]
-    starts = merges.starts
+    region, starts = raw
     needle = sub.encode("utf-8", "surrogateescape")
     if not needle:
         return list(merges)
-    if len(merges.region) < len(needle):
+    if len(region) < len(needle):
         return []
     # positions of the needle's first byte, narrowed byte by byte: one
     # vectorised pass instead of bytes.find, slow on gemma-4's 9 MB of
     # merges where a space (the needle's start) is in every line
-    buf = np.frombuffer(merges.region, dtype=np.uint8)
+    buf = np.frombuffer(region, dtype=np.uint8)
     hits = np.flatnonzero(buf[:len(buf) - len(needle) + 1] == needle[0])
     for k in range(1, len(needle)):
         hits = hits[buf[hits + k] == needle[k]]
@@ -288,7 +289,8 @@ def merges_containing(merges: Sequence[str], sub: str) -> list[str]:
     which: list[int] = np.unique(np.searchsorted(starts, hits, side="right") - 1).tolist()
     out: list[str] = []
     for i in which:
-        m = merges.decode_one(i)
+        m = region[int(starts[i]) + 8:int(starts[i + 1]) if i + 1 < len(starts) else len(region)].decode(
+            "utf-8", "surrogateescape")
         # a hit can straddle a length prefix; the decoded text decides
         if sub in m:
             out.append(m)

@@ -82,3 +82,16 @@ def test_decoded_strings_cannot_be_changed_through_the_array(tmp_path: Path) -> 
     assert arr[0] == "a" and arr.tolist() == ["a", "b"]
     with pytest.raises(TypeError):
         arr[0] = "x"  # type: ignore[index]
+
+
+def test_raw_parts_only_while_undecoded(tmp_path: Path) -> None:
+    items = [b"a b", "\u2581t he".encode(), b""]
+    arr = _read_back(tmp_path, items)
+    raw = arr.raw()
+    assert raw is not None
+    region, starts = raw
+    assert [region[s + 8:e].decode() for s, e in zip(starts.tolist(), StringArray.ends_of(region, starts).tolist())] \
+        == _expected(items)
+    arr.tolist()
+    # decoded: the bytes are let go, and nobody gets half of them
+    assert arr.raw() is None and arr.region == b"" and len(arr) == 3 and arr[1] == "\u2581t he"
