@@ -284,29 +284,47 @@ def run_huge(args: argparse.Namespace, tmp_dir: str) -> list[dict[str, Any]]:
 
 def _timed_step(w: Any, action: Callable[[], None], done: Callable[[], bool], settle_s: float = 0.5) -> dict[str, Any]:
     """Run ``action`` from inside the event loop (like a key or menu
-    command), then wait for ``done``; the longest event-loop stall after
-    the action's own call (Qt replacing the document's text is not
-    TokenPrism's), until ``settle_s`` after ``done`` (work deferred past the
-    result, such as freeing the old one, counts too)."""
-    hb = Heartbeat()
-    call_ms: list[float] = []
+    command), then wait for ``done``; the longest event-loop stall until
+    ``settle_s`` after ``done`` (work deferred past the result, such as
+    freeing the old one, counts too), without the time spent in Qt's own
+    replacement of the document's text (the action's call, and any
+    ``setPlainText`` meanwhile: not TokenPrism's code)."""
+    beats: list[float] = []
+    heart = QTimer()
+    heart.setInterval(5)
+    heart.timeout.connect(lambda: beats.append(time.perf_counter()))
+    qt: list[tuple[float, float]] = []
+    ed = w.editor
+    plain = ed.setPlainText
+
+    def timed_plain(text: str) -> None:
+        t = time.perf_counter()
+        plain(text)
+        qt.append((t, time.perf_counter()))
 
     def run() -> None:
         t = time.perf_counter()
         action()
-        call_ms.append((time.perf_counter() - t) * 1000)
+        qt.append((t, time.perf_counter()))
 
-    t0 = time.perf_counter()
-    QTimer.singleShot(0, run)
-    wait_until(lambda: bool(call_ms))
-    hb.start()
-    wait_until(done)
-    elapsed = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    wait_until(lambda: time.perf_counter() - t1 > settle_s)
-    stall = hb.stop()
-    return {"call_ms": round(call_ms[0]), "to_tokens_s": round(elapsed, 2), "max_stall_ms": round(stall),
-            "stalls_over_100ms": sum(1 for g in hb.gaps if g > 0.1), "load_avg": round(os.getloadavg()[0], 1)}
+    ed.setPlainText = timed_plain
+    try:
+        t0 = time.perf_counter()
+        beats.append(t0)
+        heart.start()
+        QTimer.singleShot(0, run)
+        wait_until(lambda: bool(qt))
+        wait_until(done)
+        elapsed = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        wait_until(lambda: time.perf_counter() - t1 > settle_s)
+        heart.stop()
+    finally:
+        del ed.setPlainText
+    own = [(b - a) - sum(max(0.0, min(b, q1) - max(a, q0)) for q0, q1 in qt) for a, b in zip(beats, beats[1:])]
+    return {"qt_ms": round(sum(q1 - q0 for q0, q1 in qt) * 1000), "to_tokens_s": round(elapsed, 2),
+            "max_stall_ms": round(max(own, default=0.0) * 1000),
+            "stalls_over_100ms": sum(1 for g in own if g > 0.1), "load_avg": round(os.getloadavg()[0], 1)}
 
 
 def replace_steps(w: Any, name: str, text: str, models: list[str], tmp_dir: str) -> list[dict[str, Any]]:
@@ -368,10 +386,16 @@ def main() -> int:
     ap.add_argument("--huge-size", type=int, default=10_000_000)
     ap.add_argument("--replace", action="store_true",
                     help="with --huge: then replace the huge text (paste over, delete, open a file, switch model)")
+    ap.add_argument("--free-inline", action="store_true",
+                    help="free replaced tokens where they fall, as before app/disposal.py (for comparison)")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     args = ap.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",") if s]
     args.models = [m for m in args.models.split(",") if m]
+    if args.free_inline:
+        from tokenprism.app import disposal
+
+        disposal.RETIRE_MIN = sys.maxsize
     with tempfile.TemporaryDirectory() as tmp:
         QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tmp)
         app = QApplication(sys.argv[:1])
