@@ -19,6 +19,7 @@ from PySide6.QtGui import (QAction, QActionGroup, QCloseEvent, QDragEnterEvent, 
 from PySide6.QtWidgets import (QApplication, QFileDialog, QMainWindow, QMenu, QSplitter, QStackedWidget,
                                QTabWidget, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
+from . import disposal
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import Analysis, ModelInfo
 from .demo import demo_model, resource_path, welcome_text
@@ -416,6 +417,9 @@ class TokenPrismWindow(QMainWindow):
         self.editor.emit_cursor_token()
 
     def _show_analysis(self, a: Analysis | None) -> None:
+        # the views drop the old analysis here: a huge one is freed in the
+        # background instead of in one long deallocation (see disposal.py)
+        disposal.retire(self.analysis, a)
         self.editor.set_analysis(a)
         self.table.set_analysis(a)
         self.chips.set_analysis(a)

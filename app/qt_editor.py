@@ -21,8 +21,8 @@ import numpy as np
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QFont, QFontDatabase, QFontMetricsF,
                            QHelpEvent, QPainter, QPaintEvent, QPen, QTextBlock, QTextCharFormat,
-                           QTextCursor, QTextLayout, QTextLine, QTextOption)
-from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip, QWidget
+                           QTextCursor, QTextDocument, QTextLayout, QTextLine, QTextOption)
+from PySide6.QtWidgets import QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 from tokenprism.core import Attr
 
@@ -64,6 +64,29 @@ def _block_state(a: Analysis, lo: int, hi: int, bpos: int, blen: int, serial: in
     return (h & 0x3FFFFFFF) | 0x10000  # never -1 (unset) nor a bare serial
 
 
+class _DocumentLayout(QPlainTextDocumentLayout):
+    """Qt's plain-text layout, told the true extent of a restyle.
+
+    ``QTextLayout.setFormats`` reports its block as changed with the
+    block's length both removed and added, and the layout looks for the
+    last changed block at ``from + removed + added``: past the block, so a
+    one-block restyle clears the layouts of the next blocks too and
+    repaints the whole viewport ("optimization potential", says Qt's
+    source). :meth:`QTokenEditor` sets :attr:`narrow` to what really
+    changed before such a report; the layout then relays out and repaints
+    that one block."""
+
+    def __init__(self, doc: QTextDocument) -> None:
+        super().__init__(doc)
+        self.narrow: tuple[int, int, int] | None = None
+
+    def documentChanged(self, from_: int, removed: int, added: int) -> None:
+        if self.narrow is not None:
+            from_, removed, added = self.narrow
+            self.narrow = None
+        super().documentChanged(from_, removed, added)
+
+
 def _x(line: QTextLine, pos: int) -> float:
     r: Any = line.cursorToX(pos)  # PySide6 returns (x, pos)
     return float(r[0] if isinstance(r, tuple) else r)
@@ -80,6 +103,10 @@ class QTokenEditor(QPlainTextEdit):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        doc = QTextDocument(self)
+        self._layout = _DocumentLayout(doc)
+        doc.setDocumentLayout(self._layout)
+        self.setDocument(doc)
         self._end_x: dict[tuple[str, float, int], float] = {}
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setPointSizeF(max(font.pointSizeF(), 11.0))
@@ -98,7 +125,8 @@ class QTokenEditor(QPlainTextEdit):
         self._serial = next(_serials)
         self._has_extra = False
         self._restyled: list[QRect] = []
-        self._painted_stale = False  # painted while stale (no overlay): the next result repaints all
+        self._stale_rect = QRect()  # painted while stale (no overlay): the next result repaints it
+        self._stale_scrolled = False  # ... and scrolled since: it repaints all
         self._box_rect: QRect | None = None  # where the last paint drew the token box
         self.shown_spans: tuple[int, int] = (0, 0)
         """Span index range styled by the last pass (for tests and benchmarks)."""
@@ -112,8 +140,9 @@ class QTokenEditor(QPlainTextEdit):
         self._refresh.setSingleShot(True)
         self._refresh.setInterval(0)
         self._refresh.timeout.connect(self.apply_visible)
-        self.verticalScrollBar().valueChanged.connect(self._refresh.start)
-        self.horizontalScrollBar().valueChanged.connect(self._refresh.start)
+        for bar in (self.verticalScrollBar(), self.horizontalScrollBar()):
+            bar.valueChanged.connect(self._refresh.start)
+            bar.valueChanged.connect(self._on_scrolled)
         self.document().contentsChange.connect(self._on_contents_change)
         self.cursorPositionChanged.connect(self._on_cursor_moved)
 
@@ -155,11 +184,15 @@ class QTokenEditor(QPlainTextEdit):
         """Show ``analysis``, which must be of the editor's current text."""
         prev = self._analysis
         self._analysis = analysis
-        # the next result of the same model after an edit that nothing has
-        # painted yet repaints only the blocks it restyles (and the token
-        # box): a full repaint of token formats is what a keystroke costs most
+        # the next result of the same model after an edit repaints only the
+        # blocks it restyles, what was painted without the overlay meanwhile
+        # (the edited line, usually) and the token box: a full repaint of
+        # token formats is what a keystroke costs most
         partial = (prev is not None and analysis is not None and prev.info is analysis.info
-                   and not self._painted_stale)
+                   and not self._stale_scrolled)
+        stale_rect = self._stale_rect
+        self._stale_rect = QRect()
+        self._stale_scrolled = False
         self._stale = analysis is None
         self._current = None
         self._restyled = []
@@ -168,6 +201,8 @@ class QTokenEditor(QPlainTextEdit):
             vp = self.viewport()
             for r in self._restyled:
                 vp.update(r)
+            if not stale_rect.isEmpty():
+                vp.update(stale_rect)
             self._update_box()
         else:
             self.viewport().update()
@@ -175,9 +210,10 @@ class QTokenEditor(QPlainTextEdit):
     def _on_contents_change(self, pos: int, removed: int, added: int) -> None:
         if removed or added:
             self._stale = True
-            self._painted_stale = False
             self._current = None
-            self._shift_formats(pos, removed, added)
+            if self._shift_formats(pos, removed, added):
+                # (the formats' report would reach past the block: see _DocumentLayout)
+                self._layout.narrow = (pos, removed, added)
             # the edited blocks' formats no longer match what their state says
             doc = self.document()
             block = doc.findBlock(pos)
@@ -191,15 +227,19 @@ class QTokenEditor(QPlainTextEdit):
                     break
                 block = block.next()
 
-    def _shift_formats(self, pos: int, removed: int, added: int) -> None:
+    def _on_scrolled(self, _value: int) -> None:
+        if not self._stale_rect.isEmpty():
+            self._stale_scrolled = True  # what was painted stale moved with the text
+
+    def _shift_formats(self, pos: int, removed: int, added: int) -> bool:
         """Move the spans of an edited block along with its text, so they stay
         in place until the new result restyles it (a keystroke in a long
-        text may take a while to tokenize)."""
+        text may take a while to tokenize). False if it left them."""
         block = self.document().findBlock(pos)
         layout = block.layout()
         bpos = block.position()
         if layout is None or not block.isValid() or pos + added > bpos + block.length() - 1:
-            return  # the edit made or joined lines: wait for the new result
+            return False  # the edit made or joined lines: wait for the new result
         at, delta = pos - bpos, added - removed
         ranges = []
         for r in layout.formats():
@@ -215,6 +255,7 @@ class QTokenEditor(QPlainTextEdit):
                 nr.start, nr.length, nr.format = start, end - start, r.format
                 ranges.append(nr)
         layout.setFormats(ranges)
+        return True
 
     def _build_formats(self) -> None:
         self._formats = {(int(s), p): self._colors.char_format(int(s), p) for s in Style for p in (0, 1)}
@@ -265,6 +306,7 @@ class QTokenEditor(QPlainTextEdit):
                     layout = block.layout()
                     if layout is not None:
                         layout.setFormats(ranges)
+                        self._layout.narrow = (bpos, 0, blen + 1)  # this block only (see _DocumentLayout)
                         doc.markContentsDirty(bpos, blen + 1)  # repaint with the new formats
                     block.setUserState(state)
                     # its area, and the line end above (a token may hold that break)
@@ -587,7 +629,7 @@ class QTokenEditor(QPlainTextEdit):
         super().paintEvent(event)
         a = self._analysis
         if a is None or self._stale:
-            self._painted_stale = True
+            self._stale_rect = self._stale_rect.united(event.rect())
             return
         p = QPainter(self.viewport())
         p.setRenderHint(QPainter.RenderHint.Antialiasing)

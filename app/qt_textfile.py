@@ -102,7 +102,19 @@ class QReplacementOverlay(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_NoSystemBackground)
         self.setGeometry(editor.viewport().rect())
         editor.viewport().installEventFilter(self)
-        editor.updateRequest.connect(lambda *_: self.update())
+        editor.updateRequest.connect(self._on_update_request)
+
+    def _on_update_request(self, rect: QRect, dy: int) -> None:
+        # only what the editor repaints can move an outline; and this widget
+        # covers the whole viewport without an opaque background, so updating
+        # all of it repaints all of the editor's text under it (every keystroke)
+        f = self._files.file
+        if f is None or not f.invalid_runs:
+            return  # no outlines
+        if dy:
+            self.update()
+        else:
+            self.update(rect)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() == QEvent.Type.Resize and isinstance(watched, QWidget):

@@ -21,6 +21,7 @@ from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 from tokenprism.core import GGUFError, open_model
 from tokenprism.core.incremental import changed_chars
 
+from . import disposal
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import INCREMENTAL_MIN, Analysis, ModelInfo, normalized_view, tokenize
 from .pieces import readable
@@ -252,6 +253,7 @@ class LiveTokenizer(QObject):
         self._info = info
         self._encode_rate = None
         self._splice_rate = SPLICE_CHARS_PER_MS
+        disposal.retire(self._base, None)
         self.last_result = None
         self._base = None
         self._paused = False
@@ -446,6 +448,7 @@ class LiveTokenizer(QObject):
             self._measure(result)
         if job.info is self._info and (job.add_special, job.parse_special) == (self.add_special,
                                                                                 self.parse_special):
+            disposal.retire(self._base, result)  # (one never shown is dropped here)
             self._base = result  # a stale result still saves work for the next job
         if self._next(job):
             self._paused = False

@@ -15,7 +15,10 @@ the whole text).
 tokens are on screen, the longest stall of the event loop meanwhile (and
 how many passed 100 ms, with the machine's load average: on a busy machine
 the scheduler alone makes some), how many progress reports arrived, and
-the peak RSS of the process.
+the peak RSS of the process. ``--replace`` then also replaces that text's
+tokens, which frees millions of objects: another huge text pasted over it,
+select all + delete, a text file opened over it, a switch to the next
+model of ``--models``; the same figures for each step.
 Runs offscreen unless QT_QPA_PLATFORM is set.
 """
 
@@ -223,7 +226,7 @@ def run_latency(args: argparse.Namespace) -> list[dict[str, Any]]:
     return rows
 
 
-def run_huge(args: argparse.Namespace) -> list[dict[str, Any]]:
+def run_huge(args: argparse.Namespace, tmp_dir: str) -> list[dict[str, Any]]:
     w = shown_window()
     rows: list[dict[str, Any]] = []
     for name, path in models_found(args.models):
@@ -268,10 +271,108 @@ def run_huge(args: argparse.Namespace) -> list[dict[str, Any]]:
         rows.append(row)
         print(json.dumps(row), flush=True)
         w.live.progress.disconnect()
+        if args.replace:
+            for step in replace_steps(w, name, text, args.models, tmp_dir):
+                rows.append(step)
+                print(json.dumps(step), flush=True)
         w.editor.clear()
         wait_until(lambda: is_current(w))
     w.shutdown()
     w.close()
+    return rows
+
+
+def _timed_step(w: Any, action: Callable[[], None], done: Callable[[], bool], settle_s: float = 0.5) -> dict[str, Any]:
+    """Run ``action`` from inside the event loop (like a key or menu
+    command), then wait for ``done``; the longest event-loop stall until
+    ``settle_s`` after ``done`` (work deferred past the result, such as
+    freeing the old one, counts too), without the time spent in Qt's own
+    replacement of the document's text (the action's call, and any
+    ``setPlainText`` meanwhile: not TokenPrism's code)."""
+    beats: list[float] = []
+    heart = QTimer()
+    heart.setInterval(5)
+    heart.timeout.connect(lambda: beats.append(time.perf_counter()))
+    qt: list[tuple[float, float]] = []
+    ed = w.editor
+    plain = ed.setPlainText
+
+    def timed_plain(text: str) -> None:
+        t = time.perf_counter()
+        plain(text)
+        qt.append((t, time.perf_counter()))
+
+    def run() -> None:
+        t = time.perf_counter()
+        action()
+        qt.append((t, time.perf_counter()))
+
+    ed.setPlainText = timed_plain
+    try:
+        t0 = time.perf_counter()
+        beats.append(t0)
+        heart.start()
+        QTimer.singleShot(0, run)
+        wait_until(lambda: bool(qt))
+        wait_until(done)
+        elapsed = time.perf_counter() - t0
+        t1 = time.perf_counter()
+        wait_until(lambda: time.perf_counter() - t1 > settle_s)
+        heart.stop()
+    finally:
+        del ed.setPlainText
+    own = [(b - a) - sum(max(0.0, min(b, q1) - max(a, q0)) for q0, q1 in qt) for a, b in zip(beats, beats[1:])]
+    return {"qt_ms": round(sum(q1 - q0 for q0, q1 in qt) * 1000), "to_tokens_s": round(elapsed, 2),
+            "max_stall_ms": round(max(own, default=0.0) * 1000),
+            "stalls_over_100ms": sum(1 for g in own if g > 0.1), "load_avg": round(os.getloadavg()[0], 1)}
+
+
+def replace_steps(w: Any, name: str, text: str, models: list[str], tmp_dir: str) -> list[dict[str, Any]]:
+    """What happens to the event loop when a huge text's tokens are
+    replaced or dropped: another huge text pasted over it (select all +
+    paste), select all + delete, a text file opened over it, and a switch
+    to another model while it is shown."""
+    rows: list[dict[str, Any]] = []
+    half = len(text) // 2
+    cut = text.rfind("\n", 0, half) + 1
+    other = text[cut:] + text[:cut]  # as big, and different from the first character on
+
+    def shows(t: str) -> Callable[[], bool]:
+        return lambda: is_current(w) and w.analysis is not None and w.analysis.text == t
+
+    def select_all_then(f: Callable[[], None]) -> Callable[[], None]:
+        def act() -> None:
+            w.editor.setFocus()
+            w.editor.selectAll()
+            f()
+        return act
+
+    QGuiApplication.clipboard().setText(other)
+    rows.append({"model": name, "step": "paste over", **_timed_step(w, select_all_then(w.editor.paste),
+                                                                     shows(other))})
+    rows.append({"model": name, "step": "select all + delete",
+                 **_timed_step(w, select_all_then(lambda: w.editor.textCursor().removeSelectedText()),
+                               shows(""))})
+    # the next steps replace a huge text again: show one first
+    w.editor.setPlainText(text)
+    wait_until(shows(text))
+    path = os.path.join(tmp_dir, "other.txt")
+    Path(path).write_text(other, encoding="utf-8")
+    w.editor.document().setModified(False)
+    rows.append({"model": name, "step": "open text file",
+                 **_timed_step(w, lambda: w.text_files.open_path(path, confirmed=True), shows(other))})
+    names = [m for m in models if m != name] or [name]
+    target = model_path(names[0])
+    if target is not None:
+        info = w.model_info
+
+        def switched() -> bool:
+            return (w.model_info is not info and w.analysis is not None and w.analysis.info is w.model_info
+                    and shows(other)())
+
+        row = _timed_step(w, lambda: w.open_path(target), switched)
+        rows.append({"model": name, "step": f"switch to {names[0]}", **row})
+        open_in(w, model_path(name) or target)
     return rows
 
 
@@ -283,14 +384,22 @@ def main() -> int:
                     help="demo:KIND or reference vocab names, comma-separated")
     ap.add_argument("--huge", action="store_true", help="measure a 10 MB paste instead")
     ap.add_argument("--huge-size", type=int, default=10_000_000)
+    ap.add_argument("--replace", action="store_true",
+                    help="with --huge: then replace the huge text (paste over, delete, open a file, switch model)")
+    ap.add_argument("--free-inline", action="store_true",
+                    help="free replaced tokens where they fall, as before app/disposal.py (for comparison)")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     args = ap.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",") if s]
     args.models = [m for m in args.models.split(",") if m]
+    if args.free_inline:
+        from tokenprism.app import disposal
+
+        disposal.RETIRE_MIN = sys.maxsize
     with tempfile.TemporaryDirectory() as tmp:
         QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tmp)
         app = QApplication(sys.argv[:1])
-        rows = run_huge(args) if args.huge else run_latency(args)
+        rows = run_huge(args, tmp) if args.huge else run_latency(args)
         app.processEvents()
         if args.json:
             Path(args.json).write_text(json.dumps(rows, indent=1))

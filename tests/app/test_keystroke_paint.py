@@ -1,0 +1,81 @@
+"""A keystroke repaints the edited lines of the editor, not its whole
+viewport, and what is on screen afterwards is what a full repaint draws.
+
+(Qt reports a block restyled with ``setFormats`` as reaching into the next
+blocks, which repaints everything; a transparent overlay updated in full on
+every ``updateRequest`` did the same. ``benchmarks/bench_latency.py``
+measures the keystroke → repaint time.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QGuiApplication, QImage
+
+from tests.app.conftest import is_current, open_model_in, type_text
+from tests.app.test_big_paste import big_text
+
+
+class PaintRegions(QObject):
+    """Areas (in pixels) of a widget's paint events."""
+
+    def __init__(self, widget: Any) -> None:
+        super().__init__()
+        self.areas: list[int] = []
+        widget.installEventFilter(self)
+
+    def eventFilter(self, obj: Any, event: Any) -> bool:
+        if event.type() == QEvent.Type.Paint:
+            self.areas.append(sum(r.width() * r.height() for r in event.region()))
+        return False
+
+
+def on_screen(window: Any) -> QImage:
+    """The editor's viewport as the window's backing store holds it (not
+    a fresh rendering, as ``grab()`` would make)."""
+    vp = window.editor.viewport()
+    top_left = vp.mapTo(window, vp.rect().topLeft())
+    screen = QGuiApplication.primaryScreen()
+    return screen.grabWindow(window.winId(), top_left.x(), top_left.y(), vp.width(), vp.height()).toImage()
+
+
+def test_typing_repaints_only_the_edited_lines(qtbot: Any, window: Any, spm_vocab: str) -> None:
+    open_model_in(qtbot, window, spm_vocab)
+    ed = window.editor
+    ed.setCursorWidth(0)  # no caret in the pictures
+    text = big_text(20_000)
+    ed.setPlainText(text)
+    qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
+    c = ed.textCursor()
+    c.setPosition(len(text) // 2)
+    ed.setTextCursor(c)
+    ed.centerCursor()
+    ed.setFocus()
+    qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
+    qtbot.wait(100)
+    vp = ed.viewport()
+    paints = PaintRegions(vp)
+    type_text(ed, "q")  # (the first keystroke may show the busy indicator: the window's layout changes)
+    qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
+    qtbot.wait(60)
+    largest: list[int] = []
+    for word in ("ab", " x", "日本", "yz", "c", "d"):
+        paints.areas.clear()
+        type_text(ed, word)
+        qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
+        qtbot.wait(60)
+        assert paints.areas, "nothing repainted"
+        largest.append(max(paints.areas))
+    # the edited line, the box around the token at the cursor, the line
+    # above (a token may hold its line break); and every line below when the
+    # edit changed the token count by an odd number (the colours alternate)
+    assert min(largest) < vp.width() * vp.height() // 3, (largest, vp.width() * vp.height())
+    # what the partial repaints left on screen is what a full repaint draws
+    shown = on_screen(window)
+    vp.repaint()
+    full = on_screen(window)
+    assert not full.isNull() and full.width() == vp.width()
+    assert len({full.pixel(x, y) for x in range(0, full.width(), 5) for y in range(0, full.height(), 5)}) > 3
+    assert shown == full
