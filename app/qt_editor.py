@@ -81,9 +81,11 @@ class _DocumentLayout(QPlainTextDocumentLayout):
         self.narrow: tuple[int, int, int] | None = None
 
     def documentChanged(self, from_: int, removed: int, added: int) -> None:
-        if self.narrow is not None:
-            from_, removed, added = self.narrow
-            self.narrow = None
+        n = self.narrow
+        self.narrow = None
+        # (only a narrower part of this very report: anything else is not what it was set for)
+        if n is not None and from_ <= n[0] and n[0] + max(n[1], n[2]) <= from_ + max(removed, added):
+            from_, removed, added = n
         super().documentChanged(from_, removed, added)
 
 
@@ -308,6 +310,9 @@ class QTokenEditor(QPlainTextEdit):
                         layout.setFormats(ranges)
                         self._layout.narrow = (bpos, 0, blen + 1)  # this block only (see _DocumentLayout)
                         doc.markContentsDirty(bpos, blen + 1)  # repaint with the new formats
+                        # (inside an edit, a result made inline: Qt reports it all with the
+                        # edit, and that report must cover every block restyled)
+                        self._layout.narrow = None
                     block.setUserState(state)
                     # its area, and the line end above (a token may hold that break)
                     prev_block = block.previous()

@@ -79,3 +79,27 @@ def test_typing_repaints_only_the_edited_lines(qtbot: Any, window: Any, spm_voca
     assert not full.isNull() and full.width() == vp.width()
     assert len({full.pixel(x, y) for x in range(0, full.width(), 5) for y in range(0, full.height(), 5)}) > 3
     assert shown == full
+
+
+def test_inline_results_leave_the_same_screen(qtbot: Any, window: Any, spm_vocab: str) -> None:
+    """A short text retokenizes inline, inside the key's own edit (Qt then
+    reports the restyled blocks with the edit): the screen still ends up
+    as a full repaint draws it."""
+    open_model_in(qtbot, window, spm_vocab)
+    ed = window.editor
+    ed.setCursorWidth(0)
+    text = big_text(4_000)
+    ed.setPlainText(text)
+    qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
+    c = ed.textCursor()
+    c.setPosition(len(text) // 2)
+    ed.setTextCursor(c)
+    ed.setFocus()
+    for word in ("ab", " x", "日本", "\nyz", "c"):
+        type_text(ed, word)
+        qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
+    qtbot.wait(60)
+    assert window.live.inline_jobs > 0
+    shown = on_screen(window)
+    ed.viewport().repaint()
+    assert shown == on_screen(window)
