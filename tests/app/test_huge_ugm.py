@@ -13,6 +13,7 @@ measures a real 10 MB text.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
 import pytest
@@ -70,6 +71,24 @@ def test_cancel_inside_an_uncuttable_ugm_text(qtbot: Any, window: Any, ugm_vocab
     open_model_in(qtbot, window, ugm_vocab)
     text = LINE * 12_000  # ~1 million characters, a second or more of one plugin call
     make_uncuttable(window, text, monkeypatch)
+    # The worker waits at its first report from inside the call until the
+    # button was clicked: on a loaded machine the call could otherwise end
+    # before the GUI thread gets to the click, and nothing would be left
+    # to cancel.
+    clicked = threading.Event()
+    real_tokenize = workers.tokenize
+
+    def gated(*args: Any) -> Any:
+        *rest, report = args
+
+        def gated_report(done: int, total: int) -> bool:
+            if report(done, total) and 0 < done < total and not clicked.is_set():
+                clicked.wait(30)
+            return bool(report(done, total))
+
+        return real_tokenize(*rest, gated_report)
+
+    monkeypatch.setattr(workers, "tokenize", gated)
     reports: list[int] = []
     window.live.progress.connect(lambda d, t: reports.append(d))
     with qtbot.waitSignal(window.live.progress, timeout=30_000,
@@ -77,6 +96,7 @@ def test_cancel_inside_an_uncuttable_ugm_text(qtbot: Any, window: Any, ugm_vocab
         window.editor.setPlainText(text)
     with qtbot.waitSignal(window.live.cancelled, timeout=30_000):
         qtbot.mouseClick(window.stats.cancel_button, Qt.MouseButton.LeftButton)
+        clicked.set()
     # stopped inside the one call: the worker never reported the end
     assert reports and max(reports) < len(text)
     assert window.live.paused and not window.live.busy
