@@ -380,7 +380,8 @@ class TokenPrismWindow(QMainWindow):
     # ---- tokenization ------------------------------------------------------------------------
 
     def _on_text_change(self, pos: int, removed: int, added: int) -> None:
-        if removed or added:
+        files = getattr(self, "text_files", None)  # installed after the first text
+        if (removed or added) and (files is None or not files.loading):
             self.live.text_changed()
 
     def _on_tab_changed(self, _index: int) -> None:
