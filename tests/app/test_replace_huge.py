@@ -22,10 +22,11 @@ from tests.app.test_big_paste import big_text
 from tokenprism.app import disposal
 from tokenprism.core import Model
 
-STALL_BOUND_S = 0.400
-"""Generous, for a loaded CI machine: on an idle 2-core machine the longest
-stall here is ~60 ms; before the fix, freeing a 10 MB text's tokens alone
-took 180-330 ms on the GUI thread."""
+STALL_BOUND_S = 1.0
+"""Generous, for a loaded or host-slowed CI machine: on an idle 2-core
+machine the longest stall here is ~60 ms, on one slowed by its host 670 ms
+was seen. (This window test is a smoke test of the whole path; the unit
+test above is the one that fails when the old tokens are freed in place.)"""
 
 
 class _Encoding:
