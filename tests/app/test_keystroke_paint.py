@@ -41,18 +41,26 @@ def on_screen(window: Any) -> QImage:
     return screen.grabWindow(window.winId(), top_left.x(), top_left.y(), vp.width(), vp.height()).toImage()
 
 
-def test_typing_repaints_only_the_edited_lines(qtbot: Any, window: Any, spm_vocab: str) -> None:
-    open_model_in(qtbot, window, spm_vocab)
+def _typing_in_the_middle(qtbot: Any, window: Any, vocab: str, size: int) -> Any:
+    """The window's editor with a tokenized text of ``size`` bytes, the
+    cursor in its middle, focused, and no caret (it would blink into the
+    pictures)."""
+    open_model_in(qtbot, window, vocab)
     ed = window.editor
-    ed.setCursorWidth(0)  # no caret in the pictures
-    text = big_text(20_000)
+    ed.setCursorWidth(0)
+    text = big_text(size)
     ed.setPlainText(text)
     qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
     c = ed.textCursor()
     c.setPosition(len(text) // 2)
     ed.setTextCursor(c)
-    ed.centerCursor()
     ed.setFocus()
+    return ed
+
+
+def test_typing_repaints_only_the_edited_lines(qtbot: Any, window: Any, spm_vocab: str) -> None:
+    ed = _typing_in_the_middle(qtbot, window, spm_vocab, 20_000)
+    ed.centerCursor()
     qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
     qtbot.wait(100)
     vp = ed.viewport()
@@ -85,16 +93,7 @@ def test_inline_results_leave_the_same_screen(qtbot: Any, window: Any, spm_vocab
     """A short text retokenizes inline, inside the key's own edit (Qt then
     reports the restyled blocks with the edit): the screen still ends up
     as a full repaint draws it."""
-    open_model_in(qtbot, window, spm_vocab)
-    ed = window.editor
-    ed.setCursorWidth(0)
-    text = big_text(4_000)
-    ed.setPlainText(text)
-    qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
-    c = ed.textCursor()
-    c.setPosition(len(text) // 2)
-    ed.setTextCursor(c)
-    ed.setFocus()
+    ed = _typing_in_the_middle(qtbot, window, spm_vocab, 4_000)
     for word in ("ab", " x", "日本", "\nyz", "c"):
         type_text(ed, word)
         qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
