@@ -80,6 +80,11 @@ class StringArray(Sequence[str]):
         items = self._items
         if items is not None:
             return items[i]
+        return self.decode_at(region, starts, i)
+
+    @staticmethod
+    def decode_at(region: bytes, starts: np.ndarray, i: int) -> str:
+        """String ``i`` of :meth:`raw`'s parts."""
         s = int(starts[i])
         e = int(starts[i + 1]) if i + 1 < len(starts) else len(region)
         return region[s + 8:e].decode("utf-8", "surrogateescape")

@@ -131,11 +131,12 @@ class RankTable:
         self._bounds = array("q")
         self._loaded = bytearray()
         self._pending = 0
-        raw = merges.raw() if isinstance(merges, StringArray) and len(merges) > 0 else None
-        if raw is not None:
-            assert isinstance(merges, StringArray)
-            self._index(merges, raw[0], raw[1])
-        else:
+        raw = None
+        if isinstance(merges, StringArray) and len(merges) > 0:
+            raw = merges.raw()
+            if raw is not None:
+                self._index(merges, raw[0], raw[1])
+        if raw is None:
             self.ranks = rank_dict(merges)
         if self.complete:
             self.done = self.ranks
@@ -289,8 +290,7 @@ def merges_containing(merges: Sequence[str], sub: str) -> list[str]:
     which: list[int] = np.unique(np.searchsorted(starts, hits, side="right") - 1).tolist()
     out: list[str] = []
     for i in which:
-        m = region[int(starts[i]) + 8:int(starts[i + 1]) if i + 1 < len(starts) else len(region)].decode(
-            "utf-8", "surrogateescape")
+        m = StringArray.decode_at(region, starts, i)
         # a hit can straddle a length prefix; the decoded text decides
         if sub in m:
             out.append(m)
