@@ -63,6 +63,7 @@ class TokenPrismWindow(QMainWindow):
         self._busy_timer.setSingleShot(True)
         self._busy_timer.setInterval(BUSY_DELAY_MS)
         self._busy_timer.timeout.connect(lambda: self.stats.set_busy("Tokenizing…"))
+        self.editor.slicer.progress.connect(self.stats.set_busy)  # a huge paste or file going in
 
         self._build_layout()
         self._build_actions()
@@ -380,8 +381,7 @@ class TokenPrismWindow(QMainWindow):
     # ---- tokenization ------------------------------------------------------------------------
 
     def _on_text_change(self, pos: int, removed: int, added: int) -> None:
-        files = getattr(self, "text_files", None)  # installed after the first text
-        if (removed or added) and (files is None or not files.loading):
+        if removed or added:
             self.live.text_changed()
 
     def _on_tab_changed(self, _index: int) -> None:

@@ -14,13 +14,13 @@ are painted over the viewport.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QFont, QFontDatabase, QFontMetricsF,
-                           QHelpEvent, QPainter, QPaintEvent, QPen, QTextBlock, QTextCharFormat,
+                           QHelpEvent, QKeyEvent, QKeySequence, QPainter, QPaintEvent, QPen, QTextBlock, QTextCharFormat,
                            QTextCursor, QTextDocument, QTextLayout, QTextLine, QTextOption)
 from PySide6.QtWidgets import QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
@@ -29,6 +29,7 @@ from tokenprism.core import Attr
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import Analysis, Style
 from .pieces import tooltip_html
+from .qt_slicer import SlicedEdit, is_huge
 from .qt_text import document_text
 from .styles import TokenColors, token_colors
 
@@ -147,6 +148,8 @@ class QTokenEditor(QPlainTextEdit):
             bar.valueChanged.connect(self._on_scrolled)
         self.document().contentsChange.connect(self._on_contents_change)
         self.cursorPositionChanged.connect(self._on_cursor_moved)
+        self.slicer = SlicedEdit(self)
+        """Makes huge edits a slice at a time (pastes, drops, opened files, huge selections replaced)."""
 
     # ---- text -------------------------------------------------------------------
 
@@ -705,6 +708,42 @@ class QTokenEditor(QPlainTextEdit):
                 QToolTip.showText(event.globalPos(), tooltip_html(a, *rng), self.viewport())
             return True
         return super().viewportEvent(event)
+
+    def replace_sliced(self, cursor: QTextCursor, text: str, what: str = "Pasting",
+                       on_done: Callable[[], None] | None = None) -> None:
+        """Replace ``cursor``'s selection with ``text`` as one edit, over
+        many event-loop turns (see :mod:`.qt_slicer`)."""
+        # positions move before Qt reports the edit: nothing styles or
+        # paints tokens of the old result until the new one
+        self._stale = True
+        self._current = None
+        self.slicer.replace(cursor, text, what, on_done)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:
+        text = source.text() if source.hasText() else ""
+        cursor = self.textCursor()
+        if is_huge(cursor, text):
+            self.replace_sliced(cursor, text)
+        else:
+            super().insertFromMimeData(source)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        # a huge selection deleted, cut or typed over goes in slices too
+        cursor = self.textCursor()
+        if not self.isReadOnly() and is_huge(cursor, ""):
+            typed: str | None = event.text()
+            if event.matches(QKeySequence.StandardKey.Cut):
+                self.copy()
+                typed = ""
+            elif event.key() in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace) and not event.modifiers():
+                typed = ""
+            elif not typed or not typed.isprintable() and typed not in "\t\r":
+                typed = None
+            if typed is not None:
+                self.replace_sliced(cursor, "\n" if typed == "\r" else typed, "Deleting" if not typed else "Replacing")
+                event.accept()
+                return
+        super().keyPressEvent(event)
 
     # ---- dropping model files ------------------------------------------------------------
 

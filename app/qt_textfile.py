@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Callable
 
-from PySide6.QtCore import QEvent, QObject, QRect, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, QRect, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QColor, QKeySequence, QPainter, QPaintEvent, QPen, QTextCursor
 from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QWidget
 
@@ -28,6 +28,7 @@ from tokenprism.core.textfile import EditedInvalidBytes, RunTracker, TextFile, d
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .qt_background import QBackground
+from . import qt_slicer
 
 if TYPE_CHECKING:
     from .main_window import TokenPrismWindow
@@ -36,11 +37,6 @@ OPEN_SHORTCUT = "Ctrl+Shift+O"
 SAVE_SHORTCUT = "Ctrl+S"
 SAVE_AS_SHORTCUT = "Ctrl+Alt+S"
 BACKGROUND_BYTES = 1 << 20  # bigger files are read off the GUI thread
-# Qt puts a text into the editor in one call that lays out every line
-# (0.4-0.8 s for 10 MB, the window frozen meanwhile); texts at least this
-# long go in a slice at a time instead, the event loop running in between
-SLICED_MIN = 1 << 20
-INSERT_SLICE = 1 << 18  # characters per slice: ~15 ms of Qt's work
 GGUF_MAGIC = b"GGUF"
 KEY_FOLDER = "textfile/folder"
 FILTER = "Text files (*.txt *.md *.json *.jsonl *.csv *.py *.c *.h *.cpp *.rs *.js *.html *.xml);;All files (*)"
@@ -153,11 +149,6 @@ class TextFiles(QObject):
         self.file: TextFile | None = None
         self.tracker: RunTracker | None = None
         self._loading = False
-        self._slicer = QTimer(self)  # the next slice of a huge text (see SLICED_MIN)
-        self._slicer.setSingleShot(True)
-        self._slicer.setInterval(0)
-        self._slices: Callable[[], None] | None = None
-        self._slicer.timeout.connect(lambda: self._slices() if self._slices is not None else None)
         self._reader = QBackground(self)
         self._writer = QBackground(self)
         editor = window.editor
@@ -284,14 +275,14 @@ class TextFiles(QObject):
 
     @property
     def loading(self) -> bool:
-        """A huge text is going into the editor a slice at a time: the
-        window holds live tokenizing until the last one."""
-        return self._slices is not None
+        """A huge text file is going into the editor a slice at a time."""
+        return self._loading
 
     def _show(self, path: str, tf: TextFile) -> None:
         self.window.stats.set_busy("")
         editor = self.window.editor
-        if len(tf.text) >= SLICED_MIN:
+        editor.slicer.abort()  # a text still going in is replaced anyway
+        if len(tf.text) >= qt_slicer.SLICED_MIN:
             self._show_sliced(path, tf)
             return
         self._loading = True
@@ -310,44 +301,21 @@ class TextFiles(QObject):
         self.overlay.update()
 
     def _show_sliced(self, path: str, tf: TextFile) -> None:
-        """``setPlainText`` a slice at a time: the same document (no undo
-        step, the text as one insertion would make it), with the editor
-        read-only until the last slice and one tokenization at the end."""
-        window = self.window
-        editor = window.editor
+        """``setPlainText`` a slice at a time (see :mod:`.qt_slicer`): the
+        same document, no undo step, one tokenization at the end."""
+        editor = self.window.editor
         doc = editor.document()
-        text = tf.text
-        name = os.path.basename(path)
-        self._loading = True
-        editor.setReadOnly(True)
+        self._loading = True  # Qt reports it all as one edit at the end: not the user's
         doc.setUndoRedoEnabled(False)
         editor.setPlainText("")
-        cursor = QTextCursor(doc)
-        pos = 0
 
-        def step() -> None:
-            nonlocal pos
-            end = min(len(text), pos + INSERT_SLICE)
-            if end < len(text) and text[end - 1] == "\r":
-                end += 1  # a line break stays whole, as one insertion reads it
-            cursor.movePosition(QTextCursor.MoveOperation.End)
-            cursor.insertText(text[pos:end])
-            pos = end
-            if pos < len(text):
-                window.stats.set_busy(f"Loading {name}… {pos * 100 // len(text)}%")
-                self._slicer.start()
-                return
-            self._slices = None
-            doc.setUndoRedoEnabled(True)
-            editor.setReadOnly(False)
-            editor.moveCursor(QTextCursor.MoveOperation.Start)
+        def done() -> None:
             self._loading = False
-            window.stats.set_busy("")
+            doc.setUndoRedoEnabled(True)
+            editor.moveCursor(QTextCursor.MoveOperation.Start)
             self._shown(path, tf)
-            window.live.text_changed()  # held while loading: now the whole text, once
 
-        self._slices = step
-        self._slicer.start()
+        editor.replace_sliced(QTextCursor(doc), tf.text, f"Loading {os.path.basename(path)}", done)
 
     def _report(self, tf: TextFile) -> None:
         name = self.name

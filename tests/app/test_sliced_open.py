@@ -13,14 +13,14 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QPlainTextEdit
 
 from tests.app.conftest import is_current, open_model_in
-from tokenprism.app import qt_textfile
+from tokenprism.app import qt_slicer
 
 
 def test_huge_file_is_loaded_in_slices(qtbot: Any, window: Any, tmp_path: Path, test_vocab: str,
                                        monkeypatch: Any) -> None:
     open_model_in(qtbot, window, test_vocab)
-    monkeypatch.setattr(qt_textfile, "SLICED_MIN", 50_000)
-    monkeypatch.setattr(qt_textfile, "INSERT_SLICE", 7_001)  # odd: slices end inside "\r\n" too
+    monkeypatch.setattr(qt_slicer, "SLICED_MIN", 50_000)
+    monkeypatch.setattr(qt_slicer, "SLICE", 7_001)  # odd: slices end inside "\r\n" too
     line = "Sliced loading keeps the window alive, ça va? 東京 🙂\r\n"
     p = tmp_path / "huge.txt"
     p.write_bytes((line * 4_000).encode("utf-8"))
