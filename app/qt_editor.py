@@ -57,11 +57,11 @@ def local_files(mime: QMimeData | None) -> list[str]:
 
 def _block_state(a: Analysis, lo: int, hi: int, bpos: int, blen: int, serial: int) -> int:
     """A block's user state for spans ``[lo, hi)`` of ``a``: equal states
-    mean equal formats (spans relative to the block, styles, the colour
-    alternation, the palette's ``serial``)."""
+    mean equal formats (spans relative to the block, styles, the palette's
+    ``serial``; the tints alternate afresh on every line)."""
     s = np.clip(a.span_start16[lo:hi], bpos, bpos + blen) - bpos
     e = np.clip(a.span_end16[lo:hi], bpos, bpos + blen) - bpos
-    h = hash((serial, lo & 1, s.tobytes(), e.tobytes(), a.span_style[lo:hi].tobytes()))
+    h = hash((serial, s.tobytes(), e.tobytes(), a.span_style[lo:hi].tobytes()))
     return (h & 0x3FFFFFFF) | 0x10000  # never -1 (unset) nor a bare serial
 
 
@@ -128,6 +128,7 @@ class QTokenEditor(QPlainTextEdit):
         self._serial = next(_serials)
         self._has_extra = False
         self._restyled: list[QRect] = []
+        self._heights: dict[tuple[int, int], float] = {}  # (block, block count) → height before an edit
         self._stale_rect = QRect()  # painted while stale (no overlay): the next result repaints it
         self._stale_scrolled = False  # ... and scrolled since: it repaints all
         self._box_rect: QRect | None = None  # where the last paint drew the token box
@@ -216,11 +217,15 @@ class QTokenEditor(QPlainTextEdit):
         if removed or added:
             self._stale = True
             self._current = None
+            doc = self.document()
+            edited = doc.findBlock(pos)
+            if edited.isValid():  # its height before the relayout (see _repaint_moved)
+                self._heights.setdefault((edited.blockNumber(), doc.blockCount()),
+                                         self.blockBoundingRect(edited).height())
             if self._shift_formats(pos, removed, added):
                 # (the formats' report would reach past the block: see _DocumentLayout)
                 self._layout.narrow = (pos, removed, added)
             # the edited blocks' formats no longer match what their state says
-            doc = self.document()
             block = doc.findBlock(pos)
             end = doc.findBlock(pos + added)
             if end.blockNumber() - block.blockNumber() > 64:
@@ -231,6 +236,26 @@ class QTokenEditor(QPlainTextEdit):
                 if block == end:
                     break
                 block = block.next()
+
+    def _repaint_moved(self) -> None:
+        """Repaint everything below an edited block whose height changed.
+
+        Qt repaints only the block itself when an edit inside it leaves its
+        line count alone, even when the line got taller (a fallback font
+        for 日本 has a taller line): the lines below move down, but the
+        screen keeps them where they were until something repaints them."""
+        doc = self.document()
+        count = doc.blockCount()
+        top: float | None = None
+        for (number, was_count), height in self._heights.items():
+            block = doc.findBlockByNumber(number)
+            if was_count == count and block.isValid() and self.blockBoundingRect(block).height() != height:
+                y = self.blockBoundingGeometry(block).translated(self.contentOffset()).top()
+                top = y if top is None else min(top, y)
+        self._heights.clear()
+        if top is not None:
+            vp = self.viewport()
+            vp.update(QRect(0, int(top), vp.width(), vp.height()))
 
     def _on_scrolled(self, _value: int) -> None:
         if not self._stale_rect.isEmpty():
@@ -294,7 +319,8 @@ class QTokenEditor(QPlainTextEdit):
             if blen > HUGE_BLOCK:
                 if a is not None:
                     lo, hi = a.spans_in(max(bpos, begin), min(bpos + blen, end))
-                    extra.extend(self._selections(a, lo, min(hi, lo + MAX_SELECTIONS)))
+                    first = a.spans_in(bpos, bpos)[0]
+                    extra.extend(self._selections(a, lo, min(hi, lo + MAX_SELECTIONS), first))
                     lo_all, hi_all = (lo if lo_all < 0 else lo_all), hi
             else:
                 # a block whose spans (relative to it) did not change keeps
@@ -344,11 +370,13 @@ class QTokenEditor(QPlainTextEdit):
             r = QTextLayout.FormatRange()
             r.start = s - bpos
             r.length = e - s
-            r.format = formats[(st, k & 1)]
+            r.format = formats[(st, (k - lo) & 1)]
             out.append(r)
         return out
 
-    def _selections(self, a: Analysis, lo: int, hi: int) -> list[QTextEdit.ExtraSelection]:
+    def _selections(self, a: Analysis, lo: int, hi: int, first: int) -> list[QTextEdit.ExtraSelection]:
+        """Spans ``[lo, hi)`` of a huge block whose first span is ``first``,
+        as extra selections (formats on a huge block's layout cost too much)."""
         doc = self.document()
         formats = self._formats
         keep = QTextCursor.MoveMode.KeepAnchor
@@ -360,7 +388,7 @@ class QTokenEditor(QPlainTextEdit):
             c.setPosition(s)
             c.setPosition(e, keep)
             sel.cursor = c
-            sel.format = formats[(st, k & 1)]
+            sel.format = formats[(st, (k - first) & 1)]
             sels.append(sel)
         return sels
 
@@ -542,20 +570,23 @@ class QTokenEditor(QPlainTextEdit):
             x = self._end_x[key] = _x(line, block.length() - 1)
         return x
 
-    def _paint_newlines(self, p: QPainter, a: Analysis) -> None:
+    def _paint_newlines(self, p: QPainter, a: Analysis, area: QRect) -> None:
         """A block's layout cannot draw a format on its line break, so the
         part of a token that is a line break is painted here, at the end of
-        the block's last line."""
+        the block's last line (of the blocks in ``area``: after a keystroke
+        Qt repaints only the restyled lines)."""
         marks: list[tuple[int, int]] = []
         block = self.firstVisibleBlock()
         offset = self.contentOffset()
-        height = self.viewport().height()
         width = self.fontMetrics().horizontalAdvance(" ")
         colors = self._colors
         while block.isValid():
             geo = self.blockBoundingGeometry(block).translated(offset)
-            if geo.top() > height:
+            if geo.top() > area.bottom():
                 break
+            if geo.bottom() < area.top():
+                block = block.next()
+                continue
             layout = block.layout()
             pos = block.position() + block.length() - 1
             k = a.span_at(pos) if block.next().isValid() else -1
@@ -563,7 +594,7 @@ class QTokenEditor(QPlainTextEdit):
                 line = layout.lineAt(layout.lineCount() - 1)
                 x = geo.left() + self._line_end_x(block, line)
                 style = int(a.span_style[k])
-                fill = QColor(colors.bg(style, k))
+                fill = QColor(colors.bg(style, k - a.spans_in(block.position(), block.position())[0]))
                 fill.setAlphaF(0.8)  # lets a whitespace mark (¶) show through
                 p.setPen(QPen(colors.border[style], 1.0) if style != Style.NORMAL else Qt.PenStyle.NoPen)
                 p.setBrush(fill)
@@ -639,10 +670,12 @@ class QTokenEditor(QPlainTextEdit):
         if a is None or self._stale:
             self._stale_rect = self._stale_rect.united(event.rect())
             return
+        if self._heights:
+            self._repaint_moved()
         p = QPainter(self.viewport())
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         line_h = self.fontMetrics().height()
-        self._paint_newlines(p, a)
+        self._paint_newlines(p, a, event.rect())
         begin, end = self.visible_range()
         self._paint_byte_labels(p, a, begin, end)
         lo, hi = a.empties_in(begin, end)

@@ -77,9 +77,10 @@ def test_typing_repaints_only_the_edited_lines(qtbot: Any, window: Any, spm_voca
         assert paints.areas, "nothing repainted"
         largest.append(max(paints.areas))
     # the edited line, the box around the token at the cursor, the line
-    # above (a token may hold its line break); and every line below when the
-    # edit changed the token count by an odd number (the colours alternate)
-    assert min(largest) < vp.width() * vp.height() // 3, (largest, vp.width() * vp.height())
+    # above (a token may hold its line break); and every line below when
+    # the edited line got taller (日本 in a fallback font) and moved them
+    small = [n for n in largest if n < vp.width() * vp.height() // 3]
+    assert len(small) >= len(largest) - 1, (largest, vp.width() * vp.height())
     # what the partial repaints left on screen is what a full repaint draws
     shown = on_screen(window)
     vp.repaint()
