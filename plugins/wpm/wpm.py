@@ -295,42 +295,83 @@ def _utf8_offsets(text: str) -> list[int]:
 _CUT_RE = re.compile("(?<=[!-~])(?=[ \n])")
 
 
-class _CutFilters:
-    """What ``_greedy`` checks before looking a candidate piece up: for
-    each first three characters of the pieces of three or more characters
-    (numbered by ``index``), bit ``n`` of ``masks`` set for every length
-    ``n`` such a piece has, and in ``last``, at ``k * width + n``, the set
-    of the last characters (modulo 62, to stay a small int) such pieces
-    of length ``n`` end with."""
+# edges of the vocabulary trie: key = parent node * _EDGE_BASE + code point
+_EDGE_BASE: Final = 0x110000
+# keeps key * _EDGE_MUL below 2**62 (mypyc's unboxed int range) for tables
+# up to 2**20 slots
+_EDGE_MUL: Final = 0x5BD1E9
+
+
+class _Trie:
+    """Every vocabulary piece as a path of code points, for ``_greedy``.
+
+    One open-addressing table of edges: the slot where the edge into a
+    node is stored is that node's number, so an edge costs one int (its
+    key) and a node one more (the id of the piece ending there, or -1).
+    A longest-match walk reads a few list items per character, where
+    looking up candidate slices in the vocabulary dict cost a slice, a
+    hash and a probe each (the walk is ~5x cheaper on new words), and
+    building it (one probe per piece character, no slices) is cheaper
+    than the slice filters it replaces."""
 
     def __init__(self, t2i: dict[str, int]) -> None:
-        max_len = 3
+        total = 0
         for piece in t2i:
-            if len(piece) > max_len:
-                max_len = len(piece)
-        width = max_len + 1
-        zeros = [0] * width
-        index: dict[str, int] = {}
-        masks: list[int] = []
-        last: list[int] = []
-        for piece in t2i:
-            n = len(piece)
-            if n >= 3:
-                key = piece[:3]
-                k = index.get(key, -1)
+            total += len(piece)
+        size = 1 << 10
+        while size < total:
+            size <<= 1
+        while not self._build(t2i, size):
+            size <<= 1
+
+    def _build(self, t2i: dict[str, int], size: int) -> bool:
+        """Fill a table of ``size`` slots; False when it gets too full."""
+        mask = size - 1
+        limit = size - (size >> 2)
+        root = size
+        keys = [-1] * size
+        term = [-1] * size
+        used = 0
+        for piece, tid in t2i.items():
+            node = root
+            for i in range(len(piece)):
+                key = node * _EDGE_BASE + ord(piece[i])
+                h = key * _EDGE_MUL
+                s = (h ^ (h >> 20)) & mask
+                k = keys[s]
+                while k != key and k >= 0:
+                    s = (s + 1) & mask
+                    k = keys[s]
                 if k < 0:
-                    k = len(masks)
-                    index[key] = k
-                    masks.append(0)
-                    last.extend(zeros)
-                masks[k] |= 1 << n
-                at = k * width + n
-                last[at] = last[at] | (1 << (ord(piece[n - 1]) % 62))
-        self.index = index
-        self.masks = masks
-        self.last = last
-        self.width = width
-        self.max_len = max_len
+                    keys[s] = key
+                    used += 1
+                    if used > limit:
+                        return False
+                node = s
+            if node != root:
+                term[node] = tid
+        self.keys = keys
+        self.term = term
+        self.mask = mask
+        self.root = root
+        # the node after the word-start mark: every word's walk begins there
+        self.mark = self.child(root, ord(WORD_MARK))
+        return True
+
+    def child(self, node: int, cp: int) -> int:
+        """The node under ``node`` by ``cp``, or -1."""
+        keys = self.keys
+        mask = self.mask
+        key = node * _EDGE_BASE + cp
+        h = key * _EDGE_MUL
+        s = (h ^ (h >> 20)) & mask
+        k = keys[s]
+        while k != key:
+            if k < 0:
+                return -1
+            s = (s + 1) & mask
+            k = keys[s]
+        return s
 
 
 class WpmTokenizer:
@@ -359,7 +400,7 @@ class WpmTokenizer:
         )
         self._pieces: list[str] = list(vocab.pieces)
         self._unk: int = special.get("unk", -1)
-        self._t2i: dict[str, int] = dict(vocab.token_to_id)
+        self._t2i: dict[str, int] = cast("dict[str, int]", vocab.token_to_id)
         tables = _get_tables(lowercase, strip_accents)
         self._tables = tables
         self._class_of: bytes = tables.class_of
@@ -370,7 +411,7 @@ class WpmTokenizer:
         )
         self._cache: dict[str, Piece] = {}
         self._chunks: dict[str, Chunk] = {}
-        self._filters: _CutFilters | None = None
+        self._trie: _Trie | None = None
         # below U+0080 the table either lowercases or does nothing, so
         # ASCII words can skip the (slower) table lookup per character
         ascii_map = tables.ascii_map
@@ -589,20 +630,8 @@ class WpmTokenizer:
         (= byte) offsets into ``w``; returns the normalized word. For
         ``_ascii_lower`` tokenizers only."""
         word = w.lower() if self._lowercase_ascii else w
-        if not self._greedy(WORD_MARK + word, ids, starts, ends):
+        if not self._greedy(word, ids, starts, ends):
             self._unknown_word(ids, starts, ends, 0, len(w))
-            return word
-        # token ranges are in "▁" + word: one less, and the "▁" alone is
-        # empty at the word start
-        for t in range(len(ids)):
-            a = starts[t] - 1
-            b = ends[t] - 1
-            if a < 0:
-                a = 0
-            if b <= a:
-                b = a = 0
-            starts[t] = a
-            ends[t] = b
         return word
 
     def _tokenize_piece(self, p: str) -> Piece:
@@ -636,15 +665,14 @@ class WpmTokenizer:
         else:
             word = kept.translate(self._tables.table())
         if nk > 0:
-            if not self._greedy(WORD_MARK + word, ids, cstarts, cends):
+            if not self._greedy(word, ids, cstarts, cends):
                 self._unknown_word(ids, cstarts, cends, k, len(p))
             else:
-                # token ranges are in "▁" + word; map them to characters of p
+                # token ranges are in the normalized word; map them to
+                # characters of p
                 for t in range(len(ids)):
-                    a = cstarts[t] - 1
-                    b = cends[t] - 1
-                    if a < 0:
-                        a = 0
+                    a = cstarts[t]
+                    b = cends[t]
                     if b <= a:
                         cstarts[t] = k
                         cends[t] = k
@@ -660,74 +688,68 @@ class WpmTokenizer:
         offs = _utf8_offsets(p)
         return Piece(ids, [offs[s] for s in cstarts], [offs[e] for e in cends], offs[len(p)], word)
 
-    def _cut_filters(self) -> _CutFilters:
-        """The filters of ``_greedy``, made on first use (a benign race at
-        worst makes them twice)."""
-        f = self._filters
-        if f is None:
-            f = _CutFilters(self._t2i)
-            self._filters = f
-        return f
+    def prepare(self) -> None:
+        """Build the vocabulary trie now rather than on the first word."""
+        self._get_trie()
 
-    def _greedy(self, w1: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
-        """Longest-match-first cut of ``w1``; False when some position has no match."""
-        n = len(w1)
-        # made on the first call even when unused (one short encode, as
-        # before with the trie, readies the tokenizer)
-        f = self._cut_filters()
-        # a word that is a vocabulary piece as a whole is its own longest
-        # first match, so the walk below would give exactly this token
-        whole = self._t2i.get(w1, -1)
-        if whole >= 0:
-            ids.append(whole)
-            starts.append(0)
-            ends.append(n)
-            return True
-        # longest match first at each position, as llama.cpp does, but
-        # looking up only the lengths that some piece beginning with the
-        # next three characters has, and that some such piece of that
-        # length ends with the candidate's last character (modulo 62);
-        # then two and one character. Most failed lookups (a slice, a
-        # hash, a probe) are skipped. (A character trie was tried: building
-        # it costs ~25 ms on first use, more than it saves.)
-        t2i = self._t2i
-        index = f.index
-        masks = f.masks
-        last = f.last
-        width = f.width
-        max_len = f.max_len
+    def _get_trie(self) -> _Trie:
+        """The trie of ``_greedy``, made on first use (a benign race at
+        worst makes it twice)."""
+        t = self._trie
+        if t is None:
+            t = _Trie(self._t2i)
+            self._trie = t
+        return t
+
+    def _greedy(self, word: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
+        """Longest-match-first cut of ``"▁" + word``, as llama.cpp does it,
+        with character offsets into ``word``: the first token starts at 0
+        (its ``▁`` covers nothing), a ``▁``-only token is ``(0, 0)``.
+        False when some position has no match."""
+        tr = self._get_trie()
+        keys = tr.keys
+        term = tr.term
+        mask = tr.mask
+        root = tr.root
+        n = len(word)
+        # the walk of each position stops at the first character no piece
+        # continues with: every longer candidate is then absent as well,
+        # so the last piece passed is the longest match
+        node = tr.mark
+        if node < 0:
+            return False
+        best = term[node]
+        best_j = 0
         i = 0
-        while i < n:
-            found = -1
-            j = i
-            rest = n - i
-            if rest >= 3:
-                k = index.get(w1[i : i + 3], -1)
-                if k >= 0:
-                    mask = masks[k]
-                    row = k * width
-                    length = rest if rest < max_len else max_len
-                    while length >= 3:
-                        if (mask >> length) & 1:
-                            if (last[row + length] >> (ord(w1[i + length - 1]) % 62)) & 1:
-                                found = t2i.get(w1[i : i + length], -1)
-                                if found >= 0:
-                                    j = i + length
-                                    break
-                        length -= 1
-            if found < 0 and rest >= 2:
-                found = t2i.get(w1[i : i + 2], -1)
-                j = i + 2
-            if found < 0:
-                found = t2i.get(w1[i : i + 1], -1)
-                j = i + 1
-            if found < 0:
+        j = 0
+        while True:
+            while j < n:
+                key = node * _EDGE_BASE + ord(word[j])
+                h = key * _EDGE_MUL
+                s = (h ^ (h >> 20)) & mask
+                k = keys[s]
+                while k != key and k >= 0:
+                    s = (s + 1) & mask
+                    k = keys[s]
+                if k < 0:
+                    break
+                node = s
+                j += 1
+                t = term[s]
+                if t >= 0:
+                    best = t
+                    best_j = j
+            if best < 0:
                 return False
-            ids.append(found)
+            ids.append(best)
             starts.append(i)
-            ends.append(j)
-            i = j
-        return True
+            ends.append(best_j)
+            i = best_j
+            if i >= n:
+                return True
+            node = root
+            best = -1
+            j = i
 
 
 def build_wpm(vocab: Vocab) -> WpmTokenizer:
