@@ -295,11 +295,12 @@ def _utf8_offsets(text: str) -> list[int]:
 _CUT_RE = re.compile("(?<=[!-~])(?=[ \n])")
 
 
-# edges of the vocabulary trie: key = parent node * _EDGE_BASE + code point
+# edges of the vocabulary trie: key = parent node * _EDGE_BASE + code point,
+# slot from node * _NODE_MUL + code point * _CP_MUL; every factor stays
+# below 2**30, where mypyc multiplies without its big-int fallback
 _EDGE_BASE: Final = 0x110000
-# keeps key * _EDGE_MUL below 2**62 (mypyc's unboxed int range) for tables
-# up to 2**20 slots
-_EDGE_MUL: Final = 0x5BD1E9
+_NODE_MUL: Final = 0x61C8865
+_CP_MUL: Final = 0x9E3779
 
 
 class _Trie:
@@ -335,9 +336,10 @@ class _Trie:
         for piece, tid in t2i.items():
             node = root
             for i in range(len(piece)):
-                key = node * _EDGE_BASE + ord(piece[i])
-                h = key * _EDGE_MUL
-                s = (h ^ (h >> 20)) & mask
+                cp = ord(piece[i])
+                key = node * _EDGE_BASE + cp
+                h = node * _NODE_MUL + cp * _CP_MUL
+                s = (h ^ (h >> 19)) & mask
                 k = keys[s]
                 while k != key and k >= 0:
                     s = (s + 1) & mask
@@ -363,8 +365,8 @@ class _Trie:
         keys = self.keys
         mask = self.mask
         key = node * _EDGE_BASE + cp
-        h = key * _EDGE_MUL
-        s = (h ^ (h >> 20)) & mask
+        h = node * _NODE_MUL + cp * _CP_MUL
+        s = (h ^ (h >> 19)) & mask
         k = keys[s]
         while k != key:
             if k < 0:
@@ -724,9 +726,10 @@ class WpmTokenizer:
         j = 0
         while True:
             while j < n:
-                key = node * _EDGE_BASE + ord(word[j])
-                h = key * _EDGE_MUL
-                s = (h ^ (h >> 20)) & mask
+                cp = ord(word[j])
+                key = node * _EDGE_BASE + cp
+                h = node * _NODE_MUL + cp * _CP_MUL
+                s = (h ^ (h >> 19)) & mask
                 k = keys[s]
                 while k != key and k >= 0:
                     s = (s + 1) & mask
