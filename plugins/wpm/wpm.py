@@ -44,6 +44,7 @@ import threading
 from bisect import bisect_right
 from typing import Final, cast
 
+from tokenprism.core.gil import STEP, checkpoint
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Vocab
 
@@ -214,23 +215,55 @@ def _class_bytes(cc: CharClasses) -> bytes:
     return bytes(out)
 
 
+def _ascii_class_bytes() -> bytes:
+    """WS, DROP, SPLIT or WORD for the code points below U+0080, straight
+    from the tables: NFD leaves them alone, so ``strip_accents`` changes
+    none of them, and no mark is ASCII."""
+    out = bytearray([WORD]) * 0x80
+    for a, b in _ut.PUNCT:
+        for c in range(a, min(b, 0x7F) + 1):
+            out[c] = SPLIT
+    for ch in _ut.ASCII_SYMBOL:
+        out[ord(ch)] = SPLIT
+    out[0] = DROP
+    for a, b in _ut.CONTROL:
+        for c in range(a, min(b, 0x7F) + 1):
+            out[c] = DROP
+    for c in _ut.WHITESPACE:
+        if c < 0x80:
+            out[c] = WS
+    return bytes(out)
+
+
 class _Tables:
-    """Compiled data for one (lowercase, strip_accents) setting."""
+    """Compiled data for one (lowercase, strip_accents) setting. The
+    Unicode-wide parts (classes: 2-6 ms with the NFD moves, translate
+    table: ~1.5 ms) are made for the first text that needs them, one with
+    a non-ASCII character, or by ``prepare``; ASCII text never does."""
 
     def __init__(self, lowercase: bool, strip_accents: bool) -> None:
-        cc = CharClasses(strip_accents)
         self.lowercase = lowercase
         self.strip_accents = strip_accents
-        self.class_of: bytes = _class_bytes(cc)
+        self.ascii_class: bytes = _ascii_class_bytes()
         self.ws_chars: str = "".join(chr(c) for c in _ut.WHITESPACE)
         ascii_table = _translate_table(lowercase, strip_accents, 0x7F)
         self.ascii_map: list[int] = [ascii_table.get(c, c) for c in range(128)]
-        self.classes = cc
+        self._class_of: bytes | None = None
         self._table: dict[int, int] | None = None
 
+    def class_of(self) -> bytes:
+        """The class of every code point (``_class_bytes``)."""
+        c = self._class_of
+        if c is None:
+            with _tables_lock:
+                c = self._class_of
+                if c is None:
+                    c = _class_bytes(CharClasses(self.strip_accents))
+                    self._class_of = c
+        return c
+
     def table(self) -> dict[int, int]:
-        """The whole translate table (26 000 entries, ~1.5 ms), made for
-        the first word that needs it: one with a non-ASCII character."""
+        """The whole translate table (26 000 entries)."""
         t = self._table
         if t is None:
             with _tables_lock:
@@ -306,21 +339,23 @@ _CP_MUL: Final = 0x9E3779
 class _Trie:
     """Every vocabulary piece as a path of code points, for ``_greedy``.
 
-    One open-addressing table of edges: the slot where the edge into a
-    node is stored is that node's number, so an edge costs one int (its
-    key) and a node one more (the id of the piece ending there, or -1).
-    A longest-match walk reads a few list items per character, where
+    One open-addressing table of edges in one list: the slot ``s`` where
+    the edge into a node is stored is that node's number, ``cells[2 * s]``
+    the edge's key and ``cells[2 * s + 1]`` the id of the piece ending at
+    the node (-1: none), so a step reads neighbouring items. A
+    longest-match walk reads a few list items per character, where
     looking up candidate slices in the vocabulary dict cost a slice, a
-    hash and a probe each (the walk is ~5x cheaper on new words), and
-    building it (one probe per piece character, no slices) is cheaper
-    than the slice filters it replaces."""
+    hash and a probe each; building it (one probe per piece character,
+    no slices) costs about what the slice filters it replaced did."""
 
     def __init__(self, t2i: dict[str, int]) -> None:
         total = 0
         for piece in t2i:
             total += len(piece)
+        # pieces share prefixes: a vocabulary's trie has about a third as
+        # many nodes as its pieces have characters (bert-bge: 65k of 210k)
         size = 1 << 10
-        while size < total:
+        while size < total // 2:
             size <<= 1
         while not self._build(t2i, size):
             size <<= 1
@@ -330,8 +365,7 @@ class _Trie:
         mask = size - 1
         limit = size - (size >> 2)
         root = size
-        keys = [-1] * size
-        term = [-1] * size
+        cells = [-1] * (2 * size)
         used = 0
         for piece, tid in t2i.items():
             node = root
@@ -340,20 +374,19 @@ class _Trie:
                 key = node * _EDGE_BASE + cp
                 h = node * _NODE_MUL + cp * _CP_MUL
                 s = (h ^ (h >> 19)) & mask
-                k = keys[s]
+                k = cells[s << 1]
                 while k != key and k >= 0:
                     s = (s + 1) & mask
-                    k = keys[s]
+                    k = cells[s << 1]
                 if k < 0:
-                    keys[s] = key
+                    cells[s << 1] = key
                     used += 1
                     if used > limit:
                         return False
                 node = s
             if node != root:
-                term[node] = tid
-        self.keys = keys
-        self.term = term
+                cells[(node << 1) + 1] = tid
+        self.cells = cells
         self.mask = mask
         self.root = root
         # the node after the word-start mark: every word's walk begins there
@@ -362,17 +395,17 @@ class _Trie:
 
     def child(self, node: int, cp: int) -> int:
         """The node under ``node`` by ``cp``, or -1."""
-        keys = self.keys
+        cells = self.cells
         mask = self.mask
         key = node * _EDGE_BASE + cp
         h = node * _NODE_MUL + cp * _CP_MUL
         s = (h ^ (h >> 19)) & mask
-        k = keys[s]
+        k = cells[s << 1]
         while k != key:
             if k < 0:
                 return -1
             s = (s + 1) & mask
-            k = keys[s]
+            k = cells[s << 1]
         return s
 
 
@@ -405,11 +438,11 @@ class WpmTokenizer:
         self._t2i: dict[str, int] = cast("dict[str, int]", vocab.token_to_id)
         tables = _get_tables(lowercase, strip_accents)
         self._tables = tables
-        self._class_of: bytes = tables.class_of
+        self._ascii_class: bytes = tables.ascii_class
         self._ws_chars: str = tables.ws_chars
         # the ASCII characters that are one-character words in this setting
         self._ascii_split: str = "".join(
-            chr(c) for c in range(0x80) if tables.classes.char_class(c) == SPLIT
+            chr(c) for c in range(0x80) if tables.ascii_class[c] == SPLIT
         )
         self._cache: dict[str, Piece] = {}
         self._chunks: dict[str, Chunk] = {}
@@ -436,7 +469,15 @@ class WpmTokenizer:
         ends_o = cast("list[object]", ends)
         pos = 0
         cache = self._chunks
-        for c in text.split(" "):
+        parts = text.split(" ")
+        n_parts = len(parts)
+        k = 0
+        for c in parts:
+            k += 1
+            if k % STEP == 0:
+                # a huge fragment without cut points is one call: report
+                # progress, let the GUI thread in, and let it cancel
+                checkpoint(k, n_parts)
             if not c:
                 # between two spaces (indentation): nothing to look up
                 pos += 1
@@ -533,7 +574,7 @@ class WpmTokenizer:
         they are removed later, inside the word) or one split character;
         whitespace at the end stands alone. For the short chunks this gets,
         cheaper than starting a regular expression."""
-        cls = self._class_of
+        cls = self._ascii_class if text.isascii() else self._tables.class_of()
         out: list[str] = []
         n = len(text)
         i = 0
@@ -655,7 +696,7 @@ class WpmTokenizer:
         origin: list[int] = []
         kept = core
         if not (ascii_p and core.isprintable()):
-            cls = self._class_of
+            cls = self._ascii_class if ascii_p else self._tables.class_of()
             for i in range(n_core):
                 if cls[ord(core[i])] == DROP:
                     origin = [j for j in range(n_core) if cls[ord(core[j])] != DROP]
@@ -691,8 +732,11 @@ class WpmTokenizer:
         return Piece(ids, [offs[s] for s in cstarts], [offs[e] for e in cends], offs[len(p)], word)
 
     def prepare(self) -> None:
-        """Build the vocabulary trie now rather than on the first word."""
+        """Build the vocabulary trie and the Unicode-wide tables now rather
+        than on the first word (or non-ASCII text) that needs them."""
         self._get_trie()
+        self._tables.class_of()
+        self._tables.table()
 
     def _get_trie(self) -> _Trie:
         """The trie of ``_greedy``, made on first use (a benign race at
@@ -709,8 +753,7 @@ class WpmTokenizer:
         (its ``▁`` covers nothing), a ``▁``-only token is ``(0, 0)``.
         False when some position has no match."""
         tr = self._get_trie()
-        keys = tr.keys
-        term = tr.term
+        cells = tr.cells
         mask = tr.mask
         root = tr.root
         n = len(word)
@@ -720,7 +763,7 @@ class WpmTokenizer:
         node = tr.mark
         if node < 0:
             return False
-        best = term[node]
+        best = cells[(node << 1) + 1]
         best_j = 0
         i = 0
         j = 0
@@ -730,15 +773,15 @@ class WpmTokenizer:
                 key = node * _EDGE_BASE + cp
                 h = node * _NODE_MUL + cp * _CP_MUL
                 s = (h ^ (h >> 19)) & mask
-                k = keys[s]
+                k = cells[s << 1]
                 while k != key and k >= 0:
                     s = (s + 1) & mask
-                    k = keys[s]
+                    k = cells[s << 1]
                 if k < 0:
                     break
                 node = s
                 j += 1
-                t = term[s]
+                t = cells[(s << 1) + 1]
                 if t >= 0:
                     best = t
                     best_j = j
