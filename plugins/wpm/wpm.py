@@ -71,6 +71,10 @@ CHINESE_RANGES: Final[tuple[tuple[int, int], ...]] = (
 _CACHE_LIMIT: Final = 1 << 16
 _CACHE_MAX_CHARS: Final = 48
 
+# new words cut by dict lookups before the trie is built: a short text
+# (the first one typed) never pays for the trie (~5 ms), a long one soon does
+_WORDS_BEFORE_TRIE: Final = 256
+
 # the code points below U+0080 of unicode_tables.WHITESPACE
 _ASCII_WS: Final = " \t\n\v\f\r"
 
@@ -447,6 +451,8 @@ class WpmTokenizer:
         self._cache: dict[str, Piece] = {}
         self._chunks: dict[str, Chunk] = {}
         self._trie: _Trie | None = None
+        self._max_chars: int = vocab.max_piece_chars
+        self._dict_words: int = 0
         # below U+0080 the table either lowercases or does nothing, so
         # ASCII words can skip the (slower) table lookup per character
         ascii_map = tables.ascii_map
@@ -752,7 +758,12 @@ class WpmTokenizer:
         with character offsets into ``word``: the first token starts at 0
         (its ``▁`` covers nothing), a ``▁``-only token is ``(0, 0)``.
         False when some position has no match."""
-        tr = self._get_trie()
+        tr = self._trie
+        if tr is None:
+            self._dict_words += 1
+            if self._dict_words <= _WORDS_BEFORE_TRIE:
+                return self._greedy_dict(word, ids, starts, ends)
+            tr = self._get_trie()
         cells = tr.cells
         mask = tr.mask
         root = tr.root
@@ -796,6 +807,33 @@ class WpmTokenizer:
             node = root
             best = -1
             j = i
+
+
+    def _greedy_dict(self, word: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
+        """``_greedy`` as llama.cpp writes it: every candidate length from
+        the longest piece's down, looked up in the vocabulary dict."""
+        t2i = self._t2i
+        w1 = WORD_MARK + word
+        n = len(w1)
+        i = 0
+        while i < n:
+            j = i + self._max_chars
+            if j > n:
+                j = n
+            found = -1
+            while j > i:
+                found = t2i.get(w1[i:j], -1)
+                if found >= 0:
+                    break
+                j -= 1
+            if found < 0:
+                return False
+            ids.append(found)
+            # offsets in w1, one more than in word; "▁" alone is (0, 0)
+            starts.append(i - 1 if i > 0 else 0)
+            ends.append(j - 1)
+            i = j
+        return True
 
 
 def build_wpm(vocab: Vocab) -> WpmTokenizer:
