@@ -22,7 +22,9 @@ word" by the character classes of the ORIGINAL code points (through NFD
 when accents are stripped; one byte per code point in a table), so nothing
 is rewritten before cutting and spans stay exact. Each distinct piece is
 tokenized once and remembered with its byte offsets relative to the piece,
-so repeated words cost one dictionary lookup.
+so repeated words cost one dictionary lookup. New words are cut by walking
+a trie of the vocabulary (built by ``prepare`` or on the 257th new word; the
+first ones use plain dict lookups, so a short text never waits for it).
 
 Spans: a token covers the original characters its normalized characters
 came from, together with the dropped characters (accents, controls) that
@@ -44,6 +46,7 @@ import threading
 from bisect import bisect_right
 from typing import Final, cast
 
+from tokenprism.core.gil import STEP, checkpoint
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Vocab
 
@@ -69,6 +72,10 @@ CHINESE_RANGES: Final[tuple[tuple[int, int], ...]] = (
 # remembered pieces per tokenizer; longer pieces are not remembered
 _CACHE_LIMIT: Final = 1 << 16
 _CACHE_MAX_CHARS: Final = 48
+
+# new words cut by dict lookups before the trie is built: a short text
+# (the first one typed) never pays for the trie (~5 ms), a long one soon does
+_WORDS_BEFORE_TRIE: Final = 256
 
 # the code points below U+0080 of unicode_tables.WHITESPACE
 _ASCII_WS: Final = " \t\n\v\f\r"
@@ -214,23 +221,55 @@ def _class_bytes(cc: CharClasses) -> bytes:
     return bytes(out)
 
 
+def _ascii_class_bytes() -> bytes:
+    """WS, DROP, SPLIT or WORD for the code points below U+0080, straight
+    from the tables: NFD leaves them alone, so ``strip_accents`` changes
+    none of them, and no mark is ASCII."""
+    out = bytearray([WORD]) * 0x80
+    for a, b in _ut.PUNCT:
+        for c in range(a, min(b, 0x7F) + 1):
+            out[c] = SPLIT
+    for ch in _ut.ASCII_SYMBOL:
+        out[ord(ch)] = SPLIT
+    out[0] = DROP
+    for a, b in _ut.CONTROL:
+        for c in range(a, min(b, 0x7F) + 1):
+            out[c] = DROP
+    for c in _ut.WHITESPACE:
+        if c < 0x80:
+            out[c] = WS
+    return bytes(out)
+
+
 class _Tables:
-    """Compiled data for one (lowercase, strip_accents) setting."""
+    """Compiled data for one (lowercase, strip_accents) setting. The
+    Unicode-wide parts (classes: 2-6 ms with the NFD moves, translate
+    table: ~1.5 ms) are made for the first text that needs them, one with
+    a non-ASCII character, or by ``prepare``; ASCII text never does."""
 
     def __init__(self, lowercase: bool, strip_accents: bool) -> None:
-        cc = CharClasses(strip_accents)
         self.lowercase = lowercase
         self.strip_accents = strip_accents
-        self.class_of: bytes = _class_bytes(cc)
+        self.ascii_class: bytes = _ascii_class_bytes()
         self.ws_chars: str = "".join(chr(c) for c in _ut.WHITESPACE)
         ascii_table = _translate_table(lowercase, strip_accents, 0x7F)
         self.ascii_map: list[int] = [ascii_table.get(c, c) for c in range(128)]
-        self.classes = cc
+        self._class_of: bytes | None = None
         self._table: dict[int, int] | None = None
 
+    def class_of(self) -> bytes:
+        """The class of every code point (``_class_bytes``)."""
+        c = self._class_of
+        if c is None:
+            with _tables_lock:
+                c = self._class_of
+                if c is None:
+                    c = _class_bytes(CharClasses(self.strip_accents))
+                    self._class_of = c
+        return c
+
     def table(self) -> dict[int, int]:
-        """The whole translate table (26 000 entries, ~1.5 ms), made for
-        the first word that needs it: one with a non-ASCII character."""
+        """The whole translate table (26 000 entries)."""
         t = self._table
         if t is None:
             with _tables_lock:
@@ -295,42 +334,87 @@ def _utf8_offsets(text: str) -> list[int]:
 _CUT_RE = re.compile("(?<=[!-~])(?=[ \n])")
 
 
-class _CutFilters:
-    """What ``_greedy`` checks before looking a candidate piece up: for
-    each first three characters of the pieces of three or more characters
-    (numbered by ``index``), bit ``n`` of ``masks`` set for every length
-    ``n`` such a piece has, and in ``last``, at ``k * width + n``, the set
-    of the last characters (modulo 62, to stay a small int) such pieces
-    of length ``n`` end with."""
+# edges of the vocabulary trie: key = parent node * _EDGE_BASE + code point,
+# slot from node * _NODE_MUL + code point * _CP_MUL; every factor stays
+# below 2**30, where mypyc multiplies without its big-int fallback
+_EDGE_BASE: Final = 0x110000
+_NODE_MUL: Final = 0x61C8865
+_CP_MUL: Final = 0x9E3779
+
+
+class _Trie:
+    """Every vocabulary piece as a path of code points, for ``_greedy``.
+
+    One open-addressing table of edges in one list: the slot ``s`` where
+    the edge into a node is stored is that node's number, ``cells[2 * s]``
+    the edge's key and ``cells[2 * s + 1]`` the id of the piece ending at
+    the node (-1: none), so a step reads neighbouring items. A
+    longest-match walk reads a few list items per character, where
+    looking up candidate slices in the vocabulary dict cost a slice, a
+    hash and a probe each (new English words: ~30% less time than the
+    filtered slice lookups this replaced). Building it is one probe per
+    piece character (bert-bge: 210k, ~10 ms), which is why short texts
+    do without it."""
 
     def __init__(self, t2i: dict[str, int]) -> None:
-        max_len = 3
+        total = 0
         for piece in t2i:
-            if len(piece) > max_len:
-                max_len = len(piece)
-        width = max_len + 1
-        zeros = [0] * width
-        index: dict[str, int] = {}
-        masks: list[int] = []
-        last: list[int] = []
-        for piece in t2i:
-            n = len(piece)
-            if n >= 3:
-                key = piece[:3]
-                k = index.get(key, -1)
+            total += len(piece)
+        # pieces share prefixes: a vocabulary's trie has about a third as
+        # many nodes as its pieces have characters (bert-bge: 65k of 210k)
+        size = 1 << 10
+        while size < total // 2:
+            size <<= 1
+        while not self._build(t2i, size):
+            size <<= 1
+
+    def _build(self, t2i: dict[str, int], size: int) -> bool:
+        """Fill a table of ``size`` slots; False when it gets too full."""
+        mask = size - 1
+        limit = size - (size >> 2)
+        root = size
+        cells = [-1] * (2 * size)
+        used = 0
+        for piece, tid in t2i.items():
+            node = root
+            for i in range(len(piece)):
+                cp = ord(piece[i])
+                key = node * _EDGE_BASE + cp
+                h = node * _NODE_MUL + cp * _CP_MUL
+                s = (h ^ (h >> 19)) & mask
+                k = cells[s << 1]
+                while k != key and k >= 0:
+                    s = (s + 1) & mask
+                    k = cells[s << 1]
                 if k < 0:
-                    k = len(masks)
-                    index[key] = k
-                    masks.append(0)
-                    last.extend(zeros)
-                masks[k] |= 1 << n
-                at = k * width + n
-                last[at] = last[at] | (1 << (ord(piece[n - 1]) % 62))
-        self.index = index
-        self.masks = masks
-        self.last = last
-        self.width = width
-        self.max_len = max_len
+                    cells[s << 1] = key
+                    used += 1
+                    if used > limit:
+                        return False
+                node = s
+            if node != root:
+                cells[(node << 1) + 1] = tid
+        self.cells = cells
+        self.mask = mask
+        self.root = root
+        # the node after the word-start mark: every word's walk begins there
+        self.mark = self.child(root, ord(WORD_MARK))
+        return True
+
+    def child(self, node: int, cp: int) -> int:
+        """The node under ``node`` by ``cp``, or -1."""
+        cells = self.cells
+        mask = self.mask
+        key = node * _EDGE_BASE + cp
+        h = node * _NODE_MUL + cp * _CP_MUL
+        s = (h ^ (h >> 19)) & mask
+        k = cells[s << 1]
+        while k != key:
+            if k < 0:
+                return -1
+            s = (s + 1) & mask
+            k = cells[s << 1]
+        return s
 
 
 class WpmTokenizer:
@@ -359,18 +443,20 @@ class WpmTokenizer:
         )
         self._pieces: list[str] = list(vocab.pieces)
         self._unk: int = special.get("unk", -1)
-        self._t2i: dict[str, int] = dict(vocab.token_to_id)
+        self._t2i: dict[str, int] = cast("dict[str, int]", vocab.token_to_id)
         tables = _get_tables(lowercase, strip_accents)
         self._tables = tables
-        self._class_of: bytes = tables.class_of
+        self._ascii_class: bytes = tables.ascii_class
         self._ws_chars: str = tables.ws_chars
         # the ASCII characters that are one-character words in this setting
         self._ascii_split: str = "".join(
-            chr(c) for c in range(0x80) if tables.classes.char_class(c) == SPLIT
+            chr(c) for c in range(0x80) if tables.ascii_class[c] == SPLIT
         )
         self._cache: dict[str, Piece] = {}
         self._chunks: dict[str, Chunk] = {}
-        self._filters: _CutFilters | None = None
+        self._trie: _Trie | None = None
+        self._max_chars: int = vocab.max_piece_chars
+        self._dict_words: int = 0
         # below U+0080 the table either lowercases or does nothing, so
         # ASCII words can skip the (slower) table lookup per character
         ascii_map = tables.ascii_map
@@ -393,7 +479,15 @@ class WpmTokenizer:
         ends_o = cast("list[object]", ends)
         pos = 0
         cache = self._chunks
-        for c in text.split(" "):
+        parts = text.split(" ")
+        n_parts = len(parts)
+        k = 0
+        for c in parts:
+            k += 1
+            if k % STEP == 0:
+                # a huge fragment without cut points is one call: report
+                # progress, let the GUI thread in, and let it cancel
+                checkpoint(k, n_parts)
             if not c:
                 # between two spaces (indentation): nothing to look up
                 pos += 1
@@ -490,7 +584,7 @@ class WpmTokenizer:
         they are removed later, inside the word) or one split character;
         whitespace at the end stands alone. For the short chunks this gets,
         cheaper than starting a regular expression."""
-        cls = self._class_of
+        cls = self._ascii_class if text.isascii() else self._tables.class_of()
         out: list[str] = []
         n = len(text)
         i = 0
@@ -589,20 +683,8 @@ class WpmTokenizer:
         (= byte) offsets into ``w``; returns the normalized word. For
         ``_ascii_lower`` tokenizers only."""
         word = w.lower() if self._lowercase_ascii else w
-        if not self._greedy(WORD_MARK + word, ids, starts, ends):
+        if not self._greedy(word, ids, starts, ends):
             self._unknown_word(ids, starts, ends, 0, len(w))
-            return word
-        # token ranges are in "▁" + word: one less, and the "▁" alone is
-        # empty at the word start
-        for t in range(len(ids)):
-            a = starts[t] - 1
-            b = ends[t] - 1
-            if a < 0:
-                a = 0
-            if b <= a:
-                b = a = 0
-            starts[t] = a
-            ends[t] = b
         return word
 
     def _tokenize_piece(self, p: str) -> Piece:
@@ -624,7 +706,7 @@ class WpmTokenizer:
         origin: list[int] = []
         kept = core
         if not (ascii_p and core.isprintable()):
-            cls = self._class_of
+            cls = self._ascii_class if ascii_p else self._tables.class_of()
             for i in range(n_core):
                 if cls[ord(core[i])] == DROP:
                     origin = [j for j in range(n_core) if cls[ord(core[j])] != DROP]
@@ -636,15 +718,14 @@ class WpmTokenizer:
         else:
             word = kept.translate(self._tables.table())
         if nk > 0:
-            if not self._greedy(WORD_MARK + word, ids, cstarts, cends):
+            if not self._greedy(word, ids, cstarts, cends):
                 self._unknown_word(ids, cstarts, cends, k, len(p))
             else:
-                # token ranges are in "▁" + word; map them to characters of p
+                # token ranges are in the normalized word; map them to
+                # characters of p
                 for t in range(len(ids)):
-                    a = cstarts[t] - 1
-                    b = cends[t] - 1
-                    if a < 0:
-                        a = 0
+                    a = cstarts[t]
+                    b = cends[t]
                     if b <= a:
                         cstarts[t] = k
                         cends[t] = k
@@ -660,72 +741,101 @@ class WpmTokenizer:
         offs = _utf8_offsets(p)
         return Piece(ids, [offs[s] for s in cstarts], [offs[e] for e in cends], offs[len(p)], word)
 
-    def _cut_filters(self) -> _CutFilters:
-        """The filters of ``_greedy``, made on first use (a benign race at
-        worst makes them twice)."""
-        f = self._filters
-        if f is None:
-            f = _CutFilters(self._t2i)
-            self._filters = f
-        return f
+    def prepare(self) -> None:
+        """Build the vocabulary trie and the Unicode-wide tables now rather
+        than on the first word (or non-ASCII text) that needs them."""
+        self._get_trie()
+        self._tables.class_of()
+        self._tables.table()
 
-    def _greedy(self, w1: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
-        """Longest-match-first cut of ``w1``; False when some position has no match."""
-        n = len(w1)
-        # made on the first call even when unused (one short encode, as
-        # before with the trie, readies the tokenizer)
-        f = self._cut_filters()
-        # a word that is a vocabulary piece as a whole is its own longest
-        # first match, so the walk below would give exactly this token
-        whole = self._t2i.get(w1, -1)
-        if whole >= 0:
-            ids.append(whole)
-            starts.append(0)
-            ends.append(n)
-            return True
-        # longest match first at each position, as llama.cpp does, but
-        # looking up only the lengths that some piece beginning with the
-        # next three characters has, and that some such piece of that
-        # length ends with the candidate's last character (modulo 62);
-        # then two and one character. Most failed lookups (a slice, a
-        # hash, a probe) are skipped. (A character trie was tried: building
-        # it costs ~25 ms on first use, more than it saves.)
+    def _get_trie(self) -> _Trie:
+        """The trie of ``_greedy``, made on first use (a benign race at
+        worst makes it twice)."""
+        t = self._trie
+        if t is None:
+            t = _Trie(self._t2i)
+            self._trie = t
+        return t
+
+    def _greedy(self, word: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
+        """Longest-match-first cut of ``"▁" + word``, as llama.cpp does it,
+        with character offsets into ``word``: the first token starts at 0
+        (its ``▁`` covers nothing), a ``▁``-only token is ``(0, 0)``.
+        False when some position has no match."""
+        tr = self._trie
+        if tr is None:
+            self._dict_words += 1
+            if self._dict_words <= _WORDS_BEFORE_TRIE:
+                return self._greedy_dict(word, ids, starts, ends)
+            tr = self._get_trie()
+        cells = tr.cells
+        mask = tr.mask
+        root = tr.root
+        n = len(word)
+        # the walk of each position stops at the first character no piece
+        # continues with: every longer candidate is then absent as well,
+        # so the last piece passed is the longest match
+        node = tr.mark
+        if node < 0:
+            return False
+        best = cells[(node << 1) + 1]
+        best_j = 0
+        i = 0
+        j = 0
+        while True:
+            while j < n:
+                cp = ord(word[j])
+                key = node * _EDGE_BASE + cp
+                h = node * _NODE_MUL + cp * _CP_MUL
+                s = (h ^ (h >> 19)) & mask
+                k = cells[s << 1]
+                while k != key and k >= 0:
+                    s = (s + 1) & mask
+                    k = cells[s << 1]
+                if k < 0:
+                    break
+                node = s
+                j += 1
+                t = cells[(s << 1) + 1]
+                if t >= 0:
+                    best = t
+                    best_j = j
+            if best < 0:
+                return False
+            ids.append(best)
+            starts.append(i)
+            ends.append(best_j)
+            i = best_j
+            if i >= n:
+                return True
+            node = root
+            best = -1
+            j = i
+
+
+    def _greedy_dict(self, word: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
+        """``_greedy`` as llama.cpp writes it: every candidate length from
+        the longest piece's down, looked up in the vocabulary dict."""
         t2i = self._t2i
-        index = f.index
-        masks = f.masks
-        last = f.last
-        width = f.width
-        max_len = f.max_len
+        w1 = WORD_MARK + word
+        n = len(w1)
         i = 0
         while i < n:
+            j = i + self._max_chars
+            if j > n:
+                j = n
             found = -1
-            j = i
-            rest = n - i
-            if rest >= 3:
-                k = index.get(w1[i : i + 3], -1)
-                if k >= 0:
-                    mask = masks[k]
-                    row = k * width
-                    length = rest if rest < max_len else max_len
-                    while length >= 3:
-                        if (mask >> length) & 1:
-                            if (last[row + length] >> (ord(w1[i + length - 1]) % 62)) & 1:
-                                found = t2i.get(w1[i : i + length], -1)
-                                if found >= 0:
-                                    j = i + length
-                                    break
-                        length -= 1
-            if found < 0 and rest >= 2:
-                found = t2i.get(w1[i : i + 2], -1)
-                j = i + 2
-            if found < 0:
-                found = t2i.get(w1[i : i + 1], -1)
-                j = i + 1
+            while j > i:
+                found = t2i.get(w1[i:j], -1)
+                if found >= 0:
+                    break
+                j -= 1
             if found < 0:
                 return False
             ids.append(found)
-            starts.append(i)
-            ends.append(j)
+            # offsets in w1, one more than in word; "▁" alone is (0, 0)
+            starts.append(i - 1 if i > 0 else 0)
+            ends.append(j - 1)
             i = j
         return True
 

@@ -23,7 +23,7 @@ from tokenprism.core import open_model  # noqa: E402
 from tokenprism.core.model import Model  # noqa: E402
 from tokenprism.plugins.wpm import unicode_tables as ut  # noqa: E402
 from tokenprism.plugins.wpm.wpm import (  # noqa: E402
-    DROP, SPLIT, WORD, WS, CharClasses, WpmTokenizer, build_wpm,
+    DROP, SPLIT, WORD, WS, CharClasses, WpmTokenizer, _ascii_class_bytes, build_wpm,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -306,6 +306,15 @@ def test_char_classes() -> None:
         (0x41, WORD, WORD), (0xC9, WORD, WORD),
     ]:
         assert (strip.char_class(cp), keep.char_class(cp)) == (s_cls, k_cls), hex(cp)
+
+
+def test_ascii_classes_match_the_unicode_wide_ones() -> None:
+    # ASCII text is split with a 128-entry table made without the NFD
+    # moves; it must agree with the full classes in both settings
+    ascii_cls = _ascii_class_bytes()
+    for strip in (True, False):
+        cc = CharClasses(strip)
+        assert [cc.char_class(c) for c in range(0x80)] == list(ascii_cls), strip
 
 
 def test_lower_table_is_simple_mapping() -> None:
