@@ -75,9 +75,10 @@ def _char_columns(data: bytes, starts: list[int], ends: list[int]) \
     an end inside one moves past it (as :func:`byte_to_char_spans`)."""
     nb = len(data)
     m = len(starts)
-    cs: list[object] = []
-    ce: list[object] = []
     neg: object = -1
+    # filled by index: cheaper than appending, no regrowth
+    cs: list[object] = [neg] * m
+    ce: list[object] = [neg] * m
     groups: list[object] = []  # made at the first group: most tokens have none
     ci = 0  # the cursor: ci characters start in data[:bpos]
     bpos = 0
@@ -137,8 +138,8 @@ def _char_columns(data: bytes, starts: list[int], ends: list[int]) \
             e_obj = last_end_obj
         else:
             e_obj = e
-        cs.append(s_obj)
-        ce.append(e_obj)
+        cs[k] = s_obj
+        ce[k] = e_obj
         last_start = s
         last_start_obj = s_obj
         last_end = e
