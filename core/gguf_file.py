@@ -248,56 +248,53 @@ class _Cursor:
         return MetadataValue(T_ARRAY, value, elem, start)
 
 
-# (separator, byte to delete) pairs tried in turn; ASCII control bytes that
-# real vocabularies rarely hold. The separator must be ASCII so that it
-# decodes to itself and cannot join a UTF-8 sequence around it.
-_MARKERS = ((0x1E, 0x1F), (0x1D, 0x1C), (0x01, 0x02))
+# Separators tried in turn: ASCII control bytes that real vocabularies
+# rarely hold. ASCII, so that one decodes to itself and cannot join a UTF-8
+# sequence around it.
+_SEPARATORS = (0x1E, 0x1F, 0x1D, 0x1C, 0x01, 0x02)
 
 
 _SPLIT_CHUNK = 8192  # strings per decode: small temporaries, and one emoji widens only its chunk's text
 
 
-def split_strings(buf: bytes, begin: int, end: int, starts: list[int]) -> list[str]:
+def split_strings(buf: bytes, begin: int, end: int, starts: np.ndarray) -> list[str]:
     """The strings of ``buf[begin:end]`` whose length prefixes are at
-    ``starts`` (checked by the reader).
+    ``starts`` (offsets into ``buf``, checked by the reader).
 
-    Unless some string holds the marker bytes, every prefix is overwritten
-    in a copy by a separator and bytes to delete, and one decode and one
-    split make a chunk's strings at once, instead of a slice and a decode
-    per string (~800k on large vocabularies)."""
+    Unless some string holds the separator byte, every 8-byte prefix is
+    overwritten in a copy by 8 separators, and one decode and one split
+    make a chunk's strings at once, instead of a slice and a decode per
+    string (~800k on large vocabularies)."""
     out: list[str] = []
     n = len(starts)
     for a in range(0, n, _SPLIT_CHUNK):
         b = min(n, a + _SPLIT_CHUNK)
-        stop = starts[b] if b < n else end
-        part = _split_chunk(buf, starts[a], stop, starts[a:b])
+        lo = int(starts[a])
+        stop = int(starts[b]) if b < n else end
+        offs = starts[a:b] - lo
+        part = _split_chunk(buf, lo, stop, offs)
         if part is None:
-            part = [buf[p + 8:q].decode("utf-8", "surrogateescape")
-                    for p, q in zip(starts[a:b], starts[a + 1:b] + [stop])]
+            ps: list[int] = offs.tolist()
+            qs = ps[1:] + [stop - lo]
+            part = [buf[lo + p + 8:lo + q].decode("utf-8", "surrogateescape") for p, q in zip(ps, qs)]
         out.extend(part)
         offer_gil()  # a worker opening a big vocabulary must not freeze the GUI thread
     return out
 
 
-def _split_chunk(buf: bytes, begin: int, end: int, starts: list[int]) -> list[str] | None:
-    n = len(starts)
-    st = np.array(starts, dtype=np.int64) - begin
+def _split_chunk(buf: bytes, begin: int, end: int, offs: np.ndarray) -> list[str] | None:
+    n = len(offs)
     region = np.frombuffer(buf, dtype=np.uint8, count=end - begin, offset=begin).copy()
-    counts = np.bincount(region, minlength=256)
-    # what the prefixes themselves contribute to those counts
-    prefix_counts = np.zeros(256, dtype=np.int64)
-    for k in range(8):
-        prefix_counts += np.bincount(region[st + k], minlength=256)
-    body = counts - prefix_counts
-    for sep, dele in _MARKERS:
-        if body[sep] == 0 and body[dele] == 0:
-            region[st] = sep
-            for k in range(1, 8):
-                region[st + k] = dele
-            joined = region.tobytes().translate(None, bytes((dele,)))
-            parts = joined.decode("utf-8", "surrogateescape").split(chr(sep))
-            # a separator is never part of a UTF-8 sequence, so each part
-            # decodes as its string alone would
+    for sep in _SEPARATORS:
+        for k in range(8):
+            region[offs + k] = sep
+        joined = region.tobytes()
+        mark = bytes((sep,))
+        # exactly the prefixes' separators: no string holds the byte, so
+        # each run of 8 is one prefix and each part decodes as its string
+        # alone would
+        if joined.count(mark) == 8 * n:
+            parts = joined.decode("utf-8", "surrogateescape").split(chr(sep) * 8)
             if len(parts) == n + 1:
                 del parts[0]
                 return parts

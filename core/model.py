@@ -19,7 +19,7 @@ from .gguf_file import GGUFFile, read_gguf
 from .memory import trim_heap
 from .plugin_types import TokenizerSpec
 from .plugins import find_spec
-from .spans import assign_groups, char_spans, shift_into
+from .spans import shift_into, span_columns
 from .special import Fragment, SpecialMatcher
 from .tokenizer import Tokenizer, TokenizerConfig
 from .tokenizer import merge_ranks as plugin_merge_ranks
@@ -136,11 +136,10 @@ class Model:
             bstarts = bstarts + [total_bytes] * len(suffix)
             bends = bends + [total_bytes] * len(suffix)
         # byte spans are in text order, so one walk over the whole text
-        # gives every character span
-        starts, ends = char_spans(text, bstarts, bends)
-        groups = assign_groups(starts, ends)
-        return Encoding(text, self, tuple(ids), tuple(starts), tuple(ends), tuple(bstarts),
-                        tuple(bends), tuple(groups), add_special, parse_special)
+        # gives every character span and group
+        starts, ends, bstarts_t, bends_t, groups = span_columns(text, bstarts, bends)
+        return Encoding(text, self, tuple(ids), starts, ends, bstarts_t, bends_t, groups,
+                        add_special, parse_special)
 
     def _encode_parts(self, text: str, frags: list[Fragment],
                       prefix: tuple[int, ...]) -> tuple[list[int], list[int], list[int]]:

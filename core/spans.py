@@ -2,6 +2,8 @@
 (compiled: runs once per token on every keystroke)."""
 
 
+from typing import cast
+
 import numpy as np
 
 from .gil import offer_gil
@@ -25,49 +27,141 @@ def byte_to_char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[l
 
 
 def char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
-    """:func:`byte_to_char_spans` by one walk over the characters, for
+    """:func:`byte_to_char_spans` by one walk over the UTF-8 bytes, for
     spans in text order (as every tokenizer gives them) instead of arrays
     the size of the text. The lists may be returned as they are (ASCII)."""
     if text.isascii():
         return starts, ends
-    n = len(text)
+    cols = _char_columns(text.encode("utf-8", "surrogatepass"), starts, ends)
+    if cols is None:
+        return byte_to_char_spans(text, starts, ends)
+    return cast("list[int]", cols[0]), cast("list[int]", cols[1])
+
+
+Columns = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+
+def span_columns(text: str, bstarts: list[int], bends: list[int]) -> Columns:
+    """``(starts, ends, byte_starts, byte_ends, groups)`` of an
+    :class:`~tokenprism.core.encoding.Encoding`, from a plugin's byte spans
+    of ``text``: char spans and groups in one walk.
+
+    The int objects are as few as the values allow: ASCII char spans are
+    the byte span tuples themselves, a char start or end equal to the
+    previous token's is that token's object (the partial tokens of one
+    character all share two), and ungrouped tokens share one -1. Making
+    and freeing an int per value (allocation, page faults, cache misses)
+    was most of the core's time on long non-ASCII text."""
+    bs = tuple(bstarts)
+    be = tuple(bends)
+    if text.isascii():
+        return bs, be, bs, be, _groups(bstarts, bends)
+    cols = _char_columns(text.encode("utf-8", "surrogatepass"), bstarts, bends)
+    if cols is None:
+        cs, ce = byte_to_char_spans(text, bstarts, bends)
+        return tuple(cs), tuple(ce), bs, be, _groups(cs, ce)
+    return cast("tuple[int, ...]", tuple(cols[0])), cast("tuple[int, ...]", tuple(cols[1])), bs, be, cols[2]
+
+
+def _is_cont(b: int) -> bool:
+    return (b & 0xC0) == 0x80
+
+
+def _char_columns(data: bytes, starts: list[int], ends: list[int]) \
+        -> tuple[list[object], list[object], tuple[int, ...]] | None:
+    """Char starts, char ends and groups of the byte spans into ``data``
+    (UTF-8), or None when the spans are too far out of text order for one
+    walk. A start inside a character moves back to that character's start,
+    an end inside one moves past it (as :func:`byte_to_char_spans`)."""
+    nb = len(data)
     m = len(starts)
-    cs = [0] * m
-    ce = [0] * m
-    ci = 0  # the cursor: character ci starts at byte bpos
+    neg: object = -1
+    # filled by index: cheaper than appending, no regrowth
+    cs: list[object] = [neg] * m
+    ce: list[object] = [neg] * m
+    groups: list[object] = []  # made at the first group: most tokens have none
+    ci = 0  # the cursor: ci characters start in data[:bpos]
     bpos = 0
     # steps back (overlapping tokens); spans far out of order would make
     # the walk quadratic, so then the arrays take over
-    budget = 2 * n + 64
+    budget = 2 * nb + 64
+    last_start = -1  # the previous token's char span, and its int objects
+    last_start_obj: object = neg
+    last_end = -1
+    last_end_obj: object = neg
+    prev = -1  # the last token with a non-empty span, and its char end
+    prev_end = 0
+    in_group = False  # whether that token is in a group
+    group_obj: object = neg
     for k in range(m):
         if (k & 4095) == 0:
             offer_gil()  # millions of tokens in a pasted text: let the GUI thread in
         x = starts[k]
-        while bpos > x:
-            ci -= 1
-            bpos -= _clen(ord(text[ci]))
+        while bpos > x and bpos > 0:
+            bpos -= 1
+            if not _is_cont(data[bpos]):
+                ci -= 1
             budget -= 1
-        while bpos < x and ci < n:
-            w = _clen(ord(text[ci]))
-            if bpos + w > x:
-                break  # x is inside character ci
-            bpos += w
-            ci += 1
-        cs[k] = ci
+        while bpos < x and bpos < nb:
+            if not _is_cont(data[bpos]):
+                ci += 1
+            bpos += 1
+        s = ci
+        if bpos < nb and _is_cont(data[bpos]):
+            s -= 1  # x is inside character ci - 1
         y = ends[k]
-        while bpos > y:
-            ci -= 1
-            bpos -= _clen(ord(text[ci]))
+        while bpos > y and bpos > 0:
+            bpos -= 1
+            if not _is_cont(data[bpos]):
+                ci -= 1
             budget -= 1
-        while bpos < y and ci < n:
-            bpos += _clen(ord(text[ci]))
-            ci += 1
-        ce[k] = ci  # past y when y is inside a character: that one counts
+        while bpos < y and bpos < nb:
+            if not _is_cont(data[bpos]):
+                ci += 1
+            bpos += 1
+        e = ci  # past y when y is inside a character: that one counts
         if budget < 0:
-            return byte_to_char_spans(text, starts, ends)
-    return cs, ce
-
-
+            return None
+        # the partial tokens of one character have the same span: their
+        # ints are the previous token's, not new objects
+        s_obj: object
+        if s == last_end:
+            s_obj = last_end_obj
+        elif s == last_start:
+            s_obj = last_start_obj
+        else:
+            s_obj = s
+        e_obj: object
+        if e == s:
+            e_obj = s_obj
+        elif e == last_end:
+            e_obj = last_end_obj
+        else:
+            e_obj = e
+        cs[k] = s_obj
+        ce[k] = e_obj
+        last_start = s
+        last_start_obj = s_obj
+        last_end = e
+        last_end_obj = e_obj
+        if s >= e:
+            continue
+        if prev >= 0 and s < prev_end:
+            # shares a character with the last non-empty token
+            if not groups:
+                groups = [neg] * m
+            if not in_group:
+                # boxed once and read back as an object: assigned from
+                # the int, mypyc would box it again for each store
+                groups[prev] = prev  # the group's first token
+                group_obj = groups[prev]
+                in_group = True
+            groups[k] = group_obj
+        else:
+            in_group = False
+        prev = k
+        prev_end = e
+    return cs, ce, cast("tuple[int, ...]", tuple(groups)) if groups else (-1,) * m
 def _clen(c: int) -> int:
     """UTF-8 length of code point ``c`` (surrogates count 3, as with
     surrogatepass)."""
@@ -112,3 +206,35 @@ def assign_groups(starts: list[int], ends: list[int]) -> list[int]:
         prev = i
         prev_end = e
     return groups
+
+
+def _groups(starts: list[int], ends: list[int]) -> tuple[int, ...]:
+    """:func:`assign_groups` as a tuple; one shared -1 and one int object
+    per group (a group's tokens hold the same index)."""
+    n = len(starts)
+    neg: object = -1
+    groups: list[object] = []  # made at the first group
+    prev = -1
+    prev_end = 0
+    in_group = False
+    group_obj: object = neg
+    for i in range(n):
+        if (i & 4095) == 0:
+            offer_gil()
+        s = starts[i]
+        e = ends[i]
+        if s >= e:
+            continue
+        if prev >= 0 and s < prev_end:
+            if not groups:
+                groups = [neg] * n
+            if not in_group:
+                groups[prev] = prev
+                group_obj = groups[prev]
+                in_group = True
+            groups[i] = group_obj
+        else:
+            in_group = False
+        prev = i
+        prev_end = e
+    return cast("tuple[int, ...]", tuple(groups)) if groups else (-1,) * n

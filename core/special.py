@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from .vocab import Attr, Vocab
 
 _C_SPACE = " \t\n\v\f\r"  # C isspace() in the "C" locale
+# more distinct first characters than this, and one look at each character
+# of the text beats one str.find pass over it per first character
+_FIND_MAX = 32
 
 
 @dataclass(frozen=True)
@@ -66,22 +69,24 @@ class SpecialMatcher:
         found: dict[int, list[int]] = {}
         if not self.by_text:
             return found
-        first = self.first_chars
         prefixes = self.prefixes
         by_text = self.by_text
         n = len(text)
-        for i in range(n):
-            if text[i] not in first:
-                continue
-            j = i + 1
-            while True:
-                piece = text[i:j]
-                tid = by_text.get(piece, -1)
-                if tid >= 0:
-                    found.setdefault(tid, []).append(i)
-                if j >= n or piece not in prefixes:
-                    break
-                j += 1
+        first = self.first_chars
+        if len(first) > _FIND_MAX:
+            for i in range(n):
+                if text[i] in first:
+                    _match_at(text, i, by_text, prefixes, found)
+            return found
+        # str.find jumps between the (few) characters a special text can
+        # start with instead of a set lookup per character of the text
+        # (6-12 ms on 0.5 MB for most vocabs); each token's positions still
+        # come in text order, since all its matches start with one character
+        for c in first:
+            i = text.find(c)
+            while i >= 0:
+                _match_at(text, i, by_text, prefixes, found)
+                i = text.find(c, i + 1)
         return found
 
     def partition(self, text: str) -> list[Fragment]:
@@ -125,3 +130,18 @@ class SpecialMatcher:
         frags.extend(Fragment(a, b, t) for a, b, t in specials)
         frags.sort(key=lambda f: f.start)
         return frags
+
+
+def _match_at(text: str, i: int, by_text: dict[str, int], prefixes: set[str],
+              found: dict[int, list[int]]) -> None:
+    """Record every special text that starts at ``text[i]``."""
+    n = len(text)
+    j = i + 1
+    while True:
+        piece = text[i:j]
+        tid = by_text.get(piece, -1)
+        if tid >= 0:
+            found.setdefault(tid, []).append(i)
+        if j >= n or piece not in prefixes:
+            break
+        j += 1

@@ -95,7 +95,7 @@ class StringArray(Sequence[str]):
             # the compiled splitter; imported here because it builds these
             from .gguf_file import split_strings
 
-            items = tuple(split_strings(self.region, 0, len(self.region), self.starts.tolist()))
+            items = tuple(split_strings(self.region, 0, len(self.region), self.starts))
             # two threads may both get here: each makes the same tuple
             self._items = items
             # decoded, the raw bytes only cost memory (13 MB for gemma-4's merges)

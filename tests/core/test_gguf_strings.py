@@ -38,6 +38,8 @@ CASES = {
     "invalid utf-8 at the edges": [b"\xe2\x96", b"\x81x", b"\xff", b"ab\xe2", b"\x96\x81", b"\xc3", b"\xa9"],
     "first markers inside": [b"\x1e", b"a\x1fb", b"x"],
     "every marker inside": [b"\x1e\x1f\x1d\x1c\x01\x02", b"\x00", b"z"],
+    "separator runs inside": [b"\x1e" * 8, b"a" + b"\x1e" * 16 + b"b", b"", b"\x1e" * 7, b"x"],
+    "only the last marker free": [b"\x1e\x1f\x1d", b"\x1c\x01", b"\x1f" * 9, b"", b"\xe2\x96"],
     "separator-like lengths": [bytes([30]) * 30, bytes([31]) * 31, b"\x00" * 3],
     "one empty": [b""],
 }

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenprism.core.spans import assign_groups, byte_to_char_spans, char_spans
+from tokenprism.core.spans import assign_groups, byte_to_char_spans, char_spans, span_columns
 
 # one character of every UTF-8 length, plus a lone surrogate (3 bytes with surrogatepass)
 _CHARS = st.sampled_from(["a", " ", "é", "€", "😀", "\ud800"])
@@ -46,3 +46,21 @@ def test_char_spans_far_out_of_order() -> None:
 def test_groups() -> None:
     # tokens 1-3 share character 1; token 4 is empty (a BOS-like token)
     assert assign_groups([0, 1, 1, 1, 2, 2], [1, 2, 2, 2, 3, 2]) == [-1, 1, 1, 1, -1, -1]
+
+
+@settings(max_examples=400, deadline=None)
+@given(text_and_spans())
+def test_span_columns_are_char_spans_byte_spans_and_groups(case: tuple[str, list[int], list[int]]) -> None:
+    text, starts, ends = case
+    cs, ce = byte_to_char_spans(text, starts, ends)
+    cols = span_columns(text, list(starts), list(ends))
+    assert cols == (tuple(cs), tuple(ce), tuple(starts), tuple(ends), tuple(assign_groups(cs, ce)))
+    assert all(type(c) is tuple for c in cols)
+
+
+def test_span_columns_group_partial_tokens() -> None:
+    # "x😀y": the emoji's four byte tokens share character 1, ASCII or not
+    cols = span_columns("x😀y", [0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 6])
+    assert cols[:2] == ((0, 1, 1, 1, 1, 2), (1, 2, 2, 2, 2, 3))
+    assert cols[4] == (-1, 1, 1, 1, 1, -1)
+    assert span_columns("ab", [0, 0, 1], [1, 1, 2])[4] == (0, 0, -1)
