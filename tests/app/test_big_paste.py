@@ -18,6 +18,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QGuiApplication
 
 from tests.app.conftest import is_current, open_model_in
+from tests.timing import scaled
 
 OWN_STALL_BOUND_S = 0.500
 """The issue asks for 100 ms. Measured on an idle 2-core machine TokenPrism's
@@ -93,7 +94,7 @@ def test_megabyte_paste_stays_responsive(qtbot, window, spm_vocab, models) -> No
           f"{max(own) * 1000:.0f} ms (idle: {idle * 1000:.0f} ms), result after {elapsed:.2f} s, {len(window.analysis):,} tokens")
     assert p1 - p0 < QT_PASTE_BOUND_S
     big = [(round((a - p1) * 1000), round(o * 1000)) for a, o in zip(beats, own) if o > 0.05]
-    assert max(own) < OWN_STALL_BOUND_S + idle, (round(idle * 1000), big)
+    assert max(own) < scaled(OWN_STALL_BOUND_S) + idle, (round(idle * 1000), big)
 
     a = window.analysis
     assert window.table.model().rowCount() == len(a) == len(models(spm_vocab).encode(text))

@@ -16,6 +16,7 @@ from PySide6.QtGui import QGuiApplication, QImage
 
 from tests.app.conftest import is_current, open_model_in, type_text
 from tests.app.test_big_paste import big_text
+from tokenprism.app import workers
 
 
 class PaintRegions(QObject):
@@ -90,10 +91,13 @@ def test_typing_repaints_only_the_edited_lines(qtbot: Any, window: Any, spm_voca
     assert shown == full
 
 
-def test_inline_results_leave_the_same_screen(qtbot: Any, window: Any, spm_vocab: str) -> None:
+def test_inline_results_leave_the_same_screen(qtbot: Any, window: Any, spm_vocab: str, monkeypatch: Any) -> None:
     """A short text retokenizes inline, inside the key's own edit (Qt then
     reports the restyled blocks with the edit): the screen still ends up
-    as a full repaint draws it."""
+    as a full repaint draws it. (The budgets are raised so that a slow
+    machine, which would send the jobs to the worker, runs them inline too.)"""
+    monkeypatch.setattr(workers, "INLINE_BUDGET_MS", 1000.0)
+    monkeypatch.setattr(workers, "INLINE_WORST_MS", 1000.0)
     ed = _typing_in_the_middle(qtbot, window, spm_vocab, 4_000)
     for word in ("ab", " x", "日本", "\nyz", "c"):
         type_text(ed, word)
