@@ -59,8 +59,9 @@ def _block_state(a: Analysis, lo: int, hi: int, bpos: int, blen: int, serial: in
     """A block's user state for spans ``[lo, hi)`` of ``a``: equal states
     mean equal formats (spans relative to the block, styles, the palette's
     ``serial``; the tints alternate afresh on every line)."""
-    s = np.clip(a.span_start16[lo:hi], bpos, bpos + blen) - bpos
-    e = np.clip(a.span_end16[lo:hi], bpos, bpos + blen) - bpos
+    # (ufuncs: np.clip's Python wrapper costs more than the work on a line's spans)
+    s = np.minimum(np.maximum(a.span_start16[lo:hi], bpos), bpos + blen) - bpos
+    e = np.minimum(np.maximum(a.span_end16[lo:hi], bpos), bpos + blen) - bpos
     h = hash((serial, s.tobytes(), e.tobytes(), a.span_style[lo:hi].tobytes()))
     return (h & 0x3FFFFFFF) | 0x10000  # never -1 (unset) nor a bare serial
 
@@ -576,7 +577,11 @@ class QTokenEditor(QPlainTextEdit):
         the block's last line (of the blocks in ``area``: after a keystroke
         Qt repaints only the restyled lines)."""
         marks: list[tuple[int, int]] = []
-        block = self.firstVisibleBlock()
+        # (the block at the area's top: walking there from the first visible
+        # block costs a geometry query per line)
+        block = self.cursorForPosition(QPoint(0, max(0, area.top()))).block()
+        if not block.isValid():
+            block = self.firstVisibleBlock()
         offset = self.contentOffset()
         width = self.fontMetrics().horizontalAdvance(" ")
         colors = self._colors
