@@ -28,6 +28,7 @@ at least two characters long, so it never matches.
 from __future__ import annotations
 
 import re
+from typing import Any
 from heapq import heapify, heappop, heappush
 
 import numpy as np
@@ -128,7 +129,7 @@ class SpmTokenizer:
             return FragmentResult(ids, starts, ends)
         prefix = self.add_space_prefix and after_special
         if not self.by_word:
-            _append(self._tokenize(text, prefix), 0, ids, starts, ends)
+            _append(self._tokenize(text, prefix), 0, 0, ids, starts, ends)
             return FragmentResult(ids, starts, ends)
         if SPACE_MARK in text:
             self._encode_words(_WORD_RE.findall(text), prefix, ids, starts, ends)
@@ -147,6 +148,7 @@ class SpmTokenizer:
         cache = self._cache
         cache1 = self._cache_spaced
         base = 0
+        base_box: Any = 0
         spaces = 0
         first = True
         n = len(parts)
@@ -178,15 +180,18 @@ class SpmTokenizer:
                 if tokens is None:
                     tokens = self._word(w, False)
             spaces = 0
-            base = _append(tokens, base, ids, starts, ends)
+            base_box = _append(tokens, base, base_box, ids, starts, ends)
+            base += tokens.nbytes
         if spaces:
-            _append(self._word(" " * spaces, prefix and first), base, ids, starts, ends)
+            _append(self._word(" " * spaces, prefix and first), base, base_box, ids, starts, ends)
 
     def _encode_words(self, words: list[str], prefix: bool,
                       ids: list[int], starts: list[int], ends: list[int]) -> None:
         """Tokens of consecutive words (``_WORD_RE``), the first one with
         the space prefix when ``prefix``."""
-        base = _append(self._word(words[0], prefix), 0, ids, starts, ends)
+        first = self._word(words[0], prefix)
+        base_box: Any = _append(first, 0, 0, ids, starts, ends)
+        base = first.nbytes
         cache = self._cache
         for k in range(1, len(words)):
             if k % STEP == 0:
@@ -195,7 +200,8 @@ class SpmTokenizer:
             tokens = cache.get(w)
             if tokens is None:
                 tokens = self._word(w, False)
-            base = _append(tokens, base, ids, starts, ends)
+            base_box = _append(tokens, base, base_box, ids, starts, ends)
+            base += tokens.nbytes
 
     def piece_bytes(self, token_id: int) -> bytes:
         return self.vocab.pieces[token_id].replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
@@ -494,17 +500,35 @@ class SpmTokenizer:
                     out.ends.append(hi)
 
 
-def _append(tokens: WordTokens, base: int, ids: list[int], starts: list[int], ends: list[int]) -> int:
-    """Append ``tokens`` with spans shifted by ``base``; returns the byte
-    offset after them. A plain loop: compiled, it makes no temporary list,
-    and prose is mostly words of one token."""
+def _append(tokens: WordTokens, base: int, base_box: Any, ids: list[int], starts: list[Any],
+            ends: list[Any]) -> Any:
+    """Append ``tokens`` with spans shifted by ``base`` (``base_box`` is
+    that int as an object); returns the offset after them as an object.
+
+    Where a token starts at the previous one's end, both lists get the same
+    int object: half the ints to allocate (and for the core to read back)
+    for a text of hundreds of thousands of tokens. A plain loop, which,
+    compiled, makes no temporary list."""
     tids = tokens.ids
     ts = tokens.starts
     te = tokens.ends
-    for j in range(len(tids)):
+    n = len(tids)
+    if n == 0:
+        return base + tokens.nbytes
+    first = ts[0]
+    start: Any = base_box if first == 0 else base + first
+    end: Any = start
+    for j in range(n):
         ids.append(tids[j])
-        starts.append(base + ts[j])
-        ends.append(base + te[j])
+        starts.append(start)
+        e = te[j]
+        end = start if e == ts[j] else base + e
+        ends.append(end)
+        if j + 1 < n:
+            s = ts[j + 1]
+            start = end if s == e else base + s
+    if n and te[n - 1] == tokens.nbytes:
+        return end
     return base + tokens.nbytes
 
 
