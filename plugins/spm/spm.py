@@ -54,10 +54,13 @@ _CACHE_MAX_ENTRIES = 1 << 16
 
 # up to this many characters a linear scan for the best pair beats a heap
 _SCAN_MAX = 64
+_NO_SCORE = float("-inf")  # a slot without a pair (see _merge_scan)
 
 # code points below this get their token from a table (the BMP: 512 KB)
 _CHAR_TABLE_SIZE = 0x10000
-_PAIR_CACHE_MAX = 1 << 18
+# slots of the pair table (see _pair): 256 KB, a few times the pairs a
+# text of one language meets
+_PAIR_SLOTS = 1 << 15
 
 
 class WordTokens:
@@ -111,12 +114,13 @@ class SpmTokenizer:
         self._n_tokens: int = len(vocab.scores)
         # made on first use (see _chars and _pair)
         self._char_table: list[int] = []
-        self._pairs: dict[int, int] = {}
+        self._pair_table: list[int] = []
+        self._pair_bits: int = (self._n_tokens + 1).bit_length()
         self._byte_ids: list[int] = _byte_token_ids(self._ids, special_ids.get("unk", -1))
         self.by_word: bool = by_word and not _crosses_word(vocab.pieces)
         self._cache: dict[str, WordTokens] = {}
         self._cache_prefixed: dict[str, WordTokens] = {}
-        # words after exactly one space, keyed without it (see _encode_parts)
+        # words after exactly one space, keyed without it (see _encode_text)
         self._cache_spaced: dict[str, WordTokens] = {}
 
     # ---- Tokenizer protocol ---------------------------------------------
@@ -134,39 +138,48 @@ class SpmTokenizer:
         if SPACE_MARK in text:
             self._encode_words(_WORD_RE.findall(text), prefix, ids, starts, ends)
         else:
-            self._encode_parts(text.split(" "), prefix, ids, starts, ends)
+            self._encode_text(text, prefix, ids, starts, ends)
         return FragmentResult(ids, starts, ends)
 
-    def _encode_parts(self, parts: list[str], prefix: bool,
-                      ids: list[int], starts: list[int], ends: list[int]) -> None:
-        """The words of a text without a literal ``▁``, from its pieces
-        between single spaces (``str.split`` runs at memchr speed, where the
-        word regex steps through every character): a word is the spaces
-        since the last non-empty piece plus that piece. Most words follow
-        one space; their cache is keyed by the piece alone, so they cost
-        no string of their own."""
+    def _encode_text(self, text: str, prefix: bool,
+                     ids: list[int], starts: list[int], ends: list[int]) -> None:
+        """The words of a text without a literal ``▁`` (a run of spaces and
+        what follows up to the next space), found with ``str.find`` at
+        memchr speed where the word regex steps through every character,
+        and sliced one at a time, so that no list of all words is made:
+        freed at once, its strings' memory is reused by the next one,
+        where fresh memory costs a page fault per 4 KB. Most words follow
+        one space; their cache is keyed by the word without it."""
         cache = self._cache
         cache1 = self._cache_spaced
+        n = len(text)
         base = 0
         base_box: Any = 0
-        spaces = 0
         first = True
-        n = len(parts)
-        for k in range(n):
-            if k > 0:
-                spaces += 1
-                if k % STEP == 0:
-                    # a fragment with no cut points taken is one call:
-                    # report, and let the GUI thread in and cancel
-                    checkpoint(k, n)
-            part = parts[k]
-            if not part:
-                continue
+        pos = 0
+        k = 0
+        while pos < n:
+            q = pos
+            while q < n and text[q] == " ":
+                q += 1
+            if q == n:
+                # trailing spaces (or only spaces)
+                _append(self._word(text[pos:], prefix and first), base, base_box, ids, starts, ends)
+                return
+            end = text.find(" ", q)
+            if end < 0:
+                end = n
+            k += 1
+            if k % STEP == 0:
+                # a fragment with no cut points taken is one call:
+                # report, and let the GUI thread in and cancel
+                checkpoint(pos, n)
             tokens: WordTokens | None
             if first:
-                tokens = self._word(" " * spaces + part, prefix)
+                tokens = self._word(text[pos:end], prefix)
                 first = False
-            elif spaces == 1:
+            elif q - pos == 1:
+                part = text[q:end]
                 tokens = cache1.get(part)
                 if tokens is None:
                     tokens = self._tokenize(" " + part, False)
@@ -175,15 +188,13 @@ class SpmTokenizer:
                             cache1.clear()
                         cache1[part] = tokens
             else:
-                w = " " * spaces + part
+                w = text[pos:end]
                 tokens = cache.get(w)
                 if tokens is None:
                     tokens = self._word(w, False)
-            spaces = 0
             base_box = _append(tokens, base, base_box, ids, starts, ends)
             base += tokens.nbytes
-        if spaces:
-            _append(self._word(" " * spaces, prefix and first), base, base_box, ids, starts, ends)
+            pos = end
 
     def _encode_words(self, words: list[str], prefix: bool,
                       ids: list[int], starts: list[int], ends: list[int]) -> None:
@@ -325,19 +336,26 @@ class SpmTokenizer:
         ``lid`` and ``rid``, or -1.
 
         A symbol that is a token is spelled by it (piece texts are
-        distinct), so two tokens have one pair text: a cache keyed by the
-        two ids answers with an int key instead of slicing, hashing and
-        looking up a string in the 32k-entry piece table each time."""
+        distinct), so two tokens have one pair text, and a table keyed by
+        the two ids answers without slicing, hashing and looking up a
+        string in the piece table. The table is direct-mapped (a clash
+        evicts) and each slot one int, ``key << bits | token + 1``: one
+        list read, no boxed key, and a slot is written in one store, so a
+        thread never sees a key with another key's token."""
         if lid < 0 or rid < 0:
             return self._ids.get(s[start:end], -1)
+        table = self._pair_table
+        if not table:
+            table = [-1] * _PAIR_SLOTS
+            self._pair_table = table
         key = lid * self._n_tokens + rid
-        pairs = self._pairs
-        t = pairs.get(key, -2)
-        if t == -2:
-            t = self._ids.get(s[start:end], -1)
-            if len(pairs) >= _PAIR_CACHE_MAX:
-                pairs.clear()
-            pairs[key] = t
+        bits = self._pair_bits
+        slot = (lid * 1031 + rid) & (_PAIR_SLOTS - 1)
+        e = table[slot]
+        if e >= 0 and e >> bits == key:
+            return (e & ((1 << bits) - 1)) - 1
+        t = self._ids.get(s[start:end], -1)
+        table[slot] = (key << bits) | (t + 1)
         return t
 
     def _merge(self, s: str, sym: list[int]) -> list[int]:
@@ -355,16 +373,15 @@ class SpmTokenizer:
         return self._merge_heap(s, sym)
 
     def _merge_scan(self, s: str, sym: list[int]) -> list[int]:
-        """The merge loop for a short text: instead of a queue, the token of
-        each live pair, and each step walks the live symbols for the best
+        """The merge loop for a short text: instead of a queue, the token
+        and score of each live pair, and each step walks them for the best
         score, leftmost first, which is the pair llama.cpp's queue pops next
         once its stale entries are skipped.
 
-        The walk is a plain loop over int lists on purpose: compiled, it
-        runs in C without touching an object (``min``/``index`` over boxed
-        ranks cost more than the whole walk), and a pair's token id gives
-        both its score and, once merged, the symbol's token without a
-        second lookup.
+        The walk is a plain loop over a float list on purpose: compiled, it
+        runs in C without making an object (``min``/``index`` over boxed
+        ranks cost more than the whole walk), and a pair's token id is,
+        once merged, the symbol's token without a second lookup.
         """
         scores = self._scores
         n = len(s)
@@ -374,35 +391,46 @@ class SpmTokenizer:
         lens = [1] * n
         pair = [self._pair(s, i, i + 2, sym[i], sym[i + 1]) for i in range(n - 1)]
         pair.append(-1)
+        # each pair's score beside its token: the walk reads one list
+        psc = [scores[t] if t >= 0 else _NO_SCORE for t in pair]
         while True:
             left = -1
-            best = 0.0
-            i = 0
-            while i >= 0:
-                t = pair[i]
-                if t >= 0:
-                    sc = scores[t]
-                    if left < 0 or sc > best:
-                        best = sc
-                        left = i
-                i = nxt[i]
+            best = _NO_SCORE
+            # every slot, dead ones included (they hold no pair): a range
+            # loop reads one list where following the links reads two
+            for i in range(n - 1):
+                sc = psc[i]
+                if sc > best:
+                    best = sc
+                    left = i
             if left < 0:
-                break
+                # no pair left, or only pairs scoring -inf: the leftmost
+                for i in range(n - 1):
+                    if pair[i] >= 0:
+                        left = i
+                        break
+                if left < 0:
+                    break
             right = nxt[left]
             size = lens[left] + lens[right]
             lens[left] = size
             merged = pair[left]
             sym[left] = merged
+            pair[right] = -1
+            psc[right] = _NO_SCORE
             after = nxt[right]
             nxt[left] = after
+            t = -1
             if after >= 0:
                 prv[after] = left
-                pair[left] = self._pair(s, left, after + lens[after], merged, sym[after])
-            else:
-                pair[left] = -1
+                t = self._pair(s, left, after + lens[after], merged, sym[after])
+            pair[left] = t
+            psc[left] = scores[t] if t >= 0 else _NO_SCORE
             before = prv[left]
             if before >= 0:
-                pair[before] = self._pair(s, before, left + size, sym[before], merged)
+                t = self._pair(s, before, left + size, sym[before], merged)
+                pair[before] = t
+                psc[before] = scores[t] if t >= 0 else _NO_SCORE
         return nxt
 
     def _merge_heap(self, s: str, sym: list[int]) -> list[int]:
@@ -550,10 +578,9 @@ def _crosses_word(pieces: tuple[str, ...]) -> bool:
     Vectorised over all pieces at once, joined by NUL: a code point pair
     (not ``▁``, not NUL; ``▁``) then lies inside one piece. A vocabulary
     with a NUL in a piece takes the per-piece check."""
-    joined = "\x00".join(pieces)
-    if joined.count("\x00") != len(pieces) - 1:
+    cps = np.frombuffer("\x00".join(pieces).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    if np.count_nonzero(cps == 0) != len(pieces) - 1:
         return SPACE_MARK in "".join([p.lstrip(SPACE_MARK) for p in pieces])
-    cps = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     marks = np.flatnonzero(cps[1:] == _SPACE_MARK_CP)  # index of the char before each ▁
     before = cps[marks]
     return bool(((before != _SPACE_MARK_CP) & (before != 0)).any())
