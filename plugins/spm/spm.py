@@ -28,7 +28,7 @@ at least two characters long, so it never matches.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Final
 from heapq import heapify, heappop, heappush
 
 import numpy as np
@@ -38,8 +38,11 @@ from tokenprism.core.gil import STEP, checkpoint
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Vocab
 
-SPACE_MARK = "\u2581"  # ▁
-_SPACE_MARK_CP = 0x2581
+SPACE_MARK: Final = "\u2581"  # ▁
+# constants marked Final compile to C values; a plain module global is a
+# dict lookup on every use, which the per-character loops would pay
+_STEP: Final = STEP
+_SPACE_MARK_CP: Final = 0x2581
 
 # llama.cpp's defaults for tokenizer.ggml.model == "llama"
 _DEFAULT_SPECIAL_IDS = {"bos": 1, "eos": 2, "unk": 0}
@@ -49,18 +52,18 @@ _WORD_RE = re.compile("[ \u2581]*[^ \u2581]+|[ \u2581]+")
 _WORD_START_RE = re.compile("(?<=[^ \u2581])(?=[ \u2581])")
 
 # long words are rare and would only crowd the cache
-_CACHE_MAX_WORD = 48
-_CACHE_MAX_ENTRIES = 1 << 16
+_CACHE_MAX_WORD: Final = 48
+_CACHE_MAX_ENTRIES: Final = 1 << 16
 
 # up to this many characters a linear scan for the best pair beats a heap
-_SCAN_MAX = 64
-_NO_SCORE = float("-inf")  # a slot without a pair (see _merge_scan)
+_SCAN_MAX: Final = 64
+_NO_SCORE: Final = float("-inf")  # a slot without a pair (see _merge_scan)
 
 # code points below this get their token from a table (the BMP: 512 KB)
-_CHAR_TABLE_SIZE = 0x10000
+_CHAR_TABLE_SIZE: Final = 0x10000
 # slots of the pair table (see _pair): 256 KB, a few times the pairs a
 # text of one language meets
-_PAIR_SLOTS = 1 << 15
+_PAIR_SLOTS: Final = 1 << 15
 
 
 class WordTokens:
@@ -170,7 +173,7 @@ class SpmTokenizer:
             if end < 0:
                 end = n
             k += 1
-            if k % STEP == 0:
+            if k % _STEP == 0:
                 # a fragment with no cut points taken is one call:
                 # report, and let the GUI thread in and cancel
                 checkpoint(pos, n)
@@ -205,7 +208,7 @@ class SpmTokenizer:
         base = first.nbytes
         cache = self._cache
         for k in range(1, len(words)):
-            if k % STEP == 0:
+            if k % _STEP == 0:
                 checkpoint(k, len(words))
             w = words[k]
             tokens = cache.get(w)
@@ -388,7 +391,6 @@ class SpmTokenizer:
         nxt = list(range(1, n + 1))
         nxt[n - 1] = -1
         prv = list(range(-1, n - 1))
-        lens = [1] * n
         pair = [self._pair(s, i, i + 2, sym[i], sym[i + 1]) for i in range(n - 1)]
         pair.append(-1)
         # each pair's score beside its token: the walk reads one list
@@ -411,9 +413,8 @@ class SpmTokenizer:
                         break
                 if left < 0:
                     break
+            # a symbol ends where the next one starts: no lengths to keep
             right = nxt[left]
-            size = lens[left] + lens[right]
-            lens[left] = size
             merged = pair[left]
             sym[left] = merged
             pair[right] = -1
@@ -421,14 +422,17 @@ class SpmTokenizer:
             after = nxt[right]
             nxt[left] = after
             t = -1
+            end = n
             if after >= 0:
+                end = after
                 prv[after] = left
-                t = self._pair(s, left, after + lens[after], merged, sym[after])
+                a2 = nxt[after]
+                t = self._pair(s, left, a2 if a2 >= 0 else n, merged, sym[after])
             pair[left] = t
             psc[left] = scores[t] if t >= 0 else _NO_SCORE
             before = prv[left]
             if before >= 0:
-                t = self._pair(s, before, left + size, sym[before], merged)
+                t = self._pair(s, before, end, sym[before], merged)
                 pair[before] = t
                 psc[before] = scores[t] if t >= 0 else _NO_SCORE
         return nxt
@@ -461,7 +465,7 @@ class SpmTokenizer:
         while heap:
             key = heappop(heap)
             pops += 1
-            if pops % STEP == 0:
+            if pops % _STEP == 0:
                 # one word of megabytes (text without a space) is one
                 # call: report, and let the GUI thread in and cancel
                 checkpoint(pops, pops + len(heap))
