@@ -549,6 +549,14 @@ def _append(tokens: WordTokens, base: int, base_box: Any, ids: list[int], starts
         return base + tokens.nbytes
     first = ts[0]
     start: Any = base_box if first == 0 else base + first
+    if n == 1:
+        # most words of prose
+        ids.append(tids[0])
+        starts.append(start)
+        e = te[0]
+        end1: Any = start if e == first else base + e
+        ends.append(end1)
+        return end1 if e == tokens.nbytes else base + tokens.nbytes
     end: Any = start
     for j in range(n):
         ids.append(tids[j])
