@@ -28,15 +28,21 @@ at least two characters long, so it never matches.
 from __future__ import annotations
 
 import re
+from typing import Any, Final
 from heapq import heapify, heappop, heappush
 
 import numpy as np
 
 from tokenprism.core.errors import TokenPrismError
+from tokenprism.core.gil import STEP, checkpoint
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Vocab
 
-SPACE_MARK = "\u2581"  # ▁
+SPACE_MARK: Final = "\u2581"  # ▁
+# constants marked Final compile to C values; a plain module global is a
+# dict lookup on every use, which the per-character loops would pay
+_STEP: Final = STEP
+_SPACE_MARK_CP: Final = 0x2581
 
 # llama.cpp's defaults for tokenizer.ggml.model == "llama"
 _DEFAULT_SPECIAL_IDS = {"bos": 1, "eos": 2, "unk": 0}
@@ -46,12 +52,18 @@ _WORD_RE = re.compile("[ \u2581]*[^ \u2581]+|[ \u2581]+")
 _WORD_START_RE = re.compile("(?<=[^ \u2581])(?=[ \u2581])")
 
 # long words are rare and would only crowd the cache
-_CACHE_MAX_WORD = 48
-_CACHE_MAX_ENTRIES = 1 << 16
+_CACHE_MAX_WORD: Final = 48
+_CACHE_MAX_ENTRIES: Final = 1 << 16
 
 # up to this many characters a linear scan for the best pair beats a heap
-_SCAN_MAX = 64
-_NO_PAIR = 1 << 60  # above every rank
+_SCAN_MAX: Final = 64
+_NO_SCORE: Final = float("-inf")  # a slot without a pair (see _merge_scan)
+
+# code points below this get their token from a table (the BMP: 512 KB)
+_CHAR_TABLE_SIZE: Final = 0x10000
+# slots of the pair table (see _pair): 256 KB, a few times the pairs a
+# text of one language meets
+_PAIR_SLOTS: Final = 1 << 15
 
 
 class WordTokens:
@@ -100,11 +112,19 @@ class SpmTokenizer:
         # plain dicts: the hot loop must not go through Mapping
         t2i = vocab.token_to_id
         self._ids: dict[str, int] = t2i if isinstance(t2i, dict) else dict(t2i)
-        self._ranks: dict[str, int] = _score_ranks(self._ids, vocab.scores)
+        self._scores: tuple[float, ...] = vocab.scores
+        self._ranks: list[int] | None = None
+        self._n_tokens: int = len(vocab.scores)
+        # made on first use (see _chars and _pair)
+        self._char_table: list[int] = []
+        self._pair_table: list[int] = []
+        self._pair_bits: int = (self._n_tokens + 1).bit_length()
         self._byte_ids: list[int] = _byte_token_ids(self._ids, special_ids.get("unk", -1))
         self.by_word: bool = by_word and not _crosses_word(vocab.pieces)
         self._cache: dict[str, WordTokens] = {}
         self._cache_prefixed: dict[str, WordTokens] = {}
+        # words after exactly one space, keyed without it (see _encode_text)
+        self._cache_spaced: dict[str, WordTokens] = {}
 
     # ---- Tokenizer protocol ---------------------------------------------
 
@@ -116,31 +136,86 @@ class SpmTokenizer:
             return FragmentResult(ids, starts, ends)
         prefix = self.add_space_prefix and after_special
         if not self.by_word:
-            _append(self._tokenize(text, prefix), 0, ids, starts, ends)
+            _append(self._tokenize(text, prefix), 0, 0, ids, starts, ends)
             return FragmentResult(ids, starts, ends)
-        words = _WORD_RE.findall(text)
+        if SPACE_MARK in text:
+            self._encode_words(_WORD_RE.findall(text), prefix, ids, starts, ends)
+        else:
+            self._encode_text(text, prefix, ids, starts, ends)
+        return FragmentResult(ids, starts, ends)
+
+    def _encode_text(self, text: str, prefix: bool,
+                     ids: list[int], starts: list[int], ends: list[int]) -> None:
+        """The words of a text without a literal ``▁`` (a run of spaces and
+        what follows up to the next space), found with ``str.find`` at
+        memchr speed where the word regex steps through every character,
+        and sliced one at a time, so that no list of all words is made:
+        freed at once, its strings' memory is reused by the next one,
+        where fresh memory costs a page fault per 4 KB. Most words follow
+        one space; their cache is keyed by the word without it."""
+        cache = self._cache
+        cache1 = self._cache_spaced
+        n = len(text)
+        base = 0
+        base_box: Any = 0
+        first = True
+        pos = 0
+        k = 0
+        while pos < n:
+            q = pos
+            while q < n and text[q] == " ":
+                q += 1
+            if q == n:
+                # trailing spaces (or only spaces)
+                _append(self._word(text[pos:], prefix and first), base, base_box, ids, starts, ends)
+                return
+            end = text.find(" ", q)
+            if end < 0:
+                end = n
+            k += 1
+            if k % _STEP == 0:
+                # a fragment with no cut points taken is one call:
+                # report, and let the GUI thread in and cancel
+                checkpoint(pos, n)
+            tokens: WordTokens | None
+            if first:
+                tokens = self._word(text[pos:end], prefix)
+                first = False
+            elif q - pos == 1:
+                part = text[q:end]
+                tokens = cache1.get(part)
+                if tokens is None:
+                    tokens = self._tokenize(" " + part, False)
+                    if len(part) < _CACHE_MAX_WORD:
+                        if len(cache1) >= _CACHE_MAX_ENTRIES:
+                            cache1.clear()
+                        cache1[part] = tokens
+            else:
+                w = text[pos:end]
+                tokens = cache.get(w)
+                if tokens is None:
+                    tokens = self._word(w, False)
+            base_box = _append(tokens, base, base_box, ids, starts, ends)
+            base += tokens.nbytes
+            pos = end
+
+    def _encode_words(self, words: list[str], prefix: bool,
+                      ids: list[int], starts: list[int], ends: list[int]) -> None:
+        """Tokens of consecutive words (``_WORD_RE``), the first one with
+        the space prefix when ``prefix``."""
         first = self._word(words[0], prefix)
-        _append(first, 0, ids, starts, ends)
+        base_box: Any = _append(first, 0, 0, ids, starts, ends)
         base = first.nbytes
-        # the loop below is _word and _append inlined: prose has a word every
-        # few characters, and most are cache hits of a single token
         cache = self._cache
         for k in range(1, len(words)):
+            if k % _STEP == 0:
+                checkpoint(k, len(words))
             w = words[k]
             tokens = cache.get(w)
             if tokens is None:
                 tokens = self._word(w, False)
-            tids = tokens.ids
-            if len(tids) == 1:
-                ids.append(tids[0])
-                starts.append(base + tokens.starts[0])
-                ends.append(base + tokens.ends[0])
-            else:
-                ids.extend(tids)
-                starts.extend([base + b for b in tokens.starts])
-                ends.extend([base + b for b in tokens.ends])
+            base_box = _append(tokens, base, base_box, ids, starts, ends)
             base += tokens.nbytes
-        return FragmentResult(ids, starts, ends)
 
     def piece_bytes(self, token_id: int) -> bytes:
         return self.vocab.pieces[token_id].replace(SPACE_MARK, " ").encode("utf-8", "surrogateescape")
@@ -179,71 +254,190 @@ class SpmTokenizer:
         norm = text.replace(" ", SPACE_MARK)
         if prefix:
             norm = SPACE_MARK + norm
-        boff = _byte_offsets(text, prefix)
-        lens, nxt = self._merge(norm)
+        sym, boff = self._chars(text, prefix)
+        nxt = self._merge(norm, sym)
         out = WordTokens(boff[-1])
-        ids = self._ids
+        n = len(norm)
         i = 0
         while i >= 0:
-            end = i + lens[i]
-            tid = ids.get(norm[i:end], -1)
+            j = nxt[i]
+            end = j if j >= 0 else n
+            tid = sym[i]
             if tid >= 0:
                 out.ids.append(tid)
                 out.starts.append(boff[i])
                 out.ends.append(boff[end])
             else:
+                # only a single character can be a symbol that is no token
                 self._byte_fallback(norm, i, end, boff, out)
-            i = nxt[i]
+            i = j
         return out
 
-    def _merge(self, s: str) -> tuple[list[int], list[int]]:
-        """llama.cpp's merge loop over the characters of ``s``: the final
-        symbols as (length, next) lists indexed by first character.
+    def _chars(self, text: str, prefix: bool) -> tuple[list[int], list[int]]:
+        """For each character of the normalized text: its token (or -1),
+        and its UTF-8 offset in ``text`` (plus the end; the inserted prefix
+        covers no byte).
+
+        Code points come from one encode of the whole word, and a char's
+        token from a table indexed by code point: no one-character string
+        and no lookup in the big piece table per character."""
+        table = self._char_table
+        if not table:
+            table = [-2] * _CHAR_TABLE_SIZE
+            self._char_table = table
+        ids = self._ids
+        sym: list[int] = []
+        boff: list[int] = []
+        if prefix:
+            sym.append(self._char_id(table, _SPACE_MARK_CP))
+            boff.append(0)
+        if text.isascii():
+            data = text.encode("ascii")
+            for k in range(len(data)):
+                c = data[k]
+                if c == 32:
+                    c = _SPACE_MARK_CP
+                t = table[c]
+                if t == -2:
+                    t = self._char_id(table, c)
+                sym.append(t)
+                boff.append(k)
+            boff.append(len(data))
+            return sym, boff
+        data = text.encode("utf-32-le", "surrogatepass")
+        acc = 0
+        for k in range(0, len(data), 4):
+            c = data[k] | (data[k + 1] << 8) | (data[k + 2] << 16)
+            boff.append(acc)
+            if c < 0x80:
+                acc += 1
+                if c == 32:
+                    c = _SPACE_MARK_CP
+            elif c < 0x800:
+                acc += 2
+            elif c < 0x10000:
+                acc += 3
+            else:
+                acc += 4
+            if c < _CHAR_TABLE_SIZE:
+                t = table[c]
+                if t == -2:
+                    t = self._char_id(table, c)
+            else:
+                t = ids.get(chr(c), -1)
+            sym.append(t)
+        boff.append(acc)
+        return sym, boff
+
+    def _char_id(self, table: list[int], c: int) -> int:
+        t = self._ids.get(chr(c), -1)
+        table[c] = t  # the same value whichever thread writes it
+        return t
+
+    def _pair(self, s: str, start: int, end: int, lid: int, rid: int) -> int:
+        """The token of the pair ``s[start:end]`` made of the symbols
+        ``lid`` and ``rid``, or -1.
+
+        A symbol that is a token is spelled by it (piece texts are
+        distinct), so two tokens have one pair text, and a table keyed by
+        the two ids answers without slicing, hashing and looking up a
+        string in the piece table. The table is direct-mapped (a clash
+        evicts) and each slot one int, ``key << bits | token + 1``: one
+        list read, no boxed key, and a slot is written in one store, so a
+        thread never sees a key with another key's token."""
+        if lid < 0 or rid < 0:
+            return self._ids.get(s[start:end], -1)
+        table = self._pair_table
+        if not table:
+            table = [-1] * _PAIR_SLOTS
+            self._pair_table = table
+        key = lid * self._n_tokens + rid
+        bits = self._pair_bits
+        slot = (lid * 1031 + rid) & (_PAIR_SLOTS - 1)
+        e = table[slot]
+        if e >= 0 and e >> bits == key:
+            return (e & ((1 << bits) - 1)) - 1
+        t = self._ids.get(s[start:end], -1)
+        table[slot] = (key << bits) | (t + 1)
+        return t
+
+    def _merge(self, s: str, sym: list[int]) -> list[int]:
+        """llama.cpp's merge loop over the characters of ``s``, whose tokens
+        are ``sym`` (-1: none): turns ``sym`` into each final symbol's
+        token, indexed by its first character, and returns the ``next``
+        links of the final symbols (-1 ends).
 
         Symbol ``i`` always starts at character ``i`` (a merge only grows
-        the left symbol), so a symbol is its length plus its neighbours,
-        and the text of a pair is one slice.
+        the left symbol), so a symbol is its token plus its neighbours, and
+        the text of a pair is one slice.
         """
         if len(s) <= _SCAN_MAX:
-            return self._merge_scan(s)
-        return self._merge_heap(s)
+            return self._merge_scan(s, sym)
+        return self._merge_heap(s, sym)
 
-    def _merge_scan(self, s: str) -> tuple[list[int], list[int]]:
-        """The merge loop for a short text: instead of a queue, one rank per
-        live pair, and each step takes the smallest rank, leftmost first
-        (``min`` then ``index``), which is the pair llama.cpp's queue pops
-        next once its stale entries are skipped."""
-        ranks = self._ranks
+    def _merge_scan(self, s: str, sym: list[int]) -> list[int]:
+        """The merge loop for a short text: instead of a queue, the token
+        and score of each live pair, and each step walks them for the best
+        score, leftmost first, which is the pair llama.cpp's queue pops next
+        once its stale entries are skipped.
+
+        The walk is a plain loop over a float list on purpose: compiled, it
+        runs in C without making an object (``min``/``index`` over boxed
+        ranks cost more than the whole walk), and a pair's token id is,
+        once merged, the symbol's token without a second lookup.
+        """
+        scores = self._scores
         n = len(s)
-        lens = [1] * n
         nxt = list(range(1, n + 1))
         nxt[n - 1] = -1
         prv = list(range(-1, n - 1))
-        pair = [ranks.get(s[i:i + 2], _NO_PAIR) for i in range(n - 1)]
-        pair.append(_NO_PAIR)
+        pair = [self._pair(s, i, i + 2, sym[i], sym[i + 1]) for i in range(n - 1)]
+        pair.append(-1)
+        # each pair's score beside its token: the walk reads one list
+        psc = [scores[t] if t >= 0 else _NO_SCORE for t in pair]
         while True:
-            best = min(pair)
-            if best == _NO_PAIR:
-                break
-            left = pair.index(best)
+            left = -1
+            best = _NO_SCORE
+            # every slot, dead ones included (they hold no pair): a range
+            # loop reads one list where following the links reads two
+            for i in range(n - 1):
+                sc = psc[i]
+                if sc > best:
+                    best = sc
+                    left = i
+            if left < 0:
+                # no pair left, or only pairs scoring -inf: the leftmost
+                for i in range(n - 1):
+                    if pair[i] >= 0:
+                        left = i
+                        break
+                if left < 0:
+                    break
+            # a symbol ends where the next one starts: no lengths to keep
             right = nxt[left]
-            size = lens[left] + lens[right]
-            lens[left] = size
-            lens[right] = 0
-            pair[right] = _NO_PAIR
+            merged = pair[left]
+            sym[left] = merged
+            pair[right] = -1
+            psc[right] = _NO_SCORE
             after = nxt[right]
             nxt[left] = after
+            t = -1
+            end = n
             if after >= 0:
+                end = after
                 prv[after] = left
-                pair[left] = ranks.get(s[left:after + lens[after]], _NO_PAIR)
-            else:
-                pair[left] = _NO_PAIR
+                a2 = nxt[after]
+                t = self._pair(s, left, a2 if a2 >= 0 else n, merged, sym[after])
+            pair[left] = t
+            psc[left] = scores[t] if t >= 0 else _NO_SCORE
             before = prv[left]
             if before >= 0:
-                pair[before] = ranks.get(s[before:left + size], _NO_PAIR)
-        return lens, nxt
+                t = self._pair(s, before, end, sym[before], merged)
+                pair[before] = t
+                psc[before] = scores[t] if t >= 0 else _NO_SCORE
+        return nxt
 
-    def _merge_heap(self, s: str) -> tuple[list[int], list[int]]:
+    def _merge_heap(self, s: str, sym: list[int]) -> list[int]:
         """The merge loop with llama.cpp's priority queue, for long texts.
 
         A queued pair is one int, ``(rank, left, size)`` packed so that int
@@ -253,7 +447,7 @@ class SpmTokenizer:
         when one of its symbols grew, which both measures show alike, and
         the right symbol is then the left one's current neighbour.
         """
-        ranks = self._ranks
+        ranks = self._score_ranks()
         n = len(s)
         lens = [1] * n
         nxt = list(range(1, n + 1))
@@ -263,12 +457,18 @@ class SpmTokenizer:
         mask = (1 << shift) - 1
         heap: list[int] = []
         for i in range(n - 1):
-            r = ranks.get(s[i:i + 2], -1)
-            if r >= 0:
-                heap.append((((r << shift) | i) << shift) | 2)
+            t = self._pair(s, i, i + 2, sym[i], sym[i + 1])
+            if t >= 0:
+                heap.append((((ranks[t] << shift) | i) << shift) | 2)
         heapify(heap)
+        pops = 0
         while heap:
             key = heappop(heap)
+            pops += 1
+            if pops % _STEP == 0:
+                # one word of megabytes (text without a space) is one
+                # call: report, and let the GUI thread in and cancel
+                checkpoint(pops, pops + len(heap))
             left = (key >> shift) & mask
             llen = lens[left]
             if llen == 0:
@@ -279,21 +479,34 @@ class SpmTokenizer:
                 continue
             lens[left] = size
             lens[right] = 0
+            merged = self._pair(s, left, left + size, sym[left], sym[right])
+            sym[left] = merged
             after = nxt[right]
             nxt[left] = after
             if after >= 0:
                 prv[after] = left
             before = prv[left]
             if before >= 0:
-                r = ranks.get(s[before:left + size], -1)
-                if r >= 0:
-                    heappush(heap, (((r << shift) | before) << shift) | (left + size - before))
+                t = self._pair(s, before, left + size, sym[before], merged)
+                if t >= 0:
+                    heappush(heap, (((ranks[t] << shift) | before) << shift) | (left + size - before))
             if after >= 0:
                 end = after + lens[after]
-                r = ranks.get(s[left:end], -1)
-                if r >= 0:
-                    heappush(heap, (((r << shift) | left) << shift) | (end - left))
-        return lens, nxt
+                t = self._pair(s, left, end, merged, sym[after])
+                if t >= 0:
+                    heappush(heap, (((ranks[t] << shift) | left) << shift) | (end - left))
+        return nxt
+
+    def _score_ranks(self) -> list[int]:
+        """Each token's score as a rank (see ``_rank_table``), made on the
+        first long word: most texts never need it, and it is a pure
+        function of the vocabulary, so two threads making it at once is
+        harmless."""
+        ranks = self._ranks
+        if ranks is None:
+            ranks = _rank_table(self._scores)
+            self._ranks = ranks
+        return ranks
 
     def _byte_fallback(self, norm: str, start: int, end: int, boff: list[int], out: WordTokens) -> None:
         """One byte token per UTF-8 byte of ``norm[start:end]``, each spanning
@@ -319,59 +532,70 @@ class SpmTokenizer:
                     out.ends.append(hi)
 
 
-def _append(tokens: WordTokens, base: int, ids: list[int], starts: list[int], ends: list[int]) -> None:
-    ids.extend(tokens.ids)
-    if base == 0:
-        starts.extend(tokens.starts)
-        ends.extend(tokens.ends)
-    else:
-        starts.extend([base + b for b in tokens.starts])
-        ends.extend([base + b for b in tokens.ends])
+def _append(tokens: WordTokens, base: int, base_box: Any, ids: list[int], starts: list[Any],
+            ends: list[Any]) -> Any:
+    """Append ``tokens`` with spans shifted by ``base`` (``base_box`` is
+    that int as an object); returns the offset after them as an object.
+
+    Where a token starts at the previous one's end, both lists get the same
+    int object: half the ints to allocate (and for the core to read back)
+    for a text of hundreds of thousands of tokens. A plain loop, which,
+    compiled, makes no temporary list."""
+    tids = tokens.ids
+    ts = tokens.starts
+    te = tokens.ends
+    n = len(tids)
+    if n == 0:
+        return base + tokens.nbytes
+    first = ts[0]
+    start: Any = base_box if first == 0 else base + first
+    if n == 1:
+        # most words of prose
+        ids.append(tids[0])
+        starts.append(start)
+        e = te[0]
+        end1: Any = start if e == first else base + e
+        ends.append(end1)
+        return end1 if e == tokens.nbytes else base + tokens.nbytes
+    end: Any = start
+    for j in range(n):
+        ids.append(tids[j])
+        starts.append(start)
+        e = te[j]
+        end = start if e == ts[j] else base + e
+        ends.append(end)
+        if j + 1 < n:
+            s = ts[j + 1]
+            start = end if s == e else base + s
+    if n and te[n - 1] == tokens.nbytes:
+        return end
+    return base + tokens.nbytes
 
 
-def _utf8_len(c: str) -> int:
-    o = ord(c)
-    if o < 0x80:
-        return 1
-    if o < 0x800:
-        return 2
-    if o < 0x10000:
-        return 3
-    return 4
-
-
-def _byte_offsets(text: str, prefix: bool) -> list[int]:
-    """Original UTF-8 offset of each character of the normalized text, plus
-    its end; the inserted prefix covers no original byte."""
-    n = len(text)
-    offs = [0] if prefix else []
-    if text.isascii():
-        offs.extend(range(n + 1))
-        return offs
-    acc = 0
-    for c in text:
-        offs.append(acc)
-        acc += _utf8_len(c)
-    offs.append(acc)
-    return offs
-
-
-def _score_ranks(ids: dict[str, int], scores: tuple[float, ...]) -> dict[str, int]:
-    """Each piece's score as a rank, 0 for the best: an int that orders
+def _rank_table(scores: tuple[float, ...]) -> list[int]:
+    """Each token's score as a rank, 0 for the best: an int that orders
     like the score and packs into a heap key. Equal scores share a rank."""
     sc = np.asarray(scores, dtype=np.float64)
     # np.unique without it: np.unique imports numpy.ma (12 ms) on first use
     srt = np.sort(sc)
     distinct = srt[np.concatenate(([True], srt[1:] != srt[:-1]))]  # ascending
-    rank_of_id: list[int] = (len(distinct) - 1 - np.searchsorted(distinct, sc)).tolist()
-    return {piece: rank_of_id[tid] for piece, tid in ids.items()}
+    ranks: list[int] = (len(distinct) - 1 - np.searchsorted(distinct, sc)).tolist()
+    return ranks
 
 
 def _crosses_word(pieces: tuple[str, ...]) -> bool:
     """Whether some piece has ``▁`` right after another character, that is,
-    a ``▁`` left once its leading ones are stripped (one substring search
-    over all pieces instead of one regex search per piece)."""
-    return SPACE_MARK in "".join([p.lstrip(SPACE_MARK) for p in pieces])
+    a ``▁`` left once its leading ones are stripped.
+
+    Vectorised over all pieces at once, joined by NUL: a code point pair
+    (not ``▁``, not NUL; ``▁``) then lies inside one piece. A vocabulary
+    with a NUL in a piece takes the per-piece check."""
+    cps = np.frombuffer("\x00".join(pieces).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    if np.count_nonzero(cps == 0) != len(pieces) - 1:
+        return SPACE_MARK in "".join([p.lstrip(SPACE_MARK) for p in pieces])
+    marks = np.flatnonzero(cps[1:] == _SPACE_MARK_CP)  # index of the char before each ▁
+    before = cps[marks]
+    return bool(((before != _SPACE_MARK_CP) & (before != 0)).any())
 
 
 def _byte_token_ids(ids: dict[str, int], unk: int) -> list[int]:

@@ -122,7 +122,9 @@ def test_scan_merge_equals_heap_merge(text: str, ref_model: Any) -> None:
     # pairs as llama.cpp's queue, which the long-text path still uses
     tok = ref_model("llama-spm").tokenizer
     norm = "▁" + text.replace(" ", "▁")
-    assert tok._merge_scan(norm) == tok._merge_heap(norm)
+    chars, _ = tok._chars(text, True)
+    scan, heap = list(chars), list(chars)
+    assert (tok._merge_scan(norm, scan), scan) == (tok._merge_heap(norm, heap), heap)
 
 
 _LITERAL: dict[int, Any] = {}
