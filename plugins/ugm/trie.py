@@ -18,7 +18,7 @@ an empty slot) with 1 in its top byte when the node has children, then
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final, Sequence
+from typing import TYPE_CHECKING, Final, Sequence, final
 
 import numpy as np
 import numpy.typing as npt
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 # (Final: mypyc puts the literals in the compiled loops)
 RECORD: Final = 12
 NO_NODE: Final = -1
-_SPAN: Final = 0x110000  # code points
+_BITS: Final = 21  # a code point's
 
 
 def slot_of(node: i64, cp: i64, mask: i64) -> i64:
@@ -54,6 +54,7 @@ def _slots(node: npt.NDArray[np.int64], cp: npt.NDArray[np.int64], mask: int) ->
     return (h ^ (h >> 21)) & mask
 
 
+@final
 class PieceTrie:
     """``table``/``mask`` as the module docstring lays them out; ``first``:
     per code point below ``len(first)``, the root's child by it (-1 for
@@ -103,10 +104,11 @@ class PieceTrie:
 
 def code_points(pieces: Sequence[str], ids: list[int]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """The length of ``pieces[t]`` for every ``t`` in ``ids``, and all their
-    code points end to end (no piece may hold a lone surrogate)."""
+    code points end to end (lone surrogates included: :func:`build_trie`
+    takes none)."""
     strs = [pieces[t] for t in ids]
     lens = np.fromiter(map(len, strs), dtype=np.int64, count=len(strs))
-    cps = np.frombuffer("".join(strs).encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+    cps = np.frombuffer("".join(strs).encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
     return lens, cps
 
 
@@ -115,64 +117,111 @@ def build_trie(lens: npt.NDArray[np.int64], cps: npt.NDArray[np.int64], ids: lis
     """The trie of the pieces ``code_points`` gives for ``ids`` (ascending;
     a piece listed twice keeps the last id, as llama.cpp's trie does; empty
     pieces match nothing). ``first`` covers code points below ``first_below``."""
-    tids = np.asarray(ids, dtype=np.int64)
+    tids = np.asarray(ids, dtype=np.int32)
     starts = np.zeros(len(lens), dtype=np.int64)
     if len(lens) > 1:
         np.cumsum(lens[:-1], out=starts[1:])
-
-    # every piece puts at most len(piece) edges in the table, far fewer
-    # as pieces share prefixes: at most half full for real vocabularies
-    size = 2
-    while size <= int(lens.sum()):
+    # a piece adds at most len(piece) nodes, far fewer as pieces share
+    # prefixes (about two per piece in SentencePiece vocabularies): room
+    # for four per piece (or for every code point), doubled while more
+    # than _MAX_LOAD of the slots fill up
+    total = int(lens.sum())
+    size = 1024
+    while size < 4 * len(lens) and size <= total:
         size *= 2
-    if size >= 1 << 31:
-        raise ValueError("too many pieces for the piece trie")
+    while True:
+        if size >= 1 << 31:
+            raise ValueError("too many pieces for the piece trie")
+        keys = _place(lens, cps, starts, tids, size)
+        if keys is not None:
+            break
+        size *= 2
+    return _pack(keys[0], keys[1], size, first_below)
+
+
+_MAX_LOAD: Final = 0.6
+
+
+def _place(lens: npt.NDArray[np.int64], cps: npt.NDArray[np.int64], starts: npt.NDArray[np.int64],
+           tids: npt.NDArray[np.int32],
+           size: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int32]] | None:
+    """Every prefix's key (``parent << _BITS | cp + 1``, 0 for a free slot)
+    and token id (-1: none) in a table of ``size`` slots; None when it
+    would be more than ``_MAX_LOAD`` full."""
     mask = size - 1
-    keys = np.zeros(size, dtype=np.int64)  # parent * _SPAN + cp + 1; 0: free
-    tok = np.full(size, -1, dtype=np.int64)
-    active = np.nonzero(lens > 0)[0]
-    node_of = np.zeros(len(lens), dtype=np.int64)  # each piece's prefix so far
-    depth = 0
-    while active.size:
+    keys = np.zeros(size, dtype=np.int64)
+    tok = np.full(size, -1, dtype=np.int32)
+    # the pieces still being walked, level by level: where their next code
+    # point is, the node of their prefix so far, their length and id
+    live = lens > 0
+    at_cp = starts[live]
+    parents = np.zeros(int(live.sum()), dtype=np.int64)
+    left = lens[live]
+    ids_left = tids[live]
+    bound = 0  # at most this many slots are taken
+    while parents.size:
         offer_gil()  # built in the loader thread: the GUI must not wait for it
-        parents = node_of[active]
-        want = parents * _SPAN + cps[starts[active] + depth] + 1
-        pos = _slots(parents, want - parents * _SPAN - 1, mask)
-        slot = np.full(len(active), -1, dtype=np.int64)
-        pending = np.arange(len(active), dtype=np.int64)
+        cp = cps[at_cp]
+        want = (parents << _BITS) + cp + 1
+        pos = _slots(parents, cp, mask)
         # linear probing for all of a level's prefixes at once: free slots
         # get one of their claimants' keys (whichever the scatter keeps),
         # then every prefix stops at the slot that holds it or moves on
+        k = keys[pos]
+        free = k == 0
+        keys[pos[free]] = want[free]
+        slot = pos  # where each prefix is; fixed below for those not there
+        pending = np.nonzero(keys[pos] != want)[0]
         while pending.size:
-            p = pos[pending]
+            p = (pos[pending] + 1) & mask
+            pos[pending] = p
             w = want[pending]
             k = keys[p]
             free = k == 0
             if free.any():
                 keys[p[free]] = w[free]
                 k = keys[p]
-            hit = k == w
-            slot[pending[hit]] = p[hit]
-            miss = ~hit
-            pending = pending[miss]
-            pos[pending] = (p[miss] + 1) & mask
-        node_of[active] = slot + 1
-        depth += 1
-        done = lens[active] == depth
-        np.maximum.at(tok, slot[done], tids[active[done]])
-        active = active[~done]
+            pending = pending[k != w]
+        left -= 1
+        done = left == 0
+        at = slot[done]
+        t = ids_left[done]
+        tok[at] = t
+        dup = tok[at] != t
+        if dup.any():
+            # a piece listed twice: the largest id wins whatever order the
+            # scatter above kept
+            np.maximum.at(tok, at[dup], t[dup])
+        bound += len(slot)
+        if bound > _MAX_LOAD * size:
+            # (a level adds at most a quarter of the slots, see build_trie,
+            # so the table never fills up before this check)
+            bound = int(np.count_nonzero(keys))
+            if bound > _MAX_LOAD * size:
+                return None
+        more = ~done
+        parents = slot[more] + 1
+        at_cp = at_cp[more] + 1
+        left = left[more]
+        ids_left = ids_left[more]
+    return keys, tok
+
+
+def _pack(keys: npt.NDArray[np.int64], tok: npt.NDArray[np.int32], size: int, first_below: int) -> PieceTrie:
+    """The table as the module docstring lays it out."""
     used = np.nonzero(keys)[0]
-    parent = (keys[used] - 1) // _SPAN
-    v = (keys[used] - 1) % _SPAN + 1
-    has_kids = np.zeros(size, dtype=np.int64)
-    has_kids[parent[parent > 0] - 1] = 1 << 24
+    parent = keys[used] >> _BITS
+    v = keys[used] & ((1 << _BITS) - 1)
     rec = np.zeros((size, 3), dtype="<u4")
-    rec[used, 0] = v | has_kids[used]
+    rec[used, 0] = v
+    inner = parent[parent > 0] - 1
+    rec[inner, 0] = rec[inner, 0] | (1 << 24)  # has children (repeats write the same)
     rec[used, 1] = parent
     rec[used, 2] = tok[used] + 1
     table = rec.tobytes()
+    del rec
     first = [NO_NODE] * first_below
     at_root = used[(parent == 0) & (v - 1 < first_below)]
-    for c0, node in zip(((keys[at_root] - 1) % _SPAN).tolist(), (at_root + 1).tolist()):
+    for c0, node in zip(((keys[at_root] & ((1 << _BITS) - 1)) - 1).tolist(), (at_root + 1).tolist()):
         first[c0] = node
-    return PieceTrie(table, mask, first)
+    return PieceTrie(table, size - 1, first)

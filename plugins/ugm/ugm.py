@@ -182,9 +182,10 @@ class UgmTokenizer:
         # in llama.cpp, which leads nowhere, so the character path leaves
         # them out.
         valid = matchable
-        if _SURROGATE_RE.search("".join(pieces)) is not None:
-            valid = [tid for tid in matchable if not _has_surrogate(pieces[tid])]
         lens, cps = code_points(pieces, valid)
+        if bool(((cps >= 0xD800) & (cps <= 0xDFFF)).any()):
+            valid = [tid for tid in matchable if not _has_surrogate(pieces[tid])]
+            lens, cps = code_points(pieces, valid)
         self.trie = build_trie(lens, cps, valid, _FIRST_TABLE)
         space = self.space
         # ▁ inside a piece (past its first character)
@@ -351,22 +352,23 @@ class UgmTokenizer:
         unk = self.unk_id
         unk_score = self.unk_score
         first = trie.first
-        n_first = len(first)
-        m = len(word)
+        n_first: i64 = len(first)
+        m: i64 = len(word)
         best = [NEG_SCORE] * (m + 1)
         best[0] = 0.0
         tok = [unk] * (m + 1)
         back = [0] * (m + 1)
-        for i in range(m):
+        i: i64 = 0
+        while i < m:
             if i & _CHECK_MASK == _CHECK_MASK:
                 checkpoint(0, 0)  # a huge word without spaces
             cur = best[i]
             single = False
-            j = i + 1
-            c = ord(word[i])
+            j: i64 = i + 1
+            c: i64 = ord(word[i])
             node: i64 = first[c] if c < n_first else trie.child(0, c)
             while node != NO_NODE:
-                v = trie.token(node)
+                v: i64 = trie.token(node)
                 if v >= 0:
                     if j == i + 1:
                         single = True
@@ -385,6 +387,7 @@ class UgmTokenizer:
                     best[i + 1] = s
                     tok[i + 1] = unk
                     back[i + 1] = i
+            i += 1
         out: list[int] = []
         pos = m
         while pos > 0:
