@@ -57,8 +57,8 @@ def _slots(node: npt.NDArray[np.int64], cp: npt.NDArray[np.int64], mask: int) ->
 @final
 class PieceTrie:
     """``table``/``mask`` as the module docstring lays them out; ``first``:
-    per code point below ``len(first)``, the root's child by it (-1 for
-    none), which spares the hash probe at the start of every position."""
+    per code point below ``len(first)``, :meth:`step` from the root by it,
+    which spares the hash probe at the start of every position."""
 
     def __init__(self, table: bytes, mask: int, first: list[int]) -> None:
         self.table = table
@@ -81,6 +81,24 @@ class PieceTrie:
                 return s + 1
             s = (s + 1) & mask
 
+    def step(self, node: i64, cp: i64) -> i64:
+        """:meth:`child`, :meth:`token` and :meth:`has_children` in one call
+        and one record read (the Viterbi pass's step): :data:`NO_NODE`, or
+        ``(token + 1) << 32 | has_children << 31 | child`` (see :func:`unpack`)."""
+        t = self.table
+        mask = self.mask
+        s = slot_of(node, cp, mask)
+        want: i64 = cp + 1
+        while True:
+            o: i64 = s * RECORD
+            w0 = _u32(t, o)
+            c1 = w0 & 0xFFFFFF
+            if c1 == 0:
+                return NO_NODE
+            if c1 == want and _u32(t, o + 4) == node:
+                return (_u32(t, o + 8) << 32) | ((w0 >> 24) << 31) | (s + 1)
+            s = (s + 1) & mask
+
     def token(self, node: i64) -> i64:
         """The token id whose piece is the prefix ``node`` spells, or -1."""
         return _u32(self.table, (node - 1) * RECORD + 8) - 1
@@ -100,6 +118,11 @@ class PieceTrie:
         if node == 0:
             return -2
         return int(self.token(node))
+
+
+def step_node(r: i64) -> i64:
+    """The node of a :meth:`PieceTrie.step` result."""
+    return r & 0x7FFFFFFF
 
 
 def code_points(pieces: Sequence[str], ids: list[int]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
@@ -218,10 +241,12 @@ def _pack(keys: npt.NDArray[np.int64], tok: npt.NDArray[np.int32], size: int, fi
     rec[inner, 0] = rec[inner, 0] | (1 << 24)  # has children (repeats write the same)
     rec[used, 1] = parent
     rec[used, 2] = tok[used] + 1
-    table = rec.tobytes()
-    del rec
     first = [NO_NODE] * first_below
     at_root = used[(parent == 0) & (v - 1 < first_below)]
-    for c0, node in zip(((keys[at_root] & ((1 << _BITS) - 1)) - 1).tolist(), (at_root + 1).tolist()):
-        first[c0] = node
+    steps = (((tok[at_root].astype(np.int64) + 1) << 32) | ((rec[at_root, 0] >> 24).astype(np.int64) << 31)
+             | (at_root + 1))
+    for c0, r in zip(((keys[at_root] & ((1 << _BITS) - 1)) - 1).tolist(), steps.tolist()):
+        first[c0] = r
+    table = rec.tobytes()
+    del rec
     return PieceTrie(table, size - 1, first)

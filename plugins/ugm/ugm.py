@@ -47,13 +47,13 @@ from tokenprism.core.vocab import Attr, TokenType, Vocab
 
 from .charsmap import CHARSMAP_KEY, ESCAPED_SPACE, BytesNorm, Charsmap, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
-from .trie import NO_NODE, build_trie, code_points
+from .trie import NO_NODE, build_trie, code_points, step_node
 
 if TYPE_CHECKING:
     from mypy_extensions import i64
 
 # llama.cpp initialises the Viterbi table with -DBL_MAX
-NEG_SCORE = -sys.float_info.max
+NEG_SCORE: Final = -sys.float_info.max
 FLT_MAX = 3.4028234663852886e38
 UNKNOWN_PENALTY = 10.0
 # UTF-8 sequence length by the high nibble of the first byte (unicode_len_utf8)
@@ -366,9 +366,10 @@ class UgmTokenizer:
             single = False
             j: i64 = i + 1
             c: i64 = ord(word[i])
-            node: i64 = first[c] if c < n_first else trie.child(0, c)
-            while node != NO_NODE:
-                v: i64 = trie.token(node)
+            # r: a packed PieceTrie.step (token + 1, has children, node)
+            r: i64 = first[c] if c < n_first else trie.step(0, c)
+            while r != NO_NODE:
+                v: i64 = (r >> 32) - 1
                 if v >= 0:
                     if j == i + 1:
                         single = True
@@ -377,9 +378,9 @@ class UgmTokenizer:
                         best[j] = s
                         tok[j] = v
                         back[j] = i
-                if j >= m or not trie.has_children(node):
+                if j >= m or (r >> 31) & 1 == 0:
                     break
-                node = trie.child(node, ord(word[j]))
+                r = trie.step(step_node(r), ord(word[j]))
                 j += 1
             if not single:
                 s = cur + unk_score

@@ -10,7 +10,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenprism.plugins.ugm.trie import NO_NODE, PieceTrie, build_trie, code_points
+from tokenprism.plugins.ugm.trie import NO_NODE, PieceTrie, build_trie, code_points, step_node
 
 
 def _trie(pieces: list[str], first_below: int = 0x800) -> PieceTrie:
@@ -64,8 +64,8 @@ def test_empty_pieces_match_nothing() -> None:
 
 def test_walk_and_first_table() -> None:
     trie = _trie(["ab", "abc", "\u4e00"], first_below=0x80)
-    a = trie.first[ord("a")]
-    assert a == trie.child(0, ord("a")) and a != NO_NODE
+    a = trie.child(0, ord("a"))
+    assert a != NO_NODE and trie.first[ord("a")] == trie.step(0, ord("a"))
     assert trie.token(a) == -1 and trie.has_children(a)
     ab = trie.child(a, ord("b"))
     assert trie.token(ab) == 0 and trie.has_children(ab)
@@ -75,6 +75,14 @@ def test_walk_and_first_table() -> None:
     assert trie.first[ord("b")] == NO_NODE
     assert len(trie.first) == 0x80  # U+4E00 is found by a probe only
     assert trie.token(trie.child(0, 0x4E00)) == 2
+    # step packs child, token and has_children
+    for node, cp in ((0, ord("a")), (a, ord("b")), (ab, ord("c")), (0, 0x4E00)):
+        r = trie.step(node, cp)
+        kid = trie.child(node, cp)
+        assert step_node(r) == kid
+        assert (r >> 32) - 1 == trie.token(kid)
+        assert (r >> 31) & 1 == int(trie.has_children(kid))
+    assert trie.step(abc, ord("d")) == NO_NODE
 
 
 def test_many_pieces_against_a_dict() -> None:
