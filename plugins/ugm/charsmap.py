@@ -29,13 +29,16 @@ The normalizer has two paths that give the same result:
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from tokenprism.core.errors import GGUFError
 from tokenprism.core.gil import STEP, checkpoint, offer_gil
+
+if TYPE_CHECKING:
+    from mypy_extensions import i64
 
 CHARSMAP_KEY = "tokenizer.ggml.precompiled_charsmap"
 ESCAPED_SPACE = "\u2581"
@@ -492,6 +495,24 @@ class Normalizer:
                                 + _char_class(charsmap.second, []) + ")")
         # matches nothing when there is nothing to look at
         self.look_re = re.compile("|".join(alternatives) if alternatives else "(?!)")
+        self._look = look
+        self._look_ranges = ranges
+
+    def look_flags(self, extra: str) -> bytes:
+        """``look_re`` (or one of the characters of ``extra``) as a table:
+        per code point, bit 1 when it matches by itself, bit 2 when it
+        matches before a character with bit 4. One byte read per character
+        instead of a regular expression's classes (see ``stop_starts``)."""
+        flags = np.zeros(0x110000, dtype=np.uint8)
+        singles = [ord(c) for c in self._look | set(extra)]
+        flags[np.asarray(singles, dtype=np.int64)] |= 1
+        for lo, hi in self._look_ranges:
+            flags[lo:hi + 1] |= 1
+        cm = self.charsmap
+        if cm.multi_first and cm.second:
+            flags[np.asarray([ord(c) for c in cm.multi_first], dtype=np.int64)] |= 2
+            flags[np.asarray([ord(c) for c in cm.second], dtype=np.int64)] |= 4
+        return flags.tobytes()
 
     # ---- characters -------------------------------------------------------
 
@@ -790,6 +811,27 @@ class Normalizer:
             ss.extend([n] * nsp)
             se.extend([n] * nsp)
         return BytesNorm(bytes(out), ss, se)
+
+
+def stop_starts(flags: bytes, text: str) -> list[int]:
+    """Where the pattern that ``Normalizer.look_flags`` made ``flags`` from
+    matches in ``text`` (no lone surrogates; every match is one character,
+    so they cannot overlap)."""
+    out: list[int] = []
+    n: i64 = len(text)
+    i: i64 = 0
+    while i < n:
+        if i & 0xFFFF == 0xFFFF:
+            checkpoint(0, 0)
+        f: i64 = flags[ord(text[i])]
+        if f & 1:
+            out.append(i)
+        elif f & 2 and i + 1 < n:
+            g: i64 = flags[ord(text[i + 1])]
+            if g & 4:
+                out.append(i)
+        i += 1
+    return out
 
 
 def match_starts(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[int]:

@@ -47,6 +47,7 @@ from tokenprism.core.vocab import Attr, TokenType, Vocab
 
 from .charsmap import CHARSMAP_KEY, ESCAPED_SPACE, BytesNorm, Charsmap, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
+from .charsmap import stop_starts
 from .trie import NO_NODE, build_trie, code_points, step_node
 
 if TYPE_CHECKING:
@@ -231,6 +232,8 @@ class UgmTokenizer:
         self.expand = longest + 1
         self._chunks: dict[str, list[int]] = {}
         self._ascii_stop_re: re.Pattern[str] | None = None
+        # chunk_stop_re as a table by code point (built on first use: 1 MB)
+        self._stop_flags = b""
         self._cut_re: re.Pattern[str] | None = None
 
     def clear_caches(self) -> None:
@@ -491,10 +494,14 @@ class UgmTokenizer:
         for ch in self.space_like:
             if ch in text:
                 text = text.replace(ch, " ")
-        stop_re = self.chunk_stop_re
         if text.isascii():
-            stop_re = self._ascii_stops()
-        stops = _match_starts(stop_re, text, 0, len(text))
+            stops = _match_starts(self._ascii_stops(), text, 0, len(text))
+        else:
+            flags = self._stop_flags
+            if not flags:
+                flags = self.normalizer.look_flags(self.space)
+                self._stop_flags = flags
+            stops = stop_starts(flags, text)
         n_stops = len(stops)
         si = 0
         ids: list[int] = []
@@ -772,6 +779,36 @@ def _has_surrogate(s: str) -> bool:
 
 def _to_bytes(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
     """Character offsets into ``text`` as UTF-8 byte offsets."""
+    bs = _walk_bytes(text, starts)
+    be = _walk_bytes(text, ends)
+    if bs is not None and be is not None:
+        return bs, be
+    return _to_bytes_np(text, starts, ends)
+
+
+def _walk_bytes(text: str, offsets: list[int]) -> list[int] | None:
+    """``_to_bytes`` in one walk along ``text`` for ascending ``offsets``
+    (None when they are not): no arrays made from and back to lists."""
+    out: list[int] = []
+    c: i64 = 0
+    b: i64 = 0
+    k: i64 = 0
+    for x in offsets:
+        k += 1
+        if k & 0xFFFF == 0:
+            checkpoint(0, 0)
+        if x < c:
+            return None
+        while c < x:
+            cp: i64 = ord(text[c])
+            b += 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+            c += 1
+        out.append(b)
+    return out
+
+
+def _to_bytes_np(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
+    """``_to_bytes`` for offsets in any order."""
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     lens = 1 + (cps >= 0x80).astype(np.int64) + (cps >= 0x800) + (cps >= 0x10000)
     cum = np.zeros(len(cps) + 1, dtype=np.int64)
