@@ -37,6 +37,7 @@ COMPILED = [
     "plugins/bpe/pretokenize.py",
     "plugins/ugm/ugm.py",
     "plugins/ugm/charsmap.py",
+    "plugins/ugm/trie.py",
     "plugins/wpm/wpm.py",
 ]
 

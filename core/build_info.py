@@ -15,6 +15,7 @@ HOT_MODULES = (
     "tokenprism.plugins.bpe.pretokenize",
     "tokenprism.plugins.ugm.ugm",
     "tokenprism.plugins.ugm.charsmap",
+    "tokenprism.plugins.ugm.trie",
     "tokenprism.plugins.wpm.wpm",
 )
 

@@ -29,13 +29,16 @@ The normalizer has two paths that give the same result:
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from tokenprism.core.errors import GGUFError
 from tokenprism.core.gil import STEP, checkpoint, offer_gil
+
+if TYPE_CHECKING:
+    from mypy_extensions import i64
 
 CHARSMAP_KEY = "tokenizer.ggml.precompiled_charsmap"
 ESCAPED_SPACE = "\u2581"
@@ -164,6 +167,11 @@ class Charsmap:
         self._base: npt.NDArray[np.int64] = empty
         self._leaf: npt.NDArray[np.int64] = empty
         self._lcheck: npt.NDArray[np.int64] = empty
+        self._kid_lo: dict[int, int] = {}
+        self._kid_hi: dict[int, int] = {}
+        self._kid_label: list[int] = []
+        self._kid_off: list[int] = []
+        self._kid_leaf: list[bool] = []
         if not blob:
             # no charsmap in the file: llama.cpp copies text unchanged
             return
@@ -259,20 +267,36 @@ class Charsmap:
             except UnicodeDecodeError:
                 self.utf8_ok = False
 
-    def _children(self, offset: int) -> list[tuple[int, int]]:
-        """(label, unit index) of the children of the node at ``offset``."""
-        lo = int(np.searchsorted(self._child_parent, offset, side="left"))
-        hi = int(np.searchsorted(self._child_parent, offset, side="right"))
-        idx: list[int] = self._child_index[lo:hi].tolist()
-        return [(int(self._lcheck[i]), i) for i in idx]
+    def _children(self, offset: int) -> list[tuple[int, int, bool]]:
+        """(label, offset of its own children, is a leaf) of every child of
+        the node at ``offset``."""
+        lo = self._kid_lo.get(offset, -1)
+        if lo < 0:
+            return []
+        hi = self._kid_hi[offset]
+        return list(zip(self._kid_label[lo:hi], self._kid_off[lo:hi], self._kid_leaf[lo:hi]))
 
     def _first_chars(self) -> None:
         """Classify every character a key can start with."""
+        # the children of every node as plain lists, looked up by the
+        # node's offset: thousands of nodes are visited, and one numpy
+        # call per visit costs more than making these
+        parents = self._child_parent
+        kids = self._child_index
+        n_kids = len(parents)
+        new = np.ones(n_kids, dtype=bool)
+        new[1:] = parents[1:] != parents[:-1]
+        firsts = np.nonzero(new)[0]
+        lasts = np.append(firsts[1:], n_kids)
+        heads: list[int] = parents[firsts].tolist()
+        self._kid_lo = dict(zip(heads, firsts.tolist()))
+        self._kid_hi = dict(zip(heads, lasts.tolist()))
+        self._kid_label = self._lcheck[kids].tolist()
+        self._kid_off = (kids ^ self._base[kids]).tolist()
+        self._kid_leaf = (self._leaf[kids] != 0).tolist()
         # (bytes so far, offset of the node's children, bytes still needed)
         stack: list[tuple[bytes, int, int]] = []
-        for label, idx in self._children(self.root):
-            off = idx ^ int(self._base[idx])
-            is_leaf = bool(self._leaf[idx])
+        for label, off, is_leaf in self._children(self.root):
             if label < 0x80:
                 self._classify(chr(label), off, is_leaf)
                 continue
@@ -288,11 +312,9 @@ class Charsmap:
             if popped % 256 == 0:
                 offer_gil()  # built in the loader thread: the GUI must not wait for it
             prefix, offset, need = stack.pop()
-            for label, idx in self._children(offset):
+            for label, off, is_leaf in self._children(offset):
                 if not 0x80 <= label <= 0xBF:
                     continue  # never follows this prefix in valid UTF-8
-                off = idx ^ int(self._base[idx])
-                is_leaf = bool(self._leaf[idx])
                 seq = prefix + bytes((label,))
                 if need > 1:
                     if is_leaf:
@@ -315,25 +337,25 @@ class Charsmap:
         # the characters that can follow: a key can only be longer than one
         # character where the next character is one of these
         stack: list[tuple[bytes, int, int]] = []
-        for label, idx in kids:
+        for label, off, leaf in kids:
             if label < 0x80:
                 self.second.add(chr(label))
                 continue
             need = 1 if 0xC2 <= label <= 0xDF else 2 if 0xE0 <= label <= 0xEF else 3 if 0xF0 <= label <= 0xF4 else 0
             if need:
-                if self._leaf[idx]:
+                if leaf:
                     self.utf8_ok = False  # a key ending inside a character
-                stack.append((bytes((label,)), idx ^ int(self._base[idx]), need))
+                stack.append((bytes((label,)), off, need))
         while stack:
-            prefix, off, need = stack.pop()
-            for label, idx in self._children(off):
+            prefix, offset, need = stack.pop()
+            for label, off, leaf in self._children(offset):
                 if not 0x80 <= label <= 0xBF:
                     continue
                 seq = prefix + bytes((label,))
                 if need > 1:
-                    if self._leaf[idx]:
+                    if leaf:
                         self.utf8_ok = False
-                    stack.append((seq, idx ^ int(self._base[idx]), need - 1))
+                    stack.append((seq, off, need - 1))
                     continue
                 try:
                     self.second.add(seq.decode("utf-8"))
@@ -473,6 +495,24 @@ class Normalizer:
                                 + _char_class(charsmap.second, []) + ")")
         # matches nothing when there is nothing to look at
         self.look_re = re.compile("|".join(alternatives) if alternatives else "(?!)")
+        self._look = look
+        self._look_ranges = ranges
+
+    def look_flags(self, extra: str) -> bytes:
+        """``look_re`` (or one of the characters of ``extra``) as a table:
+        per code point, bit 1 when it matches by itself, bit 2 when it
+        matches before a character with bit 4. One byte read per character
+        instead of a regular expression's classes (see ``stop_starts``)."""
+        flags = np.zeros(0x110000, dtype=np.uint8)
+        singles = [ord(c) for c in self._look | set(extra)]
+        flags[np.asarray(singles, dtype=np.int64)] |= 1
+        for lo, hi in self._look_ranges:
+            flags[lo:hi + 1] |= 1
+        cm = self.charsmap
+        if cm.multi_first and cm.second:
+            flags[np.asarray([ord(c) for c in cm.multi_first], dtype=np.int64)] |= 2
+            flags[np.asarray([ord(c) for c in cm.second], dtype=np.int64)] |= 4
+        return flags.tobytes()
 
     # ---- characters -------------------------------------------------------
 
@@ -771,6 +811,27 @@ class Normalizer:
             ss.extend([n] * nsp)
             se.extend([n] * nsp)
         return BytesNorm(bytes(out), ss, se)
+
+
+def stop_starts(flags: bytes, text: str) -> list[int]:
+    """Where the pattern that ``Normalizer.look_flags`` made ``flags`` from
+    matches in ``text`` (no lone surrogates; every match is one character,
+    so they cannot overlap)."""
+    out: list[int] = []
+    n: i64 = len(text)
+    i: i64 = 0
+    while i < n:
+        if i & 0xFFFF == 0xFFFF:
+            checkpoint(0, 0)
+        f: i64 = flags[ord(text[i])]
+        if f & 1:
+            out.append(i)
+        elif f & 2 and i + 1 < n:
+            g: i64 = flags[ord(text[i + 1])]
+            if g & 4:
+                out.append(i)
+        i += 1
+    return out
 
 
 def match_starts(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[int]:

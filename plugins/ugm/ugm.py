@@ -9,8 +9,9 @@ the end gives the tokens; consecutive unknown tokens collapse into one.
 
 Speed, with results that stay llama.cpp's to the last bit:
 
-* The pieces sit in one ``dict`` that holds every piece and every prefix of
-  a piece (a trie without node objects).
+* The pieces sit in a trie over code points kept in one ``bytes`` hash
+  table (:mod:`.trie`): built from arrays when the model opens, walked
+  with native ints, no string made per step.
 * The normalized text is cut before every ``▁`` when no piece has a ``▁``
   past its first character (true of real SentencePiece vocabularies). No
   piece spans such a cut, so every path goes through it, and the best path
@@ -34,9 +35,10 @@ import math
 import re
 import sys
 import threading
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
+import numpy.typing as npt
 
 from tokenprism.core.errors import GGUFError
 from tokenprism.core.gil import STEP, checkpoint, dispose, offer_gil
@@ -45,9 +47,14 @@ from tokenprism.core.vocab import Attr, TokenType, Vocab
 
 from .charsmap import CHARSMAP_KEY, ESCAPED_SPACE, BytesNorm, Charsmap, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
+from .charsmap import stop_starts
+from .trie import NO_NODE, build_trie, code_points, step_node
+
+if TYPE_CHECKING:
+    from mypy_extensions import i64
 
 # llama.cpp initialises the Viterbi table with -DBL_MAX
-NEG_SCORE = -sys.float_info.max
+NEG_SCORE: Final = -sys.float_info.max
 FLT_MAX = 3.4028234663852886e38
 UNKNOWN_PENALTY = 10.0
 # UTF-8 sequence length by the high nibble of the first byte (unicode_len_utf8)
@@ -57,7 +64,7 @@ _SURROGATE_RE = re.compile("[\\ud800-\\udfff]")
 
 _CACHE_MAX_WORD = 64
 _CACHE_MAX_ENTRIES = 1 << 16
-# one-character lookups below this code point go through a list
+# the root's children below this code point are looked up in a list
 _FIRST_TABLE = 0x800
 # a long word offers the GIL (and a cancel) every this-plus-one characters
 # (a literal, Final: mypyc inlines it in the hottest loop)
@@ -80,7 +87,8 @@ class WordEdges:
         self.scores = scores
 
 
-def exact_limit(scores: list[float], lengths: list[int], unk_score: float) -> int:
+def exact_limit(scores: list[float] | npt.NDArray[np.float64], lengths: list[int] | npt.NDArray[np.int64],
+                unk_score: float) -> int:
     """The longest fragment (in normalized characters) for which every sum
     of the Viterbi pass is exact, so that it does not matter where a sum
     starts: word by word gives the same comparisons, ties included, as the
@@ -94,8 +102,8 @@ def exact_limit(scores: list[float], lengths: list[int], unk_score: float) -> in
     every value is a multiple of ``2**g`` that fits in a double's mantissa,
     hence exact.
     """
-    sc = np.asarray(scores + [unk_score], dtype=np.float64)
-    ln = np.asarray(lengths + [1], dtype=np.int64)
+    sc = np.append(np.asarray(scores, dtype=np.float64), unk_score)
+    ln = np.append(np.asarray(lengths, dtype=np.int64), 1)
     if not bool(np.isfinite(sc).all()):
         return 0
     nonzero = sc[sc != 0.0]
@@ -152,53 +160,47 @@ class UgmTokenizer:
 
         # llama.cpp builds its matchers from the token types as stored,
         # before its load-time fix-ups change any attribute
-        types = vocab.types
-        normal = int(TokenType.NORMAL)
-        user_defined = int(TokenType.USER_DEFINED)
-        unused = int(TokenType.UNUSED)
+        types = np.asarray(vocab.types, dtype=np.int64)
         pieces = vocab.pieces
-        scores32: list[float] = np.asarray(vocab.scores, dtype=np.float32).astype(np.float64).tolist()
-        min_score = FLT_MAX
-        ud_pieces: list[str] = []
-        matchable: list[int] = []
-        for tid in range(n):
-            if tid % STEP == 0:
-                offer_gil()  # built in the loader thread: the GUI must not wait for it
-            t = types[tid]
-            if t == normal:
-                s = scores32[tid]
-                if s < min_score:
-                    min_score = s
-            if t == normal or t == user_defined or t == unused:
-                matchable.append(tid)
-            if t == user_defined:
-                ud_pieces.append(pieces[tid])
+        s32 = np.asarray(vocab.scores, dtype=np.float32)
+        is_normal = types == int(TokenType.NORMAL)
+        is_ud = types == int(TokenType.USER_DEFINED)
+        min_score = float(s32[is_normal].min()) if bool(is_normal.any()) else FLT_MAX
+        matchable: list[int] = np.nonzero(is_normal | is_ud | (types == int(TokenType.UNUSED)))[0].tolist()
+        ud_pieces: list[str] = [pieces[t] for t in np.nonzero(is_ud)[0].tolist()]
         self.unk_score = _f32(_f32(min_score) - UNKNOWN_PENALTY)
         # the session scores by the attributes after the fix-ups
-        attrs = vocab.attrs
-        self.tok_score: list[float] = [0.0 if attrs[i] & Attr.USER_DEFINED else scores32[i] for i in range(n)]
+        attrs = np.asarray(vocab.attrs, dtype=np.int64)
+        tok_score = np.where(attrs & Attr.USER_DEFINED, 0.0, s32.astype(np.float64))
+        self.tok_score: list[float] = tok_score.tolist()
         self.matchable = matchable
 
         self.normalizer = Normalizer(self.charsmap, ud_pieces, add_space_prefix, remove_extra_ws,
                                      escape_whitespaces, treat_whitespace_as_suffix)
         self.space = self.normalizer.space
 
-        # every piece and every prefix of one, in one dict: token id, or -1
-        # for a prefix that is not itself a piece. Pieces that are not valid
-        # UTF-8 can only match inside a character in llama.cpp, which leads
-        # nowhere, so the character path leaves them out.
+        # Pieces that are not valid UTF-8 can only match inside a character
+        # in llama.cpp, which leads nowhere, so the character path leaves
+        # them out.
         valid = matchable
-        if _SURROGATE_RE.search("".join(pieces)) is not None:
+        lens, cps = code_points(pieces, valid)
+        if bool(((cps >= 0xD800) & (cps <= 0xDFFF)).any()):
             valid = [tid for tid in matchable if not _has_surrogate(pieces[tid])]
-        pref = _prefix_dict(pieces, valid)
-        self.pref = pref
+            lens, cps = code_points(pieces, valid)
+        self.trie = build_trie(lens, cps, valid, _FIRST_TABLE)
         space = self.space
-        self.cut_on_space = not any(space in pieces[tid][1:] for tid in valid)
+        # ▁ inside a piece (past its first character)
+        inner = cps == ord(space)
+        starts = np.zeros(len(lens), dtype=np.int64)
+        np.cumsum(lens[:-1], out=starts[1:])
+        inner[starts[lens > 0]] = False
+        self.cut_on_space = not bool(inner.any())
+        del cps, inner
         self._bytes_pref: dict[bytes, int] | None = None
         self._lock = threading.Lock()
         self._cache: dict[str, WordEdges] = {}
         self._paths: dict[str, list[int]] = {}
-        self.exact_chars = exact_limit([self.tok_score[t] for t in valid], [len(pieces[t]) for t in valid],
+        self.exact_chars = exact_limit(tok_score[np.asarray(valid, dtype=np.int64)], lens,
                                        self.unk_score) if self.cut_on_space else 0
         # With remove_extra_whitespaces, the text between two spaces is
         # normalized on its own (the state after a space is always the same)
@@ -230,7 +232,8 @@ class UgmTokenizer:
         self.expand = longest + 1
         self._chunks: dict[str, list[int]] = {}
         self._ascii_stop_re: re.Pattern[str] | None = None
-        self._first: list[int] = []
+        # chunk_stop_re as a table by code point (built on first use: 1 MB)
+        self._stop_flags = b""
         self._cut_re: re.Pattern[str] | None = None
 
     def clear_caches(self) -> None:
@@ -293,7 +296,7 @@ class UgmTokenizer:
     def word_edges(self, word: str) -> WordEdges:
         """Every piece that starts at every character of ``word``, and the
         unknown token where no piece covers exactly one character."""
-        pref = self.pref
+        trie = self.trie
         scores = self.tok_score
         unk = self.unk_id
         unk_score = self.unk_score
@@ -307,10 +310,9 @@ class UgmTokenizer:
                 checkpoint(0, 0)  # a huge word without spaces
             single = False
             j = i + 1
-            while j <= m:
-                v = pref.get(word[i:j], -2)
-                if v == -2:
-                    break
+            node: i64 = trie.child(0, ord(word[i]))
+            while node != NO_NODE:
+                v = trie.token(node)
                 if v >= 0:
                     if j == i + 1:
                         single = True
@@ -318,6 +320,9 @@ class UgmTokenizer:
                     to.append(j)
                     ids.append(v)
                     sc.append(scores[v])
+                if j >= m or not trie.has_children(node):
+                    break
+                node = trie.child(node, ord(word[j]))
                 j += 1
             if not single:
                 frm.append(i)
@@ -345,31 +350,29 @@ class UgmTokenizer:
 
         The candidates are tried as :meth:`word_edges` lists them, but
         scored as they are found instead of being listed first."""
-        pref = self.pref
+        trie = self.trie
         scores = self.tok_score
         unk = self.unk_id
         unk_score = self.unk_score
-        first = self._first_table()
-        n_first = len(first)
-        m = len(word)
+        first = trie.first
+        n_first: i64 = len(first)
+        m: i64 = len(word)
         best = [NEG_SCORE] * (m + 1)
         best[0] = 0.0
         tok = [unk] * (m + 1)
         back = [0] * (m + 1)
-        for i in range(m):
+        i: i64 = 0
+        while i < m:
             if i & _CHECK_MASK == _CHECK_MASK:
                 checkpoint(0, 0)  # a huge word without spaces
             cur = best[i]
             single = False
-            j = i + 1
-            c = ord(word[i])
-            while j <= m:
-                if j == i + 1 and c < n_first:
-                    v = first[c]
-                else:
-                    v = pref.get(word[i:j], -2)
-                if v == -2:
-                    break
+            j: i64 = i + 1
+            c: i64 = ord(word[i])
+            # r: a packed PieceTrie.step (token + 1, has children, node)
+            r: i64 = first[c] if c < n_first else trie.step(0, c)
+            while r != NO_NODE:
+                v: i64 = (r >> 32) - 1
                 if v >= 0:
                     if j == i + 1:
                         single = True
@@ -378,6 +381,9 @@ class UgmTokenizer:
                         best[j] = s
                         tok[j] = v
                         back[j] = i
+                if j >= m or (r >> 31) & 1 == 0:
+                    break
+                r = trie.step(step_node(r), ord(word[j]))
                 j += 1
             if not single:
                 s = cur + unk_score
@@ -385,6 +391,7 @@ class UgmTokenizer:
                     best[i + 1] = s
                     tok[i + 1] = unk
                     back[i + 1] = i
+            i += 1
         out: list[int] = []
         pos = m
         while pos > 0:
@@ -394,15 +401,6 @@ class UgmTokenizer:
             pos = back[pos]
         out.reverse()
         return out
-
-    def _first_table(self) -> list[int]:
-        """``pref`` of every one-character string below U+0800, by code point."""
-        t = self._first
-        if not t:
-            pref = self.pref
-            t = [pref.get(chr(c), -2) for c in range(_FIRST_TABLE)]
-            self._first = t
-        return t
 
     def word_path(self, word: str) -> list[int]:
         """``best_path`` of a word of the normalized text, cached."""
@@ -496,10 +494,14 @@ class UgmTokenizer:
         for ch in self.space_like:
             if ch in text:
                 text = text.replace(ch, " ")
-        stop_re = self.chunk_stop_re
         if text.isascii():
-            stop_re = self._ascii_stops()
-        stops = _match_starts(stop_re, text, 0, len(text))
+            stops = _match_starts(self._ascii_stops(), text, 0, len(text))
+        else:
+            flags = self._stop_flags
+            if not flags:
+                flags = self.normalizer.look_flags(self.space)
+                self._stop_flags = flags
+            stops = stop_starts(flags, text)
         n_stops = len(stops)
         si = 0
         ids: list[int] = []
@@ -777,6 +779,36 @@ def _has_surrogate(s: str) -> bool:
 
 def _to_bytes(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
     """Character offsets into ``text`` as UTF-8 byte offsets."""
+    bs = _walk_bytes(text, starts)
+    be = _walk_bytes(text, ends)
+    if bs is not None and be is not None:
+        return bs, be
+    return _to_bytes_np(text, starts, ends)
+
+
+def _walk_bytes(text: str, offsets: list[int]) -> list[int] | None:
+    """``_to_bytes`` in one walk along ``text`` for ascending ``offsets``
+    (None when they are not): no arrays made from and back to lists."""
+    out: list[int] = []
+    c: i64 = 0
+    b: i64 = 0
+    k: i64 = 0
+    for x in offsets:
+        k += 1
+        if k & 0xFFFF == 0:
+            checkpoint(0, 0)
+        if x < c:
+            return None
+        while c < x:
+            cp: i64 = ord(text[c])
+            b += 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+            c += 1
+        out.append(b)
+    return out
+
+
+def _to_bytes_np(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
+    """``_to_bytes`` for offsets in any order."""
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     lens = 1 + (cps >= 0x80).astype(np.int64) + (cps >= 0x800) + (cps >= 0x10000)
     cum = np.zeros(len(cps) + 1, dtype=np.int64)
@@ -793,31 +825,6 @@ def _to_bytes(text: str, starts: list[int], ends: list[int]) -> tuple[list[int],
         be.extend(cum[np.asarray(ends[k:k + _SLICE], dtype=np.intp)].tolist())
         checkpoint(0, 0)
     return bs, be
-
-
-def _prefix_dict(pieces: tuple[str, ...], ids: list[int]) -> dict[str, int]:
-    """Each of ``ids``' pieces -> its id, and every shorter prefix of one
-    that is not a piece -> -1.
-
-    The keys stay prefix-closed while they are added, so a piece's
-    prefixes are added longest first only until one is already there:
-    each distinct prefix costs one slice, not one per piece sharing it.
-    """
-    pref: dict[str, int] = {}
-    for i, tid in enumerate(ids):
-        if i % STEP == 0:
-            offer_gil()
-        p = pieces[tid]
-        k = len(p) - 1
-        while k > 0:
-            q = p[:k]
-            if q in pref:
-                break
-            pref[q] = -1
-            k -= 1
-    for tid in ids:
-        pref[pieces[tid]] = tid
-    return pref
 
 
 def build_ugm(vocab: Vocab) -> UgmTokenizer:
