@@ -304,7 +304,10 @@ def _encode_chunked(model: Model, text: str, add_special: bool, parse_special: b
         # tuple(chain(...)) over a 10 MB text's millions of tokens held the
         # GIL, and so the GUI thread, for ~40 ms a column
         flat: list[int] = list(head)
-        for piece in col:
+        empty: list[int] = []
+        for i in range(len(col)):
+            piece = col[i]
+            col[i] = empty  # each piece freed once copied, not all in one clear()
             if len(piece) <= _SHIFT_SLICE:
                 flat.extend(piece)
             else:  # one piece can be a whole uncuttable fragment
