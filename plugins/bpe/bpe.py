@@ -26,19 +26,21 @@ from __future__ import annotations
 import re
 import threading
 from heapq import heappop, heappush
-from typing import Optional
+from typing import Final, Optional
 
 # (the ignores are for running mypy on the source tree, where the
 # ``tokenprism`` namespace only exists once installed)
 from tokenprism.core.tokenizer import (  # type: ignore[import-not-found, unused-ignore]
     FragmentResult, TokenizerConfig, resolve_special_ids)
-from tokenprism.core.gil import STEP, checkpoint, offer_gil  # type: ignore[import-not-found, unused-ignore]
+from tokenprism.core.gil import STEP, WORD_STEP, checkpoint, offer_gil  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.memory import trim_heap  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.vocab import Vocab  # type: ignore[import-not-found, unused-ignore]
 
 from . import pretokenizers as pt
 from .pretokenize import Splitter, UnicodeTables, tables
 from .ranks import RankTable, merges_containing, rank_of
+
+_WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
 _BIG = 1 << 62
 _CACHE_LIMIT = 65_536
@@ -451,7 +453,7 @@ class BpeTokenizer:
         k = 0
         for w in units:
             k += 1
-            if k % STEP == 0:
+            if k % _WORD_STEP == 0:
                 # a fragment with no cut points (one 10 MB line) is one
                 # call: report, and let the GUI thread in and cancel
                 checkpoint(k, n_units)

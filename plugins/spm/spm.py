@@ -34,7 +34,7 @@ from heapq import heapify, heappop, heappush
 import numpy as np
 
 from tokenprism.core.errors import TokenPrismError
-from tokenprism.core.gil import STEP, checkpoint
+from tokenprism.core.gil import STEP, WORD_STEP, checkpoint
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Vocab
 
@@ -42,6 +42,7 @@ SPACE_MARK: Final = "\u2581"  # ▁
 # constants marked Final compile to C values; a plain module global is a
 # dict lookup on every use, which the per-character loops would pay
 _STEP: Final = STEP
+_WORD_STEP: Final = WORD_STEP
 _SPACE_MARK_CP: Final = 0x2581
 
 # llama.cpp's defaults for tokenizer.ggml.model == "llama"
@@ -173,7 +174,7 @@ class SpmTokenizer:
             if end < 0:
                 end = n
             k += 1
-            if k % _STEP == 0:
+            if k % _WORD_STEP == 0:
                 # a fragment with no cut points taken is one call:
                 # report, and let the GUI thread in and cancel
                 checkpoint(pos, n)
@@ -208,7 +209,7 @@ class SpmTokenizer:
         base = first.nbytes
         cache = self._cache
         for k in range(1, len(words)):
-            if k % _STEP == 0:
+            if k % _WORD_STEP == 0:
                 checkpoint(k, len(words))
             w = words[k]
             tokens = cache.get(w)

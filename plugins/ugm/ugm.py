@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tokenprism.core.errors import GGUFError
-from tokenprism.core.gil import STEP, checkpoint, dispose, offer_gil
+from tokenprism.core.gil import STEP, WORD_STEP, checkpoint, dispose, offer_gil
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Attr, TokenType, Vocab
 
@@ -49,6 +49,8 @@ from .charsmap import CHARSMAP_KEY, ESCAPED_SPACE, BytesNorm, Charsmap, Normaliz
 from .charsmap import match_starts as _match_starts
 from .charsmap import stop_starts
 from .trie import NO_NODE, build_trie, code_points, step_node
+
+_WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
 if TYPE_CHECKING:
     from mypy_extensions import i64
@@ -450,7 +452,7 @@ class UgmTokenizer:
         words = 0
         while a < n:
             words += 1
-            if words % STEP == 0:
+            if words % _WORD_STEP == 0:
                 # a long text: let the GUI thread in now and then, and the
                 # caller hear how far it got (or cancel)
                 checkpoint(base + a if span else 0, span)
@@ -614,7 +616,7 @@ class UgmTokenizer:
         span = n * passes
         while a < n:
             words += 1
-            if words % STEP == 0:
+            if words % _WORD_STEP == 0:
                 checkpoint(span - n + a, span)
             b = norm.find(space, a + 1) if self.cut_on_space else -1
             if b < 0:

@@ -46,11 +46,13 @@ import threading
 from bisect import bisect_right
 from typing import Final, cast
 
-from tokenprism.core.gil import STEP, checkpoint
+from tokenprism.core.gil import STEP, WORD_STEP, checkpoint
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Vocab
 
 from . import unicode_tables as _ut
+
+_WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
 WORD_MARK: Final = "\u2581"
 
@@ -484,7 +486,7 @@ class WpmTokenizer:
         k = 0
         for c in parts:
             k += 1
-            if k % STEP == 0:
+            if k % _WORD_STEP == 0:
                 # a huge fragment without cut points is one call: report
                 # progress, let the GUI thread in, and let it cancel
                 checkpoint(k, n_parts)

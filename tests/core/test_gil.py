@@ -103,3 +103,20 @@ def test_progress_hooks_nest() -> None:
             checkpoint(2, 9)
         checkpoint(3, 9)
     assert outer == [1, 3] and inner == [2]
+
+
+def test_step_back_makes_the_next_offers_wait_out_the_window() -> None:
+    from tokenprism.core.gil import MAX_STEP_BACK_S, offer_gil, step_back
+
+    step_back(0.03)
+    t = time.perf_counter()
+    offer_gil()  # sleeps what is left of the 30 ms
+    assert time.perf_counter() - t >= 0.02
+    t = time.perf_counter()
+    offer_gil()  # the window is over: a plain offer
+    assert time.perf_counter() - t < 0.02
+    step_back(60.0)  # capped: a GUI thread cannot stop a worker for long
+    t = time.perf_counter()
+    offer_gil()
+    took = time.perf_counter() - t
+    assert MAX_STEP_BACK_S * 0.8 <= took < scaled(MAX_STEP_BACK_S + 0.1)
