@@ -186,26 +186,7 @@ def shift_into(dst: list[int], src: list[int], delta: int) -> None:
 def assign_groups(starts: list[int], ends: list[int]) -> list[int]:
     """Group consecutive tokens that share a character: each token of a
     group gets the index of the group's first token; others get -1."""
-    n = len(starts)
-    groups = [-1] * n
-    prev = -1  # last token with a non-empty span
-    prev_end = 0
-    for i in range(n):
-        if (i & 4095) == 0:
-            offer_gil()
-        s = starts[i]
-        e = ends[i]
-        if s >= e:
-            continue
-        if prev >= 0 and s < prev_end:
-            g = groups[prev]
-            if g < 0:
-                g = prev
-                groups[prev] = g
-            groups[i] = g
-        prev = i
-        prev_end = e
-    return groups
+    return list(_groups(starts, ends))
 
 
 def _groups(starts: list[int], ends: list[int]) -> tuple[int, ...]:

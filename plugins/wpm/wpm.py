@@ -344,6 +344,20 @@ _NODE_MUL: Final = 0x61C8865
 _CP_MUL: Final = 0x9E3779
 
 
+def _slot(cells: list[int], mask: int, node: int, cp: int) -> int:
+    """The slot of the edge from ``node`` by ``cp`` in a trie table: the
+    edge's own, or the empty slot where it would go (``cells[slot * 2]``
+    then is -1)."""
+    key = node * _EDGE_BASE + cp
+    h = node * _NODE_MUL + cp * _CP_MUL
+    s = (h ^ (h >> 19)) & mask
+    k = cells[s << 1]
+    while k != key and k >= 0:
+        s = (s + 1) & mask
+        k = cells[s << 1]
+    return s
+
+
 class _Trie:
     """Every vocabulary piece as a path of code points, for ``_greedy``.
 
@@ -381,15 +395,9 @@ class _Trie:
             node = root
             for i in range(len(piece)):
                 cp = ord(piece[i])
-                key = node * _EDGE_BASE + cp
-                h = node * _NODE_MUL + cp * _CP_MUL
-                s = (h ^ (h >> 19)) & mask
-                k = cells[s << 1]
-                while k != key and k >= 0:
-                    s = (s + 1) & mask
-                    k = cells[s << 1]
-                if k < 0:
-                    cells[s << 1] = key
+                s = _slot(cells, mask, node, cp)
+                if cells[s << 1] < 0:
+                    cells[s << 1] = node * _EDGE_BASE + cp
                     used += 1
                     if used > limit:
                         return False
@@ -407,16 +415,8 @@ class _Trie:
         """The node under ``node`` by ``cp``, or -1."""
         cells = self.cells
         mask = self.mask
-        key = node * _EDGE_BASE + cp
-        h = node * _NODE_MUL + cp * _CP_MUL
-        s = (h ^ (h >> 19)) & mask
-        k = cells[s << 1]
-        while k != key:
-            if k < 0:
-                return -1
-            s = (s + 1) & mask
-            k = cells[s << 1]
-        return s
+        s = _slot(cells, mask, node, cp)
+        return s if cells[s << 1] >= 0 else -1
 
 
 class WpmTokenizer:
@@ -786,15 +786,8 @@ class WpmTokenizer:
         j = 0
         while True:
             while j < n:
-                cp = ord(word[j])
-                key = node * _EDGE_BASE + cp
-                h = node * _NODE_MUL + cp * _CP_MUL
-                s = (h ^ (h >> 19)) & mask
-                k = cells[s << 1]
-                while k != key and k >= 0:
-                    s = (s + 1) & mask
-                    k = cells[s << 1]
-                if k < 0:
+                s = _slot(cells, mask, node, ord(word[j]))
+                if cells[s << 1] < 0:
                     break
                 node = s
                 j += 1
