@@ -57,40 +57,46 @@ class _Local(threading.local):
 _local = _Local()
 
 
-_step_back_until = 0.0  # time.perf_counter() value (see step_back)
+_step_back = (0.0, 0)  # (time.perf_counter() until, thread that asked): see step_back
 MAX_STEP_BACK_S = 0.05
 
 
 def step_back(seconds: float) -> None:
-    """Ask long compiled work on other threads to pause at their next offer
-    for up to ``seconds`` (at most :data:`MAX_STEP_BACK_S`).
+    """Ask long jobs on other threads to pause at their next
+    :func:`checkpoint` for up to ``seconds`` (at most :data:`MAX_STEP_BACK_S`).
 
     A GUI thread about to run many short Python callbacks (a window repaint
     calls dozens) needs the GIL for each; a worker that only offers it
     every few milliseconds makes each one wait for the next offer, and a
     repaint took 150-270 ms while a 10 MB text was tokenized. Paused, the
-    worker leaves the GIL to it for the whole burst."""
-    global _step_back_until
-    _step_back_until = time.perf_counter() + min(seconds, MAX_STEP_BACK_S)
+    worker leaves the GIL to it for the whole burst. Only jobs that report
+    progress (a hook installed, see :func:`progress_hook`: huge texts) pause;
+    a keystroke's job is short and the user waits for its result."""
+    global _step_back
+    _step_back = (time.perf_counter() + min(seconds, MAX_STEP_BACK_S), threading.get_ident())
 
 
 def offer_gil() -> None:
-    """Give any thread waiting for the GIL its turn now (or the time asked
-    for with :func:`step_back`)."""
-    wait = _step_back_until - time.perf_counter()
-    time.sleep(wait if wait > 0 else 0)
+    """Give any thread waiting for the GIL its turn now."""
+    time.sleep(0)
 
 
 def checkpoint(done: int, total: int) -> None:
-    """:func:`offer_gil`, then report ``done`` of ``total`` (``total == 0``:
-    unknown) to this thread's hook, if one is installed; raises
-    :class:`Cancelled` when the hook returns False.
+    """:func:`offer_gil` (or, in a job with a progress hook, the pause asked
+    for with :func:`step_back`), then report ``done`` of ``total``
+    (``total == 0``: unknown) to this thread's hook, if one is installed;
+    raises :class:`Cancelled` when the hook returns False.
 
     A plugin calls it every :data:`STEP` steps of a loop that can be long,
     with its position in the whole call's work (a call with several passes
     adds up the passes, so that ``done`` only grows)."""
-    offer_gil()
     hook = _local.hook
+    wait = 0.0
+    if hook is not None:
+        until, asker = _step_back
+        if asker != threading.get_ident():
+            wait = max(0.0, until - time.perf_counter())
+    time.sleep(wait)
     if hook is not None and not hook(done, total):
         raise Cancelled()
 

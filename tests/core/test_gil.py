@@ -105,18 +105,36 @@ def test_progress_hooks_nest() -> None:
     assert outer == [1, 3] and inner == [2]
 
 
-def test_step_back_makes_the_next_offers_wait_out_the_window() -> None:
-    from tokenprism.core.gil import MAX_STEP_BACK_S, offer_gil, step_back
+def test_step_back_pauses_other_threads_jobs_with_progress_only() -> None:
+    from tokenprism.core.gil import MAX_STEP_BACK_S, checkpoint, offer_gil, progress_hook, step_back
+
+    def timed(f: Callable[[], None], thread: bool) -> float:
+        took: list[float] = []
+
+        def run() -> None:
+            t = time.perf_counter()
+            f()
+            took.append(time.perf_counter() - t)
+
+        if thread:
+            th = threading.Thread(target=run)
+            th.start()
+            th.join()
+        else:
+            run()
+        return took[0]
+
+    def with_hook() -> None:
+        with progress_hook(lambda d, t: True):
+            checkpoint(1, 2)
 
     step_back(0.03)
-    t = time.perf_counter()
-    offer_gil()  # sleeps what is left of the 30 ms
-    assert time.perf_counter() - t >= 0.02
-    t = time.perf_counter()
-    offer_gil()  # the window is over: a plain offer
-    assert time.perf_counter() - t < 0.02
+    assert timed(with_hook, thread=True) >= 0.02  # a huge job elsewhere waits out the 30 ms
+    assert timed(with_hook, thread=True) < 0.02  # the window is over
+    step_back(0.03)
+    assert timed(with_hook, thread=False) < 0.02  # never the thread that asked
+    assert timed(lambda: checkpoint(1, 2), thread=True) < 0.02  # nor a job without progress (a keystroke's)
+    assert timed(offer_gil, thread=True) < 0.02  # nor a plain offer
     step_back(60.0)  # capped: a GUI thread cannot stop a worker for long
-    t = time.perf_counter()
-    offer_gil()
-    took = time.perf_counter() - t
+    took = timed(with_hook, thread=True)
     assert MAX_STEP_BACK_S * 0.8 <= took < scaled(MAX_STEP_BACK_S + 0.1)
