@@ -106,6 +106,7 @@ def test_progress_hooks_nest() -> None:
 
 
 def test_step_back_pauses_other_threads_jobs_with_progress_only() -> None:
+    from tokenprism.core import gil
     from tokenprism.core.gil import MAX_STEP_BACK_S, checkpoint, offer_gil, progress_hook, step_back
 
     def timed(f: Callable[[], None], thread: bool) -> float:
@@ -124,7 +125,12 @@ def test_step_back_pauses_other_threads_jobs_with_progress_only() -> None:
             run()
         return took[0]
 
-    def with_hook() -> None:
+    def with_hook() -> None:  # a job that has run for LONG_JOB_S already
+        with progress_hook(lambda d, t: True):
+            gil._local.since -= gil.LONG_JOB_S
+            checkpoint(1, 2)
+
+    def young() -> None:
         with progress_hook(lambda d, t: True):
             checkpoint(1, 2)
 
@@ -134,6 +140,7 @@ def test_step_back_pauses_other_threads_jobs_with_progress_only() -> None:
     step_back(0.03)
     assert timed(with_hook, thread=False) < 0.02  # never the thread that asked
     assert timed(lambda: checkpoint(1, 2), thread=True) < 0.02  # nor a job without progress (a keystroke's)
+    assert timed(young, thread=True) < 0.02  # nor one that started just now (a 100 KB text's)
     assert timed(offer_gil, thread=True) < 0.02  # nor a plain offer
     step_back(60.0)  # capped: a GUI thread cannot stop a worker for long
     took = timed(with_hook, thread=True)
