@@ -13,13 +13,11 @@ from __future__ import annotations
 import os
 import sys
 
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import (QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication,
                            QIcon, QKeySequence)
 from PySide6.QtWidgets import (QApplication, QFileDialog, QMainWindow, QMenu, QSplitter, QStackedWidget,
                                QTabWidget, QToolBar, QToolButton, QVBoxLayout, QWidget)
-
-from tokenprism.core.gil import step_back
 
 from . import disposal
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
@@ -38,9 +36,6 @@ from .styles import QLegend
 from .workers import LiveTokenizer, ModelLoader
 
 BUSY_DELAY_MS = 150  # quick jobs never flash the busy indicator
-REPAINT_STEP_BACK_S = 0.03
-"""How long a worker pauses its compiled loops when the window repaints."""
-_REPAINTS = (QEvent.Type.UpdateRequest, QEvent.Type.LayoutRequest)
 
 
 class TokenPrismWindow(QMainWindow):
@@ -489,13 +484,6 @@ class TokenPrismWindow(QMainWindow):
         if paths:
             event.acceptProposedAction()
             self.open_path(paths[0])
-
-    def event(self, event: QEvent) -> bool:
-        if event.type() in _REPAINTS:
-            # a repaint or relayout runs many short Python callbacks, each
-            # needing the GIL: a tokenizing worker leaves it to them
-            step_back(REPAINT_STEP_BACK_S)
-        return super().event(event)
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_settings()

@@ -52,34 +52,9 @@ class Cancelled(Exception):
 
 class _Local(threading.local):
     hook: ProgressHook | None = None
-    since = 0.0  # time.perf_counter() when the hook was installed
 
 
 _local = _Local()
-
-
-_step_back = (0.0, 0)  # (time.perf_counter() until, thread that asked): see step_back
-MAX_STEP_BACK_S = 0.05
-LONG_JOB_S = 0.5
-"""Jobs that have run this long step back (see :func:`step_back`)."""
-
-
-def step_back(seconds: float) -> None:
-    """Ask long jobs on other threads to pause at their next
-    :func:`checkpoint` for up to ``seconds`` (at most :data:`MAX_STEP_BACK_S`).
-
-    A GUI thread about to run many short Python callbacks (a window repaint
-    calls dozens) needs the GIL for each; a worker that only offers it
-    every few milliseconds makes each one wait for the next offer, and a
-    repaint took 150-270 ms while a 10 MB text was tokenized. Paused, the
-    worker leaves the GIL to it for the whole burst. Only jobs that report
-    progress (a hook installed, see :func:`progress_hook`) and have run for
-    :data:`LONG_JOB_S` already pause: a huge text's, whose progress the user
-    watches; a keystroke's or a 100 KB text's job is short, and the user
-    waits for its result (pausing those at every repaint made a 100 KB
-    text's tokens take 300 ms instead of 30)."""
-    global _step_back
-    _step_back = (time.perf_counter() + min(seconds, MAX_STEP_BACK_S), threading.get_ident())
 
 
 def offer_gil() -> None:
@@ -88,22 +63,15 @@ def offer_gil() -> None:
 
 
 def checkpoint(done: int, total: int) -> None:
-    """:func:`offer_gil` (or, in a job with a progress hook, the pause asked
-    for with :func:`step_back`), then report ``done`` of ``total``
-    (``total == 0``: unknown) to this thread's hook, if one is installed;
-    raises :class:`Cancelled` when the hook returns False.
+    """:func:`offer_gil`, then report ``done`` of ``total`` (``total == 0``:
+    unknown) to this thread's hook, if one is installed; raises
+    :class:`Cancelled` when the hook returns False.
 
     A plugin calls it every :data:`STEP` steps of a loop that can be long,
     with its position in the whole call's work (a call with several passes
     adds up the passes, so that ``done`` only grows)."""
+    time.sleep(0)
     hook = _local.hook
-    wait = 0.0
-    if hook is not None:
-        until, asker = _step_back
-        now = time.perf_counter()
-        if until > now and asker != threading.get_ident() and now - _local.since >= LONG_JOB_S:
-            wait = until - now
-    time.sleep(wait)
     if hook is not None and not hook(done, total):
         raise Cancelled()
 
@@ -129,9 +97,9 @@ _DISPOSE_SLICE = 1 << 16
 def progress_hook(hook: ProgressHook) -> Iterator[None]:
     """Install ``hook`` for :func:`checkpoint` calls on this thread while
     the ``with`` block runs (the previous hook is back afterwards)."""
-    prev, prev_since = _local.hook, _local.since
-    _local.hook, _local.since = hook, time.perf_counter()
+    prev = _local.hook
+    _local.hook = hook
     try:
         yield
     finally:
-        _local.hook, _local.since = prev, prev_since
+        _local.hook = prev
