@@ -44,7 +44,8 @@ Columns = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ..
 def span_columns(text: str, bstarts: list[int], bends: list[int]) -> Columns:
     """``(starts, ends, byte_starts, byte_ends, groups)`` of an
     :class:`~tokenprism.core.encoding.Encoding`, from a plugin's byte spans
-    of ``text``: char spans and groups in one walk.
+    of ``text``: one walk over the bytes for the char spans, one over
+    the spans for the groups.
 
     The int objects are as few as the values allow: ASCII char spans are
     the byte span tuples themselves, a char start or end equal to the
@@ -56,20 +57,16 @@ def span_columns(text: str, bstarts: list[int], bends: list[int]) -> Columns:
     be = tuple(bends)
     if text.isascii():
         return bs, be, bs, be, _groups(bstarts, bends)
-    cols = _char_columns(text.encode("utf-8", "surrogatepass"), bstarts, bends)
-    if cols is None:
-        cs, ce = byte_to_char_spans(text, bstarts, bends)
-        return tuple(cs), tuple(ce), bs, be, _groups(cs, ce)
-    return cast("tuple[int, ...]", tuple(cols[0])), cast("tuple[int, ...]", tuple(cols[1])), bs, be, cols[2]
+    cs, ce = char_spans(text, bstarts, bends)
+    return tuple(cs), tuple(ce), bs, be, _groups(cs, ce)
 
 
 def _is_cont(b: int) -> bool:
     return (b & 0xC0) == 0x80
 
 
-def _char_columns(data: bytes, starts: list[int], ends: list[int]) \
-        -> tuple[list[object], list[object], tuple[int, ...]] | None:
-    """Char starts, char ends and groups of the byte spans into ``data``
+def _char_columns(data: bytes, starts: list[int], ends: list[int]) -> tuple[list[object], list[object]] | None:
+    """Char starts and char ends of the byte spans into ``data``
     (UTF-8), or None when the spans are too far out of text order for one
     walk. A start inside a character moves back to that character's start,
     an end inside one moves past it (as :func:`byte_to_char_spans`)."""
@@ -79,7 +76,6 @@ def _char_columns(data: bytes, starts: list[int], ends: list[int]) \
     # filled by index: cheaper than appending, no regrowth
     cs: list[object] = [neg] * m
     ce: list[object] = [neg] * m
-    groups: list[object] = []  # made at the first group: most tokens have none
     ci = 0  # the cursor: ci characters start in data[:bpos]
     bpos = 0
     # steps back (overlapping tokens); spans far out of order would make
@@ -89,10 +85,6 @@ def _char_columns(data: bytes, starts: list[int], ends: list[int]) \
     last_start_obj: object = neg
     last_end = -1
     last_end_obj: object = neg
-    prev = -1  # the last token with a non-empty span, and its char end
-    prev_end = 0
-    in_group = False  # whether that token is in a group
-    group_obj: object = neg
     for k in range(m):
         if (k & 4095) == 0:
             offer_gil()  # millions of tokens in a pasted text: let the GUI thread in
@@ -144,34 +136,7 @@ def _char_columns(data: bytes, starts: list[int], ends: list[int]) \
         last_start_obj = s_obj
         last_end = e
         last_end_obj = e_obj
-        if s >= e:
-            continue
-        if prev >= 0 and s < prev_end:
-            # shares a character with the last non-empty token
-            if not groups:
-                groups = [neg] * m
-            if not in_group:
-                # boxed once and read back as an object: assigned from
-                # the int, mypyc would box it again for each store
-                groups[prev] = prev  # the group's first token
-                group_obj = groups[prev]
-                in_group = True
-            groups[k] = group_obj
-        else:
-            in_group = False
-        prev = k
-        prev_end = e
-    return cs, ce, cast("tuple[int, ...]", tuple(groups)) if groups else (-1,) * m
-def _clen(c: int) -> int:
-    """UTF-8 length of code point ``c`` (surrogates count 3, as with
-    surrogatepass)."""
-    if c < 0x80:
-        return 1
-    if c < 0x800:
-        return 2
-    if c < 0x10000:
-        return 3
-    return 4
+    return cs, ce
 
 
 def shift_into(dst: list[int], src: list[int], delta: int) -> None:

@@ -55,7 +55,24 @@ def test_span_columns_are_char_spans_byte_spans_and_groups(case: tuple[str, list
     cs, ce = byte_to_char_spans(text, starts, ends)
     cols = span_columns(text, list(starts), list(ends))
     assert cols == (tuple(cs), tuple(ce), tuple(starts), tuple(ends), tuple(assign_groups(cs, ce)))
+    assert cols[4] == tuple(_reference_groups(cs, ce))
     assert all(type(c) is tuple for c in cols)
+
+
+def _reference_groups(starts: list[int], ends: list[int]) -> list[int]:
+    """Groups written another way: a token overlapping the last non-empty
+    one joins that one's group, or starts one there."""
+    groups = [-1] * len(starts)
+    last = -1
+    for i, (s, e) in enumerate(zip(starts, ends)):
+        if s >= e:
+            continue
+        if last >= 0 and s < ends[last]:
+            if groups[last] < 0:
+                groups[last] = last
+            groups[i] = groups[last]
+        last = i
+    return groups
 
 
 def test_span_columns_group_partial_tokens() -> None:
