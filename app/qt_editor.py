@@ -227,7 +227,7 @@ class QTokenEditor(QPlainTextEdit):
                 # (the formats' report would reach past the block: see _DocumentLayout)
                 self._layout.narrow = (pos, removed, added)
             # the edited blocks' formats no longer match what their state says
-            block = doc.findBlock(pos)
+            block = edited
             end = doc.findBlock(pos + added)
             if end.blockNumber() - block.blockNumber() > 64:
                 self._serial = next(_serials)  # a big paste: every block's state is void
@@ -671,12 +671,12 @@ class QTokenEditor(QPlainTextEdit):
 
     def paintEvent(self, event: QPaintEvent) -> None:
         super().paintEvent(event)
+        if self._heights:
+            self._repaint_moved()
         a = self._analysis
         if a is None or self._stale:
             self._stale_rect = self._stale_rect.united(event.rect())
             return
-        if self._heights:
-            self._repaint_moved()
         p = QPainter(self.viewport())
         p.setRenderHint(QPainter.RenderHint.Antialiasing)
         line_h = self.fontMetrics().height()

@@ -100,14 +100,14 @@ class SlicedEdit(QObject):
             return
         if self._cut_to > self._cut_from:
             self._cut_slice(cursor)
-            done, total = self._cut_total - (self._cut_to - self._cut_from), self._cut_total + len(text)
         else:
             end = min(len(text), self._pos + SLICE)
             if end < len(text) and text[end - 1] == "\r":
                 end += 1  # "\r\n" is one line break to Qt: never cut it in two
             cursor.insertText(text[self._pos:end])
             self._pos = end
-            done, total = self._cut_total + end, self._cut_total + len(text)
+        total = self._cut_total + len(text)
+        done = self._cut_total - (self._cut_to - self._cut_from) + self._pos
         if done < total:
             self.progress.emit(f"{self._what}… {done * 100 // total}%")
             self._timer.start()
