@@ -262,6 +262,27 @@ class Analysis:
         """The span holding token ``index``, or -1 for a token with an empty span."""
         return int(self.tok_span[index])
 
+    def line_first_span(self, line16: int) -> int:
+        """The first span reaching into the line that starts at UTF-16
+        ``line16``: token tints alternate afresh from it on every line, so a
+        keystroke that changes one line's token count restyles that line only."""
+        return int(np.searchsorted(self.span_end16_max, line16, "right"))
+
+    def span_tint(self, k: int) -> int:
+        """The tint (0 or 1) of span ``k`` on the line where it starts, as
+        the editor draws it there (and the views beside it, to match)."""
+        starts = self.extra.get("line_starts16")
+        if not isinstance(starts, np.ndarray):
+            # made on first use (the editor needs none: it knows its lines)
+            text = self.text
+            chars = (np.frombuffer(text.encode("ascii"), dtype=np.uint8) if text.isascii() else
+                     np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32))
+            starts = np.concatenate([np.zeros(1, dtype=np.int64), self.u16.to16(np.flatnonzero(chars == 10) + 1)])
+            self.extra["line_starts16"] = starts
+        s = int(self.span_start16[k])
+        line = int(starts[int(np.searchsorted(starts, s, "right")) - 1])
+        return (k - self.line_first_span(line)) & 1
+
     def token_range(self, index: int) -> tuple[int, int]:
         """``[first, last)`` tokens drawn together with token ``index``."""
         k = self.span_of_token(index)

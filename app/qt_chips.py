@@ -307,7 +307,7 @@ class QChipsView(QAbstractScrollArea):
                 if span >= 0 and a.encoding.groups[k] >= 0:
                     style = max(style, int(Style.BYTES))
                 r = QRectF(self._margin + float(self._xs[k]), y, float(self._widths[k]), self._chip_h)
-                bg = c.bg(style, span if span >= 0 else 0)
+                bg = c.bg(style, a.span_tint(span) if span >= 0 else 0)
                 edge = c.border[style] if style != Style.NORMAL else mix(bg, c.text, 0.25)
                 selected = cur is not None and cur[0] <= k < cur[1]
                 p.setPen(QPen(c.highlight if selected else edge, 2.0 if selected else 1.0))

@@ -320,8 +320,7 @@ class QTokenEditor(QPlainTextEdit):
             if blen > HUGE_BLOCK:
                 if a is not None:
                     lo, hi = a.spans_in(max(bpos, begin), min(bpos + blen, end))
-                    first = a.spans_in(bpos, bpos)[0]
-                    extra.extend(self._selections(a, lo, min(hi, lo + MAX_SELECTIONS), first))
+                    extra.extend(self._selections(a, lo, min(hi, lo + MAX_SELECTIONS), a.line_first_span(bpos)))
                     lo_all, hi_all = (lo if lo_all < 0 else lo_all), hi
             else:
                 # a block whose spans (relative to it) did not change keeps
@@ -371,7 +370,7 @@ class QTokenEditor(QPlainTextEdit):
             r = QTextLayout.FormatRange()
             r.start = s - bpos
             r.length = e - s
-            r.format = formats[(st, (k - lo) & 1)]
+            r.format = formats[(st, (k - lo) & 1)]  # (lo: the line's first span, Analysis.line_first_span)
             out.append(r)
         return out
 
@@ -599,7 +598,7 @@ class QTokenEditor(QPlainTextEdit):
                 line = layout.lineAt(layout.lineCount() - 1)
                 x = geo.left() + self._line_end_x(block, line)
                 style = int(a.span_style[k])
-                fill = QColor(colors.bg(style, k - a.spans_in(block.position(), block.position())[0]))
+                fill = QColor(colors.bg(style, k - a.line_first_span(block.position())))
                 fill.setAlphaF(0.8)  # lets a whitespace mark (¶) show through
                 p.setPen(QPen(colors.border[style], 1.0) if style != Style.NORMAL else Qt.PenStyle.NoPen)
                 p.setBrush(fill)

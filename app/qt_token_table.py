@@ -149,7 +149,7 @@ class QTokenTableModel(QAbstractTableModel):
             return _LEFT if c in (COL_PIECE, COL_TYPE) else _RIGHT
         if role == _BACKGROUND and c == COL_PIECE and self._colors is not None:
             k = a.span_of_token(r)
-            return self._colors.bg(int(a.tok_style[r]), k if k >= 0 else 0)
+            return self._colors.bg(int(a.tok_style[r]), a.span_tint(k) if k >= 0 else 0)
         if role == _FONT and c in (COL_ID, COL_PIECE):
             return self._fixed
         if role == _TOOLTIP:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QTextCharFormat, QTextCursor, QTextOption
 
 from tests.app.conftest import is_current, open_model_in, type_text, wait_result
@@ -81,6 +82,24 @@ def test_boundaries_cover_exactly_the_token_spans(qtbot, window, spm_vocab, mode
         k0, k1 = a.span_at(s0), a.span_at(s1)
         if e0 == s1 and k0 != k1 and a.span_style[k0] == a.span_style[k1] == Style.NORMAL:
             assert c0 != c1
+
+
+def test_table_tints_match_the_editors(qtbot, window, spm_vocab) -> None:  # type: ignore[no-untyped-def]
+    """A token's Piece cell has the tint the editor draws the token in where
+    it starts (tints alternate afresh on every line), on every line."""
+    open_model_in(qtbot, window, spm_vocab)
+    text = "The quick brown fox\n\tjumps over 🙂 the lazy dog.\nCafé 日本語 done\n\nend of it all\n"
+    a = set_text(qtbot, window, text)
+    m = window.table.token_model
+    checked = 0
+    for s, _e, fmt in drawn_spans(window):
+        k = a.span_at(s)
+        if fmt is None or k < 0 or int(a.span_start16[k]) != s:
+            continue  # a line break mark, or a span's part on a later line
+        cell = m.data(m.index(int(a.span_first[k]), COL_PIECE), Qt.ItemDataRole.BackgroundRole)
+        assert cell == fmt.background().color(), (s, k)
+        checked += 1
+    assert checked >= 20
 
 
 def test_byte_fallback_group_is_one_span(qtbot, window, spm_vocab) -> None:  # type: ignore[no-untyped-def]
