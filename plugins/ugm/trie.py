@@ -68,18 +68,8 @@ class PieceTrie:
     def child(self, node: i64, cp: i64) -> i64:
         """The node reached from ``node`` by ``cp``; :data:`NO_NODE` when no
         piece goes on that way."""
-        t = self.table
-        mask = self.mask
-        s = slot_of(node, cp, mask)
-        want: i64 = cp + 1
-        while True:
-            o: i64 = s * RECORD
-            c1 = _u32(t, o) & 0xFFFFFF
-            if c1 == 0:
-                return NO_NODE
-            if c1 == want and _u32(t, o + 4) == node:
-                return s + 1
-            s = (s + 1) & mask
+        r = self.step(node, cp)
+        return NO_NODE if r == NO_NODE else step_node(r)
 
     def step(self, node: i64, cp: i64) -> i64:
         """:meth:`child`, :meth:`token` and :meth:`has_children` in one call
