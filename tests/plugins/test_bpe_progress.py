@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.plugins.progress import cancel_at, reports_of
 from tokenprism.core import open_model
-from tokenprism.core.gil import Cancelled, progress_hook
 from tokenprism.core.incremental import encode_chunked
 from tokenprism.core.resources import demo_models
 
@@ -22,9 +22,7 @@ def _model():  # type: ignore[no-untyped-def]
 
 def test_one_long_line_reports_from_inside_the_call() -> None:
     model = _model()
-    seen: list[tuple[int, int]] = []
-    with progress_hook(lambda done, total: seen.append((done, total)) is None):
-        res = model.tokenizer.encode_fragment(LINE, True)
+    seen, res = reports_of(model.tokenizer, LINE)
     assert len(seen) >= 5
     assert [d for d, _ in seen] == sorted(d for d, _ in seen) and all(0 < d <= t for d, t in seen)
     assert res.ids == model.encode(LINE).ids
@@ -32,16 +30,7 @@ def test_one_long_line_reports_from_inside_the_call() -> None:
 
 def test_one_long_line_cancels_inside_the_call() -> None:
     model = _model()
-    calls = 0
-
-    def stop_at_third(done: int, total: int) -> bool:
-        nonlocal calls
-        calls += 1
-        return calls < 3
-
-    with progress_hook(stop_at_third), pytest.raises(Cancelled):
-        model.tokenizer.encode_fragment(LINE, True)
-    assert calls == 3
+    assert cancel_at(model.tokenizer, LINE, 3) == 3
     # nothing half-done was kept: the same model still gives the full answer
     assert model.encode(LINE).ids == open_model(model.path).encode(LINE).ids
     reports: list[int] = []

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tokenprism.core.gil import Cancelled, progress_hook
+from tests.plugins.progress import cancel_at, reports_of
 
 # no space, so one word: the merge runs on llama.cpp's queue
 LONG_WORD = "".join(random.Random(7).choice("abcdefghijklmnop") for _ in range(30_000))
@@ -20,9 +20,7 @@ MANY_WORDS = " ".join(f"w{i % 1009}x" for i in range(20_000))
 @pytest.mark.parametrize("text", [LONG_WORD, MANY_WORDS], ids=["long-word", "many-words"])
 def test_reports_from_inside_the_call(text: str, ref_model: Any) -> None:
     model = ref_model("llama-spm")
-    seen: list[tuple[int, int]] = []
-    with progress_hook(lambda done, total: seen.append((done, total)) is None):
-        res = model.tokenizer.encode_fragment(text, True)
+    seen, res = reports_of(model.tokenizer, text)
     assert len(seen) >= 3
     assert [d for d, _ in seen] == sorted(d for d, _ in seen)
     assert all(0 < d <= t for d, t in seen)
@@ -32,16 +30,7 @@ def test_reports_from_inside_the_call(text: str, ref_model: Any) -> None:
 @pytest.mark.parametrize("text", [LONG_WORD, MANY_WORDS], ids=["long-word", "many-words"])
 def test_cancels_inside_the_call(text: str, ref_model: Any) -> None:
     model = ref_model("llama-spm")
-    calls = 0
-
-    def stop_at_second(done: int, total: int) -> bool:
-        nonlocal calls
-        calls += 1
-        return calls < 2
-
-    with progress_hook(stop_at_second), pytest.raises(Cancelled):
-        model.tokenizer.encode_fragment(text, True)
-    assert calls == 2
+    assert cancel_at(model.tokenizer, text, 2) == 2
     # nothing half-done was kept: a fresh tokenizer gives the same ids
     from tokenprism.plugins.spm.spm import SpmTokenizer
 

@@ -8,8 +8,8 @@ from typing import Callable
 
 import pytest
 
+from tests.plugins.progress import cancel_at, reports_of
 from tokenprism.core import Model
-from tokenprism.core.gil import Cancelled, progress_hook
 from tokenprism.core.tokenizer import cut_points
 
 # every space follows a non-ASCII letter, so no cut point: ~30k chunks
@@ -26,9 +26,7 @@ def test_no_cut_points(model: Model) -> None:
 
 
 def test_long_fragment_reports_from_inside_the_call(model: Model) -> None:
-    seen: list[tuple[int, int]] = []
-    with progress_hook(lambda done, total: seen.append((done, total)) is None):
-        res = model.tokenizer.encode_fragment(TEXT, True)
+    seen, res = reports_of(model.tokenizer, TEXT)
     assert len(seen) >= 5
     assert [d for d, _ in seen] == sorted(d for d, _ in seen) and all(0 < d <= t for d, t in seen)
     # the same tokens as a call without a hook, on a fresh cache
@@ -37,13 +35,4 @@ def test_long_fragment_reports_from_inside_the_call(model: Model) -> None:
 
 
 def test_long_fragment_cancels_inside_the_call(model: Model) -> None:
-    calls = 0
-
-    def stop_at_third(done: int, total: int) -> bool:
-        nonlocal calls
-        calls += 1
-        return calls < 3
-
-    with progress_hook(stop_at_third), pytest.raises(Cancelled):
-        model.tokenizer.encode_fragment(TEXT, True)
-    assert calls == 3
+    assert cancel_at(model.tokenizer, TEXT, 3) == 3
