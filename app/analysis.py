@@ -379,7 +379,8 @@ def _build(encoding: Encoding, info: ModelInfo, generation: int, encode_ms: floa
         grouped = groups[span_first] >= 0
         span_style = np.where(grouped, np.maximum(span_style, int(Style.BYTES)), span_style)
         tok_span = np.full(n, -1, dtype=np.int64)
-        tok_span[ne_idx] = np.cumsum(head[ne_idx]) - 1
+        # (summing bools casts on the fly, holding the GIL: 70 ms for 4M tokens)
+        tok_span[ne_idx] = np.cumsum(head[ne_idx].astype(np.int64)) - 1
         if np.any(np.diff(span_start) < 0):  # never seen; keep searches valid anyway
             order = np.argsort(span_start, kind="stable")
             span_start, span_end = span_start[order], span_end[order]

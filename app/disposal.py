@@ -27,7 +27,7 @@ import time
 import weakref
 from typing import Any
 
-from tokenprism.core.gil import dispose
+from tokenprism.core.gil import PAUSE_ITEMS, dispose, pause
 
 from .analysis import Analysis
 
@@ -135,13 +135,22 @@ def _free(enc: Any) -> None:
         for key in [k for k, v in extras.items() if isinstance(v, tuple)]:
             items = _copied(extras[key])
             del extras[key]  # drops the tuple: its ints are in the list, so it only drops references
-            time.sleep(0)
+            _paused(len(items))
             dispose(items)
     for name in [k for k, v in vars(enc).items() if isinstance(v, tuple)]:
         items = _copied(getattr(enc, name))
         object.__setattr__(enc, name, ())  # (a frozen dataclass: see _run why this is safe)
-        time.sleep(0)
+        _paused(len(items))
         dispose(items)
+
+
+def _paused(n: int) -> None:
+    """After dropping a tuple of ``n`` items (one deallocation that holds
+    the GIL throughout), let the GUI thread catch up."""
+    if n >= PAUSE_ITEMS:
+        pause()
+    else:
+        time.sleep(0)
 
 
 def _copied(t: tuple[Any, ...]) -> list[Any]:

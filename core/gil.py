@@ -62,6 +62,22 @@ def offer_gil() -> None:
     time.sleep(0)
 
 
+def pause() -> None:
+    """Sleep :data:`PAUSE_S` after a step that could not offer the GIL for
+    tens of milliseconds (one ``tuple()`` or deallocation of millions of
+    ints). ``time.sleep(0)`` would let a waiting GUI thread run one Python
+    callback, and it needs several for one repaint (a view's ``paintEvent``,
+    its model's ``data()``...), each of which would then wait out the next
+    such step: measured, a status-bar repaint took 50-120 ms with 1 ms of
+    its own CPU. A short real sleep lets it finish what it started."""
+    time.sleep(PAUSE_S)
+
+
+PAUSE_S = 0.004
+PAUSE_ITEMS = 1 << 19
+"""Steps over fewer items than this (a few ms) are not worth a pause."""
+
+
 def checkpoint(done: int, total: int) -> None:
     """:func:`offer_gil`, then report ``done`` of ``total`` (``total == 0``:
     unknown) to this thread's hook, if one is installed; raises

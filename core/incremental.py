@@ -30,17 +30,18 @@ True
 from __future__ import annotations
 
 import gc
+import sys
 from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import chain
 from typing import Callable, Sequence
 
 from .encoding import Encoding
-from .gil import Cancelled, progress_hook
+from .gil import PAUSE_ITEMS, Cancelled, dispose, pause, progress_hook
 from .model import Model, sanitize_text
 from .spans import assign_groups, char_spans, shift_into
 from .special import Fragment
-from .tokenizer import Tokenizer, cut_points
+from .tokenizer import FragmentResult, Tokenizer, cut_points
 
 # how far from the edit to look for a cut point first (four times more until found)
 _FIRST_WINDOW = 256
@@ -274,6 +275,7 @@ def _encode_chunked(model: Model, text: str, add_special: bool, parse_special: b
             i -= 1
             continue
         parts.append((s, byte_pos, *res))
+        del res  # (parts holds the lists alone now: freed one by one below)
         byte_pos += _utf8_len(text[s:e])
         i += 1
     if report is not None and not report(total, total):
@@ -313,10 +315,13 @@ def _encode_chunked(model: Model, text: str, add_special: bool, parse_special: b
             else:  # one piece can be a whole uncuttable fragment
                 for k in range(0, len(piece), _SHIFT_SLICE):
                     flat.extend(piece[k:k + _SHIFT_SLICE])
+                dispose(piece)
         flat.extend(tail)
         col.clear()
         out.append(tuple(flat))
         del flat
+        if len(out[-1]) >= PAUSE_ITEMS:
+            pause()
     return Encoding(text, model, out[0], out[1], out[2], out[3], out[4], out[5], add_special, parse_special)
 
 
@@ -445,9 +450,28 @@ def _encode_segments(model: Model, text: str, segs: Sequence[tuple[int, int, int
             shift_into(ends, ce, s)
             shift_into(bstarts, res.starts, byte_pos)
             shift_into(bends, res.ends, byte_pos)
+            if len(res.ids) >= PAUSE_ITEMS:
+                _free_result(res, cs, ce)
         char_pos = e
         byte_pos += nbytes
     return ids, starts, ends, bstarts, bends
+
+
+def _free_result(res: FragmentResult, *spans: list[int]) -> None:
+    """Empty the lists of a huge piece's tokens a slice at a time once they
+    are copied (freeing millions of ints at once held the GIL for ~60 ms):
+    ``spans`` made from ``res`` (for ASCII text, its own lists), and
+    ``res``'s lists unless the plugin still holds them (a cache)."""
+    for values in spans:
+        if values is not res.starts and values is not res.ends:
+            dispose(values)
+    # 3: the caller's name, this parameter, getrefcount's argument
+    if sys.getrefcount(res) > 3:
+        return
+    for values in (res.ids, res.starts, res.ends):
+        # 4: res's attribute, the tuple, this loop's name, getrefcount's argument
+        if sys.getrefcount(values) <= 4:
+            dispose(values)
 
 
 def _kind_before(frags: list[Fragment], k: int) -> int:

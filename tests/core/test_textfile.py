@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tokenprism.core import textfile
 from tokenprism.core.textfile import (REPLACEMENT, EditedInvalidBytes, RunTracker, TextFile, decode, encode,
                                       read_text_file)
 
@@ -125,6 +126,34 @@ def test_any_bytes_round_trip(data: bytes) -> None:
     tf = decode(data)
     assert len(tf.text) >= 0 and all(tf.text[r.start] == r.shown for r in tf.runs)
     assert _roundtrip(data) == data
+
+
+_UTF8_BITS = st.lists(st.sampled_from([b"a", b"\r", b"\n", b"\r\n", "\u00e9".encode(), "\u65e5".encode(),
+                                         "\U0001F600".encode(), b"\xff", b"\xe2\x82", b"\x80", b"\xed\xa0\x80",
+                                         "\ufffd".encode(), "\u2029".encode()]), max_size=80).map(b"".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_UTF8_BITS, st.integers(1, 9))
+def test_decoding_in_slices_is_decoding_whole(data: bytes, size: int) -> None:
+    # a big file is decoded a slice at a time (the GIL offered between
+    # slices); with slices of a few bytes, every cut lands next to a
+    # multi-byte character, an invalid sequence or a "\r\n"
+    whole = decode(data)
+    saved = textfile._DECODE_SLICE
+    textfile._DECODE_SLICE = size
+    try:
+        sliced = decode(data)
+    finally:
+        textfile._DECODE_SLICE = saved
+    assert sliced == whole
+    assert whole.text == _reference_text(data, whole.newline)
+
+
+def _reference_text(data: bytes, newline: str) -> str:
+    """Python's "replace" decoding, every line break shown as "\\n"."""
+    text = data.decode("utf-8", "replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\u2029", "\n")
 
 
 @settings(max_examples=200, deadline=None)
