@@ -91,6 +91,15 @@ class _DocumentLayout(QPlainTextDocumentLayout):
         super().documentChanged(from_, removed, added)
 
 
+def _cover(narrow: tuple[int, int, int], pos: int, length: int) -> tuple[int, int, int]:
+    """A :attr:`_DocumentLayout.narrow` report of an edit inside one block
+    widened to cover ``[pos, pos + length)`` too (nothing removed: the
+    layout relays out whole blocks anyway)."""
+    start = min(narrow[0], pos)
+    end = max(narrow[0] + max(narrow[1], narrow[2]), pos + length)
+    return start, 0, end - start
+
+
 def _x(line: QTextLine, pos: int) -> float:
     r: Any = line.cursorToX(pos)  # PySide6 returns (x, pos)
     return float(r[0] if isinstance(r, tuple) else r)
@@ -337,11 +346,14 @@ class QTokenEditor(QPlainTextEdit):
                     layout = block.layout()
                     if layout is not None:
                         layout.setFormats(ranges)
+                        outer = self._layout.narrow
                         self._layout.narrow = (bpos, 0, blen + 1)  # this block only (see _DocumentLayout)
                         doc.markContentsDirty(bpos, blen + 1)  # repaint with the new formats
-                        # (inside an edit, a result made inline: Qt reports it all with the
-                        # edit, and that report must cover every block restyled)
-                        self._layout.narrow = None
+                        # Inside an edit (a result made inline) Qt reports this with the edit,
+                        # once, after us: its narrowing must then cover the edit and every
+                        # block restyled (dropped, the report reached past the block and
+                        # every keystroke repainted the whole viewport).
+                        self._layout.narrow = None if outer is None else _cover(outer, bpos, blen + 1)
                     block.setUserState(state)
                     # its area, and the line end above (a token may hold that break)
                     prev_block = block.previous()

@@ -99,11 +99,24 @@ def test_inline_results_leave_the_same_screen(qtbot: Any, window: Any, spm_vocab
     monkeypatch.setattr(workers, "INLINE_BUDGET_MS", 1000.0)
     monkeypatch.setattr(workers, "INLINE_WORST_MS", 1000.0)
     ed = _typing_in_the_middle(qtbot, window, spm_vocab, 4_000)
-    for word in ("ab", " x", "日本", "\nyz", "c"):
+    vp = ed.viewport()
+    paints = PaintRegions(vp)
+    type_text(ed, "q")
+    qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
+    qtbot.wait(60)
+    small: list[bool] = []
+    for word in ("ab", " x", "日本", "\nyz", "c", "d"):
+        paints.areas.clear()
+        jobs = window.live.inline_jobs
         type_text(ed, word)
         qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
-    qtbot.wait(60)
-    assert window.live.inline_jobs > 0
+        qtbot.wait(60)
+        assert window.live.inline_jobs > jobs
+        if word in ("ab", " x", "c", "d"):  # (the others add a line, or a taller one)
+            small.append(bool(paints.areas) and max(paints.areas) < vp.width() * vp.height() // 3)
+    # the edit's own report narrowed to the restyled line: before, an
+    # inline result widened it and every keystroke repainted everything
+    assert all(small), (small, paints.areas)
     shown = on_screen(window)
     ed.viewport().repaint()
     assert shown == on_screen(window)
