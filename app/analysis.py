@@ -17,6 +17,7 @@ Nothing here imports Qt, so it runs in worker threads and is easy to test.
 from __future__ import annotations
 
 import time
+from array import array
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Callable
@@ -24,6 +25,7 @@ from typing import Callable
 import numpy as np
 
 from tokenprism.core import Attr, Encoding, Model
+from tokenprism.core.encoding import Column
 from tokenprism.core.incremental import Splice, changed_chars, encode_chunked, retokenize_splice
 
 INCREMENTAL_MIN = 2048
@@ -170,9 +172,15 @@ class Utf16Map:
         return max(0, min(index, self.length))
 
 
-def _array(values: tuple[int, ...]) -> np.ndarray:
-    """``np.asarray`` in slices: one call over a quarter of a million Python
-    ints holds the GIL long enough to stall the GUI thread."""
+def _array(values: Column | array[int]) -> np.ndarray:
+    """An encoding column as an int64 array: a read-only view of an
+    :class:`IntColumn`'s memory, or a tuple converted in slices (one
+    ``np.asarray`` over a quarter of a million Python ints holds the GIL
+    long enough to stall the GUI thread)."""
+    if isinstance(values, array):
+        out = np.frombuffer(values, dtype=np.int64) if len(values) else np.zeros(0, dtype=np.int64)
+        out.flags.writeable = False
+        return out
     if len(values) <= _CHUNK:
         return np.asarray(values, dtype=np.int64)
     return np.concatenate([np.asarray(values[i:i + _CHUNK], dtype=np.int64)
@@ -323,15 +331,15 @@ def analyze_edit(old: Analysis, encoding: Encoding, splice: Splice, generation: 
     text = encoding.text
     lo, hi, mid_hi = splice.left, splice.right, splice.left + splice.count
     d_idx = mid_hi - hi
-    mid_start = np.asarray(encoding.starts[lo:mid_hi], dtype=np.int64)
-    mid_end = np.asarray(encoding.ends[lo:mid_hi], dtype=np.int64)
+    mid_start = _array(encoding.starts[lo:mid_hi])
+    mid_end = _array(encoding.ends[lo:mid_hi])
     tail_group = old.tok_group[hi:]
     if d_idx:
         tail_group = np.where(tail_group >= 0, tail_group + d_idx, tail_group)
-    ids = np.concatenate([old.ids[:lo], np.asarray(encoding.token_ids[lo:mid_hi], dtype=np.int64), old.ids[hi:]])
+    ids = np.concatenate([old.ids[:lo], _array(encoding.token_ids[lo:mid_hi]), old.ids[hi:]])
     starts = np.concatenate([old.tok_start[:lo], mid_start, old.tok_start[hi:] + splice.char_delta])
     ends = np.concatenate([old.tok_end[:lo], mid_end, old.tok_end[hi:] + splice.char_delta])
-    groups = np.concatenate([old.tok_group[:lo], np.asarray(encoding.groups[lo:mid_hi], dtype=np.int64),
+    groups = np.concatenate([old.tok_group[:lo], _array(encoding.groups[lo:mid_hi]),
                              tail_group])
     cps = None if text.isascii() else np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     # line breaks inside a token only change for the new tokens

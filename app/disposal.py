@@ -1,11 +1,12 @@
 """Freeing a huge text's tokens without freezing the window.
 
-An :class:`~tokenprism.core.Encoding` keeps its tokens as tuples of Python
-ints: a 10 MB text holds some twenty million distinct int objects (token
-starts and ends in characters and bytes). Whoever drops the last reference
-to it frees all of them in one deallocation that holds the GIL throughout
-(measured: 180-330 ms on the GUI thread when a 10 MB text was deleted or
-pasted over).
+An :class:`~tokenprism.core.Encoding` keeps its tokens in arrays, which are
+freed at once for next to nothing; the per-token columns it makes on first
+use (merge ranks, word indices) are tuples of Python ints, though, and for
+a 10 MB text those are millions of distinct int objects. Whoever drops the
+last reference frees all of them in one deallocation that holds the GIL
+throughout (measured when the token columns were tuples too: 180-330 ms on
+the GUI thread when a 10 MB text was deleted or pasted over).
 
 :func:`retire` hands an encoding that is about to be replaced to a
 disposer thread instead. The thread keeps it until nothing else holds it

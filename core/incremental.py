@@ -36,8 +36,10 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Callable, Sequence
 
-from .encoding import Encoding
-from .gil import PAUSE_ITEMS, Cancelled, dispose, pause, progress_hook
+import numpy as np
+
+from .encoding import Column, Encoding, IntColumn
+from .gil import PAUSE_ITEMS, Cancelled, dispose, progress_hook
 from .model import Model, sanitize_text
 from .spans import assign_groups, char_spans, shift_into
 from .special import Fragment
@@ -89,7 +91,7 @@ def retokenize_splice(old: Encoding, new_text: str) -> tuple[Encoding, Splice | 
     old_frags = matcher.partition(old_text)
     new_frags = matcher.partition(text)
     if not old_frags or not new_frags:
-        return model.encode(text, old.add_special, old.parse_special), None
+        return _encoded_like(old, text), None
 
     # fragments kept whole: identical, and before (after) the edited text
     k0 = 0
@@ -110,7 +112,7 @@ def retokenize_splice(old: Encoding, new_text: str) -> tuple[Encoding, Splice | 
     mid_old = old_frags[k0:len(old_frags) - k1]
     mid_new = new_frags[k0:len(new_frags) - k1]
     if not mid_new:  # only possible if the edit vanished into kept fragments
-        return model.encode(text, old.add_special, old.parse_special), None
+        return _encoded_like(old, text), None
     cut_l = mid_new[0].start
     cut_r = mid_new[-1].end
     after_special = k0 == 0 or new_frags[k0 - 1].token >= 0
@@ -154,27 +156,33 @@ def retokenize_splice(old: Encoding, new_text: str) -> tuple[Encoding, Splice | 
 
     unk = model.config.special_ids.get("unk", -1)
     if unk >= 0 and _unknowns_touch(old, ids, left, right, unk):
-        return model.encode(text, old.add_special, old.parse_special), None
+        return _encoded_like(old, text), None
 
     groups = assign_groups(starts, ends)
     nl = left
     groups = [g + nl if g >= 0 else -1 for g in groups]
     idelta = nl + len(ids) - right
-    tail_groups = old.groups[right:]
-    if idelta and tail_groups.count(-1) != len(tail_groups):
-        tail_g: tuple[int, ...] = tuple([g + idelta if g >= 0 else -1 for g in tail_groups])
-    else:
-        tail_g = tail_groups
     enc = Encoding(
         text, model,
-        old.token_ids[:left] + tuple(ids) + old.token_ids[right:],
-        old.starts[:left] + tuple(starts) + _shift(old.starts[right:], delta),
-        old.ends[:left] + tuple(ends) + _shift(old.ends[right:], delta),
-        old.byte_starts[:left] + tuple(bstarts) + _shift(old.byte_starts[right:], bdelta),
-        old.byte_ends[:left] + tuple(bends) + _shift(old.byte_ends[right:], bdelta),
-        old.groups[:left] + tuple(groups) + tail_g,
+        _spliced(old.token_ids, left, ids, right, 0),
+        _spliced(old.starts, left, starts, right, delta),
+        _spliced(old.ends, left, ends, right, delta),
+        _spliced(old.byte_starts, left, bstarts, right, bdelta),
+        _spliced(old.byte_ends, left, bends, right, bdelta),
+        _spliced(old.groups, left, groups, right, idelta, groups=True),
         old.add_special, old.parse_special)
     return enc, Splice(left, right, len(ids), delta, bdelta)
+
+
+def _encoded_like(old: Encoding, text: str) -> Encoding:
+    """``text`` encoded whole, its columns of the kind of ``old``'s (a huge
+    text's encoding keeps its :class:`IntColumn` arrays)."""
+    enc = old.model.encode(text, old.add_special, old.parse_special)
+    if not isinstance(old.token_ids, IntColumn):
+        return enc
+    return Encoding(enc.text, enc.model, IntColumn(enc.token_ids), IntColumn(enc.starts), IntColumn(enc.ends),
+                    IntColumn(enc.byte_starts), IntColumn(enc.byte_ends), IntColumn(enc.groups),
+                    enc.add_special, enc.parse_special)
 
 
 def changed_chars(old_text: str, new_text: str) -> int:
@@ -299,29 +307,26 @@ def _encode_chunked(model: Model, text: str, add_special: bool, parse_special: b
              [0] * n_pre, [-1] * n_pre)
     tails = (list(model.config.special_suffix) if add_special else [], [total] * n_suf, [total] * n_suf,
              [byte_pos] * n_suf, [byte_pos] * n_suf, [-1] * n_suf)
-    out: list[tuple[int, ...]] = []
+    out: list[IntColumn] = []
     for col, head, tail in zip(cols, heads, tails):
-        # extend piece by piece (the interpreter can switch threads between
-        # pieces), then one tuple() that only copies pointers: a single
-        # tuple(chain(...)) over a 10 MB text's millions of tokens held the
-        # GIL, and so the GUI thread, for ~40 ms a column
-        flat: list[int] = list(head)
+        # piece by piece (the interpreter can switch threads between
+        # pieces), each piece's list freed once copied: one conversion of a
+        # 10 MB text's millions of tokens would hold the GIL, and so the GUI
+        # thread, for tens of milliseconds a column
+        flat = IntColumn(head)
         empty: list[int] = []
         for i in range(len(col)):
             piece = col[i]
-            col[i] = empty  # each piece freed once copied, not all in one clear()
+            col[i] = empty
             if len(piece) <= _SHIFT_SLICE:
-                flat.extend(piece)
+                flat.fromlist(piece)
             else:  # one piece can be a whole uncuttable fragment
                 for k in range(0, len(piece), _SHIFT_SLICE):
-                    flat.extend(piece[k:k + _SHIFT_SLICE])
+                    flat.fromlist(piece[k:k + _SHIFT_SLICE])
                 dispose(piece)
-        flat.extend(tail)
+        flat.fromlist(tail)
         col.clear()
-        out.append(tuple(flat))
-        del flat
-        if len(out[-1]) >= PAUSE_ITEMS:
-            pause()
+        out.append(flat)
     return Encoding(text, model, out[0], out[1], out[2], out[3], out[4], out[5], add_special, parse_special)
 
 
@@ -492,6 +497,30 @@ def _unknowns_touch(old: Encoding, ids: list[int], left: int, right: int, unk: i
 
 
 _SHIFT_SLICE = 32768
+
+
+def _spliced(old: Column, left: int, new: list[int], right: int, d: int, groups: bool = False) -> Column:
+    """``old[:left] + new + old[right:]``, the kept tail shifted by ``d``
+    (``groups``: only its values >= 0), in ``old``'s kind of column."""
+    if isinstance(old, IntColumn):
+        out = IntColumn(old[:left])
+        out.fromlist(new)
+        tail = old[right:]
+        if d and len(tail):
+            t = np.frombuffer(tail, dtype=np.int64)
+            # numpy: a memcpy's cost where a loop over a 10 MB text's
+            # millions of values would take seconds
+            out.frombytes((np.where(t >= 0, t + d, t) if groups else t + d).tobytes())
+        else:
+            out.extend(tail)
+        return out
+    tail_t = old[right:]
+    if groups:
+        if d and tail_t.count(-1) != len(tail_t):
+            tail_t = tuple([g + d if g >= 0 else -1 for g in tail_t])
+    else:
+        tail_t = _shift(tail_t, d)
+    return old[:left] + tuple(new) + tail_t
 
 
 def _shift(values: tuple[int, ...], d: int) -> tuple[int, ...]:

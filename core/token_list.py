@@ -264,8 +264,9 @@ def token_list(model: Model, encoding: Encoding | None = None, text: str | None 
         parse_special=encoding.parse_special, ids=tuple(ids), pieces=tuple(pieces),
         pieces_raw=tuple(v.pieces[t] for t in ids), scores=tuple(v.scores[t] for t in ids),
         types=tuple(v.types[t] for t in ids), attrs=tuple(v.attrs[t] for t in ids),
-        starts=encoding.starts, ends=encoding.ends, byte_starts=encoding.byte_starts,
-        byte_ends=encoding.byte_ends, groups=encoding.groups, ranks=encoding.ranks, words=encoding.words)
+        starts=tuple(encoding.starts), ends=tuple(encoding.ends), byte_starts=tuple(encoding.byte_starts),
+        byte_ends=tuple(encoding.byte_ends), groups=tuple(encoding.groups), ranks=encoding.ranks,
+        words=encoding.words)
 
 
 def first_difference(a: TokenList, b: TokenList | Encoding) -> int:

@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokenprism.core import Model, open_model
-from tokenprism.core.incremental import retokenize, retokenize_edit
+from tokenprism.core.encoding import IntColumn
+from tokenprism.core.incremental import encode_chunked, retokenize, retokenize_edit
 from tokenprism.core.resources import demo_models
 from tokenprism.core.tokenizer import cut_points
 
@@ -50,8 +51,17 @@ def assert_same(inc: Any, full: Any, context: str) -> None:
 
 
 def run_edits(model: Model, text: str, steps: list[tuple[float, int, str]], add_special: bool,
-              parse_special: bool) -> None:
-    enc = model.encode(text, add_special, parse_special)
+              parse_special: bool, chunked: bool = False) -> None:
+    """Edit ``text`` step by step, each step retokenized from the last and
+    compared with a full encode. ``chunked``: start from
+    :func:`encode_chunked`'s encoding, whose columns are :class:`IntColumn`
+    arrays (as a pasted huge text's are), and keep checking they stay so."""
+    if chunked:
+        first = encode_chunked(model, text, add_special, parse_special)
+        assert first is not None
+        enc = first
+    else:
+        enc = model.encode(text, add_special, parse_special)
     for frac, removed, added in steps:
         pos = int(frac * len(text))
         removed = min(removed, len(text) - pos)
@@ -59,6 +69,8 @@ def run_edits(model: Model, text: str, steps: list[tuple[float, int, str]], add_
         inc = retokenize_edit(enc, pos, removed, added)
         full = model.encode(new, add_special, parse_special)
         assert_same(inc, full, f"{text!r} -> {new!r}")
+        if chunked:
+            assert all(type(getattr(inc, f)) is IntColumn for f in FIELDS)
         text, enc = new, inc
 
 
@@ -90,6 +102,15 @@ def test_edits_match_full_encode_reference(ref_model: Callable[[str], Model], na
 def test_edits_match_full_encode_demo(kind: str, text: str, steps: list[tuple[float, int, str]],
                                       add_special: bool, parse_special: bool) -> None:
     run_edits(demo(kind), text, steps, add_special, parse_special)
+
+
+@pytest.mark.parametrize("name", ["llama-spm", "gpt-2", "nomic-bert-moe", "bert-bge", "gemma-4"])
+@EDIT_SETTINGS
+@given(text=texts, steps=edits, add_special=st.booleans(), parse_special=st.booleans())
+def test_edits_of_a_chunked_encoding_match_full_encode(ref_model: Callable[[str], Model], name: str, text: str,
+                                                       steps: list[tuple[float, int, str]], add_special: bool,
+                                                       parse_special: bool) -> None:
+    run_edits(ref_model(name), text, steps, add_special, parse_special, chunked=True)
 
 
 PROSE = ("The quick brown fox jumps over the lazy dog, and the dog sleeps on.\n"
@@ -214,6 +235,8 @@ def test_chunked_encode_matches_full_encode(ref_model: Callable[[str], Model], n
                              report=lambda d, t: reports.append((d, t)) is None, chunk_chars=500)
         assert enc is not None
         assert_same(enc, model.encode(text, add_special, parse_special), "chunked encode")
+        # 8 bytes a value, no int objects (a 10 MB text's tokens are millions)
+        assert all(type(getattr(enc, f)) is IntColumn and getattr(enc, f).itemsize == 8 for f in FIELDS)
         assert len(reports) > 3 and reports[-1] == (len(text), len(text))
         assert [d for d, _ in reports] == sorted(d for d, _ in reports)
 
