@@ -39,7 +39,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .encoding import Column, Encoding, IntColumn
-from .gil import PAUSE_ITEMS, Cancelled, dispose, progress_hook
+from .gil import PAUSE_ITEMS, Cancelled, dispose, offer_gil, progress_hook
 from .model import Model, sanitize_text
 from .spans import assign_groups, char_spans, shift_into
 from .special import Fragment
@@ -256,7 +256,10 @@ def _encode_chunked(model: Model, text: str, add_special: bool, parse_special: b
         segs.append((start, f.end, -1, flag))
 
     unk = model.config.special_ids.get("unk", -1)
-    parts: list[tuple[int, int, list[int], list[int], list[int], list[int], list[int]]] = []
+    # each piece's tokens go into arrays at once, and its lists of Python
+    # ints are freed: kept until the end, they were most of the memory a
+    # 10 MB text took (~230 bytes a token)
+    parts: list[tuple[int, int, list[IntColumn]]] = []  # (start, byte position, columns)
     byte_pos = 0
     i = 0
     reached = [0]  # how far the reports got (they only move forward)
@@ -274,7 +277,7 @@ def _encode_chunked(model: Model, text: str, add_special: bool, parse_special: b
             except Cancelled:
                 return None
         if (parts and token < 0 and not flag and segs[i - 1][2] < 0 and res[0] and res[0][0] == unk
-                and parts[-1][2] and parts[-1][2][-1] == unk):
+                and parts[-1][2][0] and parts[-1][2][0][-1] == unk):
             # unknown tokens on both sides of a cut merge: redo both as one
             ps = parts.pop()
             prev = segs[i - 1]
@@ -282,51 +285,41 @@ def _encode_chunked(model: Model, text: str, add_special: bool, parse_special: b
             byte_pos = ps[1]
             i -= 1
             continue
-        parts.append((s, byte_pos, *res))
-        del res  # (parts holds the lists alone now: freed one by one below)
+        lists = [*res, assign_groups(res[1], res[2])]  # ids, starts, ends, bstarts, bends, groups
+        del res
+        parts.append((s, byte_pos, [_column(values) for values in lists]))
+        for values in lists:  # (new lists of _encode_segments: no one else has them)
+            dispose(values)
+        del lists
         byte_pos += _utf8_len(text[s:e])
         i += 1
     if report is not None and not report(total, total):
         return None
 
-    # one tuple at a time straight from the pieces' lists, each list freed
-    # once copied: a 10 MB text has millions of tokens
     n_pre = len(model.config.special_prefix) if add_special else 0
     n_suf = len(model.config.special_suffix) if add_special else 0
-    base = n_pre
-    cols: list[list[list[int]]] = [[], [], [], [], [], []]  # ids, starts, ends, bstarts, bends, groups
-    for _s, _b, p_ids, p_starts, p_ends, p_bs, p_be in parts:
-        g = assign_groups(p_starts, p_ends)
-        if base:
-            g = [x + base if x >= 0 else -1 for x in g]
-        base += len(p_ids)
-        for col, values in zip(cols, (p_ids, p_starts, p_ends, p_bs, p_be, g)):
-            col.append(values)
-    parts.clear()
     heads = (list(model.config.special_prefix) if add_special else [], [0] * n_pre, [0] * n_pre, [0] * n_pre,
              [0] * n_pre, [-1] * n_pre)
     tails = (list(model.config.special_suffix) if add_special else [], [total] * n_suf, [total] * n_suf,
              [byte_pos] * n_suf, [byte_pos] * n_suf, [-1] * n_suf)
+    counts = [len(cols[0]) for _s, _b, cols in parts]
     out: list[IntColumn] = []
-    for col, head, tail in zip(cols, heads, tails):
-        # piece by piece (the interpreter can switch threads between
-        # pieces), each piece's list freed once copied: one conversion of a
-        # 10 MB text's millions of tokens would hold the GIL, and so the GUI
-        # thread, for tens of milliseconds a column
+    for c, (head, tail) in enumerate(zip(heads, tails)):
         flat = IntColumn(head)
-        empty: list[int] = []
-        for i in range(len(col)):
-            piece = col[i]
-            col[i] = empty
-            if len(piece) <= _SHIFT_SLICE:
-                flat.fromlist(piece)
-            else:  # one piece can be a whole uncuttable fragment
-                for k in range(0, len(piece), _SHIFT_SLICE):
-                    flat.fromlist(piece[k:k + _SHIFT_SLICE])
-                dispose(piece)
+        base = n_pre
+        for k in range(len(parts)):
+            col = parts[k][2][c]
+            parts[k][2][c] = _EMPTY  # (freed once copied)
+            if c == 5 and base and len(col):  # a piece's groups count from its own first token
+                g = np.frombuffer(col, dtype=np.int64)
+                flat.frombytes(np.where(g >= 0, g + base, g).tobytes())
+            else:
+                flat.extend(col)  # (a memcpy)
+            base += counts[k]
         flat.fromlist(tail)
-        col.clear()
         out.append(flat)
+        offer_gil()
+    parts.clear()
     return Encoding(text, model, out[0], out[1], out[2], out[3], out[4], out[5], add_special, parse_special)
 
 
@@ -460,6 +453,21 @@ def _encode_segments(model: Model, text: str, segs: Sequence[tuple[int, int, int
         char_pos = e
         byte_pos += nbytes
     return ids, starts, ends, bstarts, bends
+
+
+_EMPTY = IntColumn()
+
+
+def _column(values: list[int]) -> IntColumn:
+    """``values`` as an :class:`IntColumn`, a slice at a time (a piece may
+    be a whole uncuttable fragment: millions of values)."""
+    if len(values) <= _SHIFT_SLICE:
+        return IntColumn(values)
+    out = IntColumn()
+    for k in range(0, len(values), _SHIFT_SLICE):
+        out.fromlist(values[k:k + _SHIFT_SLICE])
+        offer_gil()
+    return out
 
 
 def _free_result(res: FragmentResult, *spans: list[int]) -> None:
