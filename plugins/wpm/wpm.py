@@ -48,7 +48,7 @@ from typing import Any, Final, cast
 
 import numpy as np
 
-from tokenprism.core.gil import checkpoint
+from tokenprism.core.gil import checkpoint, offer_gil
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Vocab
 
@@ -80,7 +80,10 @@ _CACHE_MAX_CHARS: Final = 48
 _STORE_LIMIT: Final = 1 << 20
 
 # space-separated parts whose tokens are gathered in one numpy pass
-_BLOCK: Final = 4096
+_BLOCK: Final = 1 << 16
+
+# tokens made into Python ints at once (~5 ms of holding the GIL)
+_TOLIST_SLICE: Final = 1 << 19
 
 # a part seen before costs ~0.1 µs, a new one several: checkpoints come
 # every _CHECK_EVERY units, a new chunk counting _NEW_COST of them
@@ -443,6 +446,29 @@ class _Trie:
         return s if cells[s << 1] >= 0 else -1
 
 
+def _as_lists(out: list[tuple[Any, Any, Any]]) -> FragmentResult:
+    """The arrays of ``_gather`` as one FragmentResult: one ``tolist`` per
+    column (extending lists block by block copied every int again), in
+    slices between which other threads get the GIL when huge."""
+    if not out:
+        return FragmentResult([], [], [])
+    if len(out) == 1:
+        a, b, c = out[0]
+    else:
+        a = np.concatenate([t[0] for t in out])
+        b = np.concatenate([t[1] for t in out])
+        c = np.concatenate([t[2] for t in out])
+    n = len(a)
+    if n <= _TOLIST_SLICE:
+        return FragmentResult(a.tolist(), b.tolist(), c.tolist())
+    cols: list[list[int]] = [[], [], []]
+    for lo in range(0, n, _TOLIST_SLICE):
+        for col, arr in zip(cols, (a, b, c)):
+            col.extend(arr[lo : lo + _TOLIST_SLICE].tolist())
+            offer_gil()
+    return FragmentResult(cols[0], cols[1], cols[2])
+
+
 class WpmTokenizer:
     """llama.cpp's WPM tokenizer for one vocabulary."""
 
@@ -518,14 +544,12 @@ class WpmTokenizer:
         # only notes each chunk's number, and numpy copies the chunks'
         # tokens out of the store, a block at a time (boxing offsets one
         # token at a time in the loop was most of its time).
-        ids: list[int] = []
-        starts: list[int] = []
-        ends: list[int] = []
         # the numbers as the objects the dict holds (no boxing)
         cache = cast("dict[str, object]", self._chunks)
-        block: list[object] = []
+        nums: list[object] = []
         empty: object = 0
         base = 0
+        out: list[tuple[Any, Any, Any]] = []
         parts = text.split(" ")
         n_parts = len(parts)
         k = 0
@@ -539,31 +563,28 @@ class WpmTokenizer:
                 next_check = k + _CHECK_EVERY
             if not c:
                 # between two spaces (indentation): nothing to look up
-                block.append(empty)
+                nums.append(empty)
             else:
                 r = cache.get(c)
                 if r is None:
                     if len(self._t_off) >= _CACHE_LIMIT or len(self._st_ids) >= _STORE_LIMIT:
-                        base = self._flush(block, base, ids, starts, ends)
-                        block = []
+                        # the numbers so far point into the store: used first
+                        base = self._gather(nums, base, out)
+                        nums = []
                         self.clear_cache()
                     r = self._chunk(c)
                     next_check -= _NEW_COST
-                block.append(r)
-            if len(block) >= _BLOCK:
-                base = self._flush(block, base, ids, starts, ends)
-                block = []
-        self._flush(block, base, ids, starts, ends)
+                nums.append(r)
+        self._gather(nums, base, out)
         if len(self._st_ids) >= _STORE_LIMIT:
             self.clear_cache()
-        return FragmentResult(ids, starts, ends)
+        return _as_lists(out)
 
-    def _flush(self, block: list[object], base: int, ids: list[int], starts: list[int], ends: list[int]) -> int:
-        """Append the tokens of the chunks numbered in ``block`` (the first
-        at byte ``base``, each followed by a space); returns the byte after
-        the last one's space."""
-        if not block:
-            return base
+    def _gather(self, nums: list[object], base: int, out: list[tuple[Any, Any, Any]]) -> int:
+        """Add to ``out`` arrays of the ids, starts and ends of the chunks
+        numbered in ``nums`` (the first at byte ``base``, each followed by
+        a space), _BLOCK chunks an array; returns the byte after the last
+        one's space."""
         nt = len(self._t_off)
         if nt > self._np_t:
             self._np_off = _fill(self._np_off, self._t_off, self._np_t)
@@ -576,20 +597,24 @@ class WpmTokenizer:
             self._np_starts = _fill(self._np_starts, self._st_starts, self._np_st)
             self._np_ends = _fill(self._np_ends, self._st_ends, self._np_st)
             self._np_st = ns
-        idx = np.fromiter(block, dtype=np.int64, count=len(block))
-        step = self._np_nbytes[idx] + 1
-        after = np.cumsum(step)
-        ntok = self._np_ntok[idx]
-        total = int(ntok.sum())
-        if total > 0:
-            # token t of the block is token t - first[c] of its chunk c
-            first = np.cumsum(ntok) - ntok
-            src = np.repeat(self._np_off[idx] - first, ntok) + np.arange(total)
-            at = np.repeat(after - step + base, ntok)
-            ids.extend(self._np_ids[src].tolist())
-            starts.extend((self._np_starts[src] + at).tolist())
-            ends.extend((self._np_ends[src] + at).tolist())
-        return base + int(after[-1])
+        n = len(nums)
+        for lo in range(0, n, _BLOCK):
+            if lo > 0:
+                offer_gil()
+            hi = min(n, lo + _BLOCK)
+            idx = np.fromiter(nums[lo:hi], dtype=np.int64, count=hi - lo)
+            step = self._np_nbytes[idx] + 1
+            after = np.cumsum(step)
+            ntok = self._np_ntok[idx]
+            tok_end = np.cumsum(ntok)
+            total = int(tok_end[-1])
+            if total > 0:
+                # token t of the block is token t - first[c] of its chunk c
+                src = np.repeat(self._np_off[idx] - (tok_end - ntok), ntok) + np.arange(total)
+                at = np.repeat(after - step + base, ntok)
+                out.append((self._np_ids[src], self._np_starts[src] + at, self._np_ends[src] + at))
+            base += int(after[-1])
+        return base
 
     def piece_bytes(self, token_id: int) -> bytes:
         piece: str = self._pieces[token_id]
