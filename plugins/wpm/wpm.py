@@ -385,6 +385,50 @@ def _slot(cells: list[int], mask: int, node: int, cp: int) -> int:
     return s
 
 
+# a packed trie slot: the edge's code point, its parent node and the id of
+# the piece ending there plus one (0: none), three bytes each
+_SLOT_BYTES: Final = 9
+_NO_CP: Final = 0xFFFFFF
+
+
+def _pack(cells: list[int], size: int) -> bytes:
+    """``cells`` as _SLOT_BYTES-byte slots (b"" when a field would not fit
+    three bytes). Reading a slot then touches one stretch of bytes: a list
+    item is a pointer to an int object allocated anywhere, so a probe of
+    the list cost two cache misses, most of the greedy cut's time."""
+    if size >= _NO_CP:
+        return b""
+    a = np.array(cells, dtype=np.int64)
+    keys = a[0::2]
+    tid = a[1::2] + 1
+    if len(tid) and int(tid.max()) >= _NO_CP:
+        return b""
+    empty = keys < 0
+    cp = np.where(empty, _NO_CP, keys % _EDGE_BASE)
+    parent = np.where(empty, 0, keys // _EDGE_BASE)
+    out = np.empty((size, _SLOT_BYTES), dtype=np.uint8)
+    for col, field in ((0, cp), (3, parent), (6, tid)):
+        for b in range(3):
+            out[:, col + b] = (field >> (8 * b)) & 0xFF
+    return out.tobytes()
+
+
+def _find(tb: bytes, mask: int, node: int, cp: int) -> int:
+    """``_slot`` in a packed table: the slot of the edge from ``node`` by
+    ``cp``, or -1."""
+    h = node * _NODE_MUL + cp * _CP_MUL
+    s = (h ^ (h >> 19)) & mask
+    while True:
+        o = s * _SLOT_BYTES
+        c = tb[o] | (tb[o + 1] << 8) | (tb[o + 2] << 16)
+        if c == cp:
+            if (tb[o + 3] | (tb[o + 4] << 8) | (tb[o + 5] << 16)) == node:
+                return s
+        elif c == _NO_CP:
+            return -1
+        s = (s + 1) & mask
+
+
 class _Trie:
     """Every vocabulary piece as a path of code points, for ``_greedy``.
 
@@ -436,6 +480,7 @@ class _Trie:
         self.root = root
         # the node after the word-start mark: every word's walk begins there
         self.mark = self.child(root, ord(WORD_MARK))
+        self.packed = _pack(cells, size)
         return True
 
     def child(self, node: int, cp: int) -> int:
@@ -874,6 +919,47 @@ class WpmTokenizer:
             if self._dict_words <= _WORDS_BEFORE_TRIE:
                 return self._greedy_dict(word, ids, starts, ends)
             tr = self._get_trie()
+        tb = tr.packed
+        if not tb:
+            return self._greedy_cells(tr, word, ids, starts, ends)
+        mask = tr.mask
+        root = tr.root
+        n = len(word)
+        # as _greedy_cells, on the packed table
+        node = tr.mark
+        if node < 0:
+            return False
+        o = node * _SLOT_BYTES
+        best = (tb[o + 6] | (tb[o + 7] << 8) | (tb[o + 8] << 16)) - 1
+        best_j = 0
+        i = 0
+        j = 0
+        while True:
+            while j < n:
+                s = _find(tb, mask, node, ord(word[j]))
+                if s < 0:
+                    break
+                node = s
+                j += 1
+                o = s * _SLOT_BYTES
+                t = (tb[o + 6] | (tb[o + 7] << 8) | (tb[o + 8] << 16)) - 1
+                if t >= 0:
+                    best = t
+                    best_j = j
+            if best < 0:
+                return False
+            ids.append(best)
+            starts.append(i)
+            ends.append(best_j)
+            i = best_j
+            if i >= n:
+                return True
+            node = root
+            best = -1
+            j = i
+
+    def _greedy_cells(self, tr: _Trie, word: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
+        """``_greedy`` on the trie's list (a trie too big to pack)."""
         cells = tr.cells
         mask = tr.mask
         root = tr.root
