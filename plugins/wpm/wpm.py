@@ -44,11 +44,11 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_right
-from typing import Any, Final, cast
+from typing import Final, cast
 
 import numpy as np
 
-from tokenprism.core.gil import checkpoint, offer_gil
+from tokenprism.core.gil import checkpoint
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Vocab
 
@@ -75,17 +75,7 @@ CHINESE_RANGES: Final[tuple[tuple[int, int], ...]] = (
 _CACHE_LIMIT: Final = 1 << 16
 _CACHE_MAX_CHARS: Final = 48
 
-# remembered chunks' tokens held at most (a text of one huge space-free
-# chunk, CJK, is not kept after its call)
-_STORE_LIMIT: Final = 1 << 20
-
-# space-separated parts whose tokens are gathered in one numpy pass
-_BLOCK: Final = 1 << 16
-
-# tokens made into Python ints at once (~5 ms of holding the GIL)
-_TOLIST_SLICE: Final = 1 << 19
-
-# a part seen before costs ~0.1 µs, a new one several: checkpoints come
+# a chunk seen before costs ~0.1 µs, a new one several: checkpoints come
 # every _CHECK_EVERY units, a new chunk counting _NEW_COST of them
 _CHECK_EVERY: Final = 4096
 _NEW_COST: Final = 8
@@ -314,36 +304,24 @@ def _get_tables(lowercase: bool, strip_accents: bool) -> _Tables:
 # ---- tokenizing ---------------------------------------------------------------
 
 
-class Piece:
-    """The tokens of one piece (leading whitespace + one word), with byte
-    offsets relative to the piece, and the normalized word."""
+class Chunk:
+    """The tokens of one space-free stretch of text, with byte offsets
+    relative to it."""
 
-    def __init__(self, ids: list[int], starts: list[int], ends: list[int], nbytes: int, word: str) -> None:
+    def __init__(self, ids: list[int], starts: list[int], ends: list[int], nbytes: int) -> None:
         self.ids = ids
         self.starts = starts
         self.ends = ends
         self.nbytes = nbytes
+
+
+class Piece(Chunk):
+    """The tokens of one piece (leading whitespace + one word), with byte
+    offsets relative to the piece, and the normalized word."""
+
+    def __init__(self, ids: list[int], starts: list[int], ends: list[int], nbytes: int, word: str) -> None:
+        super().__init__(ids, starts, ends, nbytes)
         self.word = word
-
-
-def _fill(arr: Any, items: list[int], done: int) -> Any:
-    """``arr`` (int64, ``done`` items valid) holding all of ``items``:
-    the new tail copied in, the array regrown by doubling when full, so
-    that a store growing by a few tokens a block is not copied whole each
-    time."""
-    n = len(items)
-    if n > len(arr):
-        cap = max(1024, len(arr))
-        while cap < n:
-            cap *= 2
-        grown = np.empty(cap, dtype=np.int64)
-        grown[:done] = arr[:done]
-        arr = grown
-    if n > done:
-        # fromiter reads the ints directly; assigning the list slice made
-        # numpy discover its type and shape first (a third slower)
-        arr[done:n] = np.fromiter(items[done:n], dtype=np.int64, count=n - done)
-    return arr
 
 
 def _utf8_offsets(text: str) -> list[int]:
@@ -491,29 +469,6 @@ class _Trie:
         return s if cells[s << 1] >= 0 else -1
 
 
-def _as_lists(out: list[tuple[Any, Any, Any]]) -> FragmentResult:
-    """The arrays of ``_gather`` as one FragmentResult: one ``tolist`` per
-    column (extending lists block by block copied every int again), in
-    slices between which other threads get the GIL when huge."""
-    if not out:
-        return FragmentResult([], [], [])
-    if len(out) == 1:
-        a, b, c = out[0]
-    else:
-        a = np.concatenate([t[0] for t in out])
-        b = np.concatenate([t[1] for t in out])
-        c = np.concatenate([t[2] for t in out])
-    n = len(a)
-    if n <= _TOLIST_SLICE:
-        return FragmentResult(a.tolist(), b.tolist(), c.tolist())
-    cols: list[list[int]] = [[], [], []]
-    for lo in range(0, n, _TOLIST_SLICE):
-        for col, arr in zip(cols, (a, b, c)):
-            col.extend(arr[lo : lo + _TOLIST_SLICE].tolist())
-            offer_gil()
-    return FragmentResult(cols[0], cols[1], cols[2])
-
-
 class WpmTokenizer:
     """llama.cpp's WPM tokenizer for one vocabulary."""
 
@@ -550,26 +505,7 @@ class WpmTokenizer:
             chr(c) for c in range(0x80) if tables.ascii_class[c] == SPLIT
         )
         self._cache: dict[str, Piece] = {}
-        # remembered chunks: chunk -> its number in the chunk table; the
-        # table gives each chunk's first token in the store, its token
-        # count and its UTF-8 length; the store holds the tokens, offsets
-        # relative to the chunk. Number 0 is the empty chunk.
-        self._chunks: dict[str, int] = {}
-        self._t_off: list[int] = [0]
-        self._t_ntok: list[int] = [0]
-        self._t_nbytes: list[int] = [0]
-        self._st_ids: list[int] = []
-        self._st_starts: list[int] = []
-        self._st_ends: list[int] = []
-        # numpy copies of the table and store, filled up to these lengths
-        self._np_t: int = 0
-        self._np_st: int = 0
-        self._np_off: Any = np.empty(0, dtype=np.int64)
-        self._np_ntok: Any = np.empty(0, dtype=np.int64)
-        self._np_nbytes: Any = np.empty(0, dtype=np.int64)
-        self._np_ids: Any = np.empty(0, dtype=np.int64)
-        self._np_starts: Any = np.empty(0, dtype=np.int64)
-        self._np_ends: Any = np.empty(0, dtype=np.int64)
+        self._chunks: dict[str, Chunk] = {}
         self._trie: _Trie | None = None
         self._max_chars: int = vocab.max_piece_chars
         self._dict_words: int = 0
@@ -585,16 +521,16 @@ class WpmTokenizer:
         # U+0020 always ends a word (it is whitespace in every setting, and
         # its own NFD), so the space-separated chunks tokenize independently.
         # str.split(" ") is far cheaper than the walk of _split, and chunks
-        # repeat in real text, so most cost one dictionary lookup: the loop
-        # only notes each chunk's number, and numpy copies the chunks'
-        # tokens out of the store, a block at a time (boxing offsets one
-        # token at a time in the loop was most of its time).
-        # the numbers as the objects the dict holds (no boxing)
-        cache = cast("dict[str, object]", self._chunks)
-        nums: list[object] = []
-        empty: object = 0
-        base = 0
-        out: list[tuple[Any, Any, Any]] = []
+        # repeat in real text, so most cost one dictionary lookup.
+        ids: list[int] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        # the same lists, typed to take an already boxed int
+        ids_o = cast("list[object]", ids)
+        starts_o = cast("list[object]", starts)
+        ends_o = cast("list[object]", ends)
+        pos = 0
+        cache = self._chunks
         parts = text.split(" ")
         n_parts = len(parts)
         k = 0
@@ -608,58 +544,41 @@ class WpmTokenizer:
                 next_check = k + _CHECK_EVERY
             if not c:
                 # between two spaces (indentation): nothing to look up
-                nums.append(empty)
-            else:
-                r = cache.get(c)
-                if r is None:
-                    if len(self._t_off) >= _CACHE_LIMIT or len(self._st_ids) >= _STORE_LIMIT:
-                        # the numbers so far point into the store: used first
-                        base = self._gather(nums, base, out)
-                        nums = []
-                        self.clear_cache()
-                    r = self._chunk(c)
-                    next_check -= _NEW_COST
-                nums.append(r)
-        self._gather(nums, base, out)
-        if len(self._st_ids) >= _STORE_LIMIT:
-            self.clear_cache()
-        return _as_lists(out)
-
-    def _gather(self, nums: list[object], base: int, out: list[tuple[Any, Any, Any]]) -> int:
-        """Add to ``out`` arrays of the ids, starts and ends of the chunks
-        numbered in ``nums`` (the first at byte ``base``, each followed by
-        a space), _BLOCK chunks an array; returns the byte after the last
-        one's space."""
-        nt = len(self._t_off)
-        if nt > self._np_t:
-            self._np_off = _fill(self._np_off, self._t_off, self._np_t)
-            self._np_ntok = _fill(self._np_ntok, self._t_ntok, self._np_t)
-            self._np_nbytes = _fill(self._np_nbytes, self._t_nbytes, self._np_t)
-            self._np_t = nt
-        ns = len(self._st_ids)
-        if ns > self._np_st:
-            self._np_ids = _fill(self._np_ids, self._st_ids, self._np_st)
-            self._np_starts = _fill(self._np_starts, self._st_starts, self._np_st)
-            self._np_ends = _fill(self._np_ends, self._st_ends, self._np_st)
-            self._np_st = ns
-        n = len(nums)
-        for lo in range(0, n, _BLOCK):
-            if lo > 0:
-                offer_gil()
-            hi = min(n, lo + _BLOCK)
-            idx = np.fromiter(nums[lo:hi], dtype=np.int64, count=hi - lo)
-            step = self._np_nbytes[idx] + 1
-            after = np.cumsum(step)
-            ntok = self._np_ntok[idx]
-            tok_end = np.cumsum(ntok)
-            total = int(tok_end[-1])
-            if total > 0:
-                # token t of the block is token t - first[c] of its chunk c
-                src = np.repeat(self._np_off[idx] - (tok_end - ntok), ntok) + np.arange(total)
-                at = np.repeat(after - step + base, ntok)
-                out.append((self._np_ids[src], self._np_starts[src] + at, self._np_ends[src] + at))
-            base += int(after[-1])
-        return base
+                pos += 1
+                continue
+            r = cache.get(c)
+            if r is None:
+                r = self._chunk(c)
+                next_check -= _NEW_COST
+            n = len(r.ids)
+            if n == 1:
+                # the id as the object it is: read from a list[int], mypyc
+                # would unbox it and box it again as a new int object
+                ids_o.append(cast("list[object]", r.ids)[0])
+                starts.append(pos + r.starts[0])
+                ends.append(pos + r.ends[0])
+            elif n > 1:
+                ids.extend(r.ids)
+                # boxing the offsets is most of this loop's time; a token
+                # that starts where the previous one ended (the pieces of
+                # a word, CJK runs) shares that int object instead
+                rs = r.starts
+                rends = r.ends
+                prev_e = -1
+                prev_o: object = None
+                for t in range(n):
+                    s = rs[t]
+                    if s == prev_e:
+                        starts_o.append(prev_o)
+                    else:
+                        starts_o.append(pos + s)
+                    e = rends[t]
+                    prev_o = pos + e
+                    ends_o.append(prev_o)
+                    prev_e = e
+            # the chunk and the space after it
+            pos += r.nbytes + 1
+        return FragmentResult(ids, starts, ends)
 
     def piece_bytes(self, token_id: int) -> bytes:
         piece: str = self._pieces[token_id]
@@ -708,14 +627,6 @@ class WpmTokenizer:
         """Forget the remembered pieces (for benchmarks; results never change)."""
         self._cache.clear()
         self._chunks.clear()
-        self._t_off = [0]
-        self._t_ntok = [0]
-        self._t_nbytes = [0]
-        self._st_ids = []
-        self._st_starts = []
-        self._st_ends = []
-        self._np_t = 0
-        self._np_st = 0
 
     # ---- internals ----------------------------------------------------------
 
@@ -749,62 +660,55 @@ class WpmTokenizer:
             i = j
         return out
 
-    def _chunk(self, c: str) -> object:
-        """Tokenize a text without U+0020 into the store; its number in
-        the chunk table, remembered when short."""
-        ids: list[int] = []
-        starts: list[int] = []
-        ends: list[int] = []
+    def _chunk(self, c: str) -> Chunk:
+        """Tokens of a text without U+0020, remembered when short."""
         if c.isascii() and c.isalnum() and self._ascii_lower:
             # ASCII letters and digits are all word characters (never
-            # whitespace, split or dropped), so the chunk is one word
+            # whitespace, split or dropped), so the chunk is one word,
+            # tokenized straight into the chunk (not into a Piece too)
+            ids: list[int] = []
+            starts: list[int] = []
+            ends: list[int] = []
             self._ascii_word(c, ids, starts, ends)
-            return self._add_chunk(c, ids, starts, ends, len(c))
+            ch = Chunk(ids, starts, ends, len(c))
+            self._remember_chunk(c, ch)
+            return ch
         if len(c) >= 2 and c.isascii() and c[-1] in self._ascii_split and c[:-1].isalnum():
             # a word and one ASCII punctuation or symbol ("day," "f("): the
             # two pieces _split would give, without the walk
             pieces = [c[:-1], c[-1]]
         else:
             pieces = self._split(c)
+        ids = []
+        starts = []
+        ends = []
         pos = 0
         chunks = self._chunks
         for p in pieces:
+            r: Chunk
             if self._ascii_lower and p.isascii() and p.isalnum():
                 # a word that is also a chunk of its own ("day" of "day,"):
                 # one cache for both, so it is cut only once
                 found = chunks.get(p)
-                num = cast(int, self._chunk(p)) if found is None else found
-                off = self._t_off[num]
-                st_ids = self._st_ids
-                st_starts = self._st_starts
-                st_ends = self._st_ends
-                for t in range(off, off + self._t_ntok[num]):
-                    ids.append(st_ids[t])
-                    starts.append(pos + st_starts[t])
-                    ends.append(pos + st_ends[t])
-                pos += len(p)
+                r = self._chunk(p) if found is None else found
             else:
                 r = self._piece(p)
-                ids.extend(r.ids)
-                for s in r.starts:
-                    starts.append(pos + s)
-                for e in r.ends:
-                    ends.append(pos + e)
-                pos += r.nbytes
-        return self._add_chunk(c, ids, starts, ends, pos)
+            ids.extend(r.ids)
+            for s in r.starts:
+                starts.append(pos + s)
+            for e in r.ends:
+                ends.append(pos + e)
+            pos += r.nbytes
+        ch = Chunk(ids, starts, ends, pos)
+        self._remember_chunk(c, ch)
+        return ch
 
-    def _add_chunk(self, c: str, ids: list[int], starts: list[int], ends: list[int], nbytes: int) -> object:
-        """Put a chunk's tokens in the store and the table; its number."""
-        num: object = len(self._t_off)
-        self._t_off.append(len(self._st_ids))
-        self._t_ntok.append(len(ids))
-        self._t_nbytes.append(nbytes)
-        self._st_ids.extend(ids)
-        self._st_starts.extend(starts)
-        self._st_ends.extend(ends)
+    def _remember_chunk(self, c: str, ch: Chunk) -> None:
         if len(c) <= _CACHE_MAX_CHARS:
-            cast("dict[str, object]", self._chunks)[c] = num
-        return num
+            cache = self._chunks
+            if len(cache) >= _CACHE_LIMIT:
+                cache.clear()
+            cache[c] = ch
 
     def _piece(self, p: str) -> Piece:
         cache = self._cache

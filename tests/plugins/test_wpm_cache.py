@@ -1,9 +1,9 @@
-"""The WPM chunk store: ``encode_fragment`` remembers each space-free chunk
-as a number into one token store and copies the tokens of a block of
-chunks out with numpy. Whatever the store holds (nothing, other texts'
-chunks, a reset halfway through a call), the ids must be llama.cpp's (the
-transliteration in test_wpm_props) and the spans those of each chunk
-tokenized on its own."""
+"""The WPM plugin's remembered chunks: ``encode_fragment`` keeps the tokens
+of each short space-free chunk (and of the words inside it) and copies
+them out when the chunk comes again. Whatever the cache holds (nothing,
+other texts' chunks, a reset halfway through a call when it is full), the
+ids must be llama.cpp's (the transliteration in test_wpm_props) and the
+spans those of each chunk tokenized on its own."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def _tok(model: Model) -> WpmTokenizer:
 
 
 def _chunkwise(tok: WpmTokenizer, text: str) -> FragmentResult:
-    """Each space-separated chunk tokenized alone with an empty store, its
+    """Each space-separated chunk tokenized alone with an empty cache, its
     spans moved to where it is in ``text``."""
     ids: list[int] = []
     starts: list[int] = []
@@ -74,10 +74,10 @@ def _chunkwise(tok: WpmTokenizer, text: str) -> FragmentResult:
 
 @SETTINGS
 @given(texts=st.lists(repeated_text(), min_size=1, max_size=3))
-def test_store_gives_llama_ids_and_chunk_spans(bge: Model, texts: list[str]) -> None:
+def test_cache_gives_llama_ids_and_chunk_spans(bge: Model, texts: list[str]) -> None:
     tok = _tok(bge)
     tok.clear_cache()
-    # the later texts find the earlier ones' chunks in the store
+    # the later texts find the earlier ones' chunks remembered
     warm = [tok.encode_fragment(t, True) for t in texts]
     for t, got in zip(texts, warm):
         assert got.ids == reference_ids(bge, t)
@@ -86,16 +86,16 @@ def test_store_gives_llama_ids_and_chunk_spans(bge: Model, texts: list[str]) -> 
         assert tok.encode_fragment(t, True) == got
 
 
-def test_store_reset_halfway_changes_nothing(bge: Model) -> None:
-    # more distinct chunks than the store keeps (65 536), several numpy
-    # blocks, empty parts between double spaces, and words seen before the
-    # reset that come back after it
+def test_cache_reset_halfway_changes_nothing(bge: Model) -> None:
+    # more distinct chunks than the cache keeps (65 536), empty parts
+    # between double spaces, and words seen before the reset that come
+    # back after it
     words = [f"w{i}q," if i % 3 else f"Zé{i}" for i in range(70_000)]
     text = "  ".join(words[:40_000]) + " " + " ".join(words[:100] + words[40_000:] + words[:100])
     tok = _tok(bge)
     tok.clear_cache()
     whole = tok.encode_fragment(text, True)
-    # the same text in slices small enough that the store is never reset
+    # the same text in slices small enough that the cache is never reset
     cut = [0]
     for i in range(20_000, len(text), 20_000):
         j = text.index(" ", i)
