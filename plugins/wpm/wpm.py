@@ -376,19 +376,20 @@ def _pack(cells: list[int], size: int) -> bytes:
     the list cost two cache misses, most of the greedy cut's time."""
     if size >= _NO_CP:
         return b""
-    a = np.array(cells, dtype=np.int64)
-    keys = a[0::2]
-    tid = a[1::2] + 1
-    if len(tid) and int(tid.max()) >= _NO_CP:
+    a = np.array(cells, dtype=np.int64).reshape(size, 2)
+    keys = a[:, 0]
+    tid = a[:, 1] + 1
+    if size and int(tid.max()) >= _NO_CP:
         return b""
     empty = keys < 0
-    cp = np.where(empty, _NO_CP, keys % _EDGE_BASE)
-    parent = np.where(empty, 0, keys // _EDGE_BASE)
-    out = np.empty((size, _SLOT_BYTES), dtype=np.uint8)
-    for col, field in ((0, cp), (3, parent), (6, tid)):
-        for b in range(3):
-            out[:, col + b] = (field >> (8 * b)) & 0xFF
-    return out.tobytes()
+    # three little-endian uint32 columns, of which each one's low three
+    # bytes are kept (a byte column at a time took twice as long)
+    u = np.empty((size, 3), dtype="<u4")
+    u[:, 0] = np.where(empty, _NO_CP, keys % _EDGE_BASE)
+    u[:, 1] = np.where(empty, 0, keys // _EDGE_BASE)
+    u[:, 2] = tid
+    out: bytes = u.view(np.uint8).reshape(size, 12)[:, [0, 1, 2, 4, 5, 6, 8, 9, 10]].tobytes()
+    return out
 
 
 def _find(tb: bytes, mask: int, node: int, cp: int) -> int:
