@@ -46,13 +46,13 @@ import threading
 from bisect import bisect_right
 from typing import Final, cast
 
-from tokenprism.core.gil import STEP, WORD_STEP, checkpoint
+import numpy as np
+
+from tokenprism.core.gil import checkpoint
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Vocab
 
 from . import unicode_tables as _ut
-
-_WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
 WORD_MARK: Final = "\u2581"
 
@@ -74,6 +74,11 @@ CHINESE_RANGES: Final[tuple[tuple[int, int], ...]] = (
 # remembered pieces per tokenizer; longer pieces are not remembered
 _CACHE_LIMIT: Final = 1 << 16
 _CACHE_MAX_CHARS: Final = 48
+
+# a chunk seen before costs ~0.1 µs, a new one several: checkpoints come
+# every _CHECK_EVERY units, a new chunk counting _NEW_COST of them
+_CHECK_EVERY: Final = 4096
+_NEW_COST: Final = 8
 
 # new words cut by dict lookups before the trie is built: a short text
 # (the first one typed) never pays for the trie (~5 ms), a long one soon does
@@ -358,6 +363,51 @@ def _slot(cells: list[int], mask: int, node: int, cp: int) -> int:
     return s
 
 
+# a packed trie slot: the edge's code point, its parent node and the id of
+# the piece ending there plus one (0: none), three bytes each
+_SLOT_BYTES: Final = 9
+_NO_CP: Final = 0xFFFFFF
+
+
+def _pack(cells: list[int], size: int) -> bytes:
+    """``cells`` as _SLOT_BYTES-byte slots (b"" when a field would not fit
+    three bytes). Reading a slot then touches one stretch of bytes: a list
+    item is a pointer to an int object allocated anywhere, so a probe of
+    the list cost two cache misses, most of the greedy cut's time."""
+    if size >= _NO_CP:
+        return b""
+    a = np.array(cells, dtype=np.int64).reshape(size, 2)
+    keys = a[:, 0]
+    tid = a[:, 1] + 1
+    if size and int(tid.max()) >= _NO_CP:
+        return b""
+    empty = keys < 0
+    # three little-endian uint32 columns, of which each one's low three
+    # bytes are kept (a byte column at a time took twice as long)
+    u = np.empty((size, 3), dtype="<u4")
+    u[:, 0] = np.where(empty, _NO_CP, keys % _EDGE_BASE)
+    u[:, 1] = np.where(empty, 0, keys // _EDGE_BASE)
+    u[:, 2] = tid
+    out: bytes = u.view(np.uint8).reshape(size, 12)[:, [0, 1, 2, 4, 5, 6, 8, 9, 10]].tobytes()
+    return out
+
+
+def _find(tb: bytes, mask: int, node: int, cp: int) -> int:
+    """``_slot`` in a packed table: the slot of the edge from ``node`` by
+    ``cp``, or -1."""
+    h = node * _NODE_MUL + cp * _CP_MUL
+    s = (h ^ (h >> 19)) & mask
+    while True:
+        o = s * _SLOT_BYTES
+        c = tb[o] | (tb[o + 1] << 8) | (tb[o + 2] << 16)
+        if c == cp:
+            if (tb[o + 3] | (tb[o + 4] << 8) | (tb[o + 5] << 16)) == node:
+                return s
+        elif c == _NO_CP:
+            return -1
+        s = (s + 1) & mask
+
+
 class _Trie:
     """Every vocabulary piece as a path of code points, for ``_greedy``.
 
@@ -409,6 +459,7 @@ class _Trie:
         self.root = root
         # the node after the word-start mark: every word's walk begins there
         self.mark = self.child(root, ord(WORD_MARK))
+        self.packed = _pack(cells, size)
         return True
 
     def child(self, node: int, cp: int) -> int:
@@ -484,12 +535,14 @@ class WpmTokenizer:
         parts = text.split(" ")
         n_parts = len(parts)
         k = 0
+        next_check = _CHECK_EVERY
         for c in parts:
             k += 1
-            if k % _WORD_STEP == 0:
+            if k >= next_check:
                 # a huge fragment without cut points is one call: report
                 # progress, let the GUI thread in, and let it cancel
                 checkpoint(k, n_parts)
+                next_check = k + _CHECK_EVERY
             if not c:
                 # between two spaces (indentation): nothing to look up
                 pos += 1
@@ -497,6 +550,7 @@ class WpmTokenizer:
             r = cache.get(c)
             if r is None:
                 r = self._chunk(c)
+                next_check -= _NEW_COST
             n = len(r.ids)
             if n == 1:
                 # the id as the object it is: read from a list[int], mypyc
@@ -770,6 +824,47 @@ class WpmTokenizer:
             if self._dict_words <= _WORDS_BEFORE_TRIE:
                 return self._greedy_dict(word, ids, starts, ends)
             tr = self._get_trie()
+        tb = tr.packed
+        if not tb:
+            return self._greedy_cells(tr, word, ids, starts, ends)
+        mask = tr.mask
+        root = tr.root
+        n = len(word)
+        # as _greedy_cells, on the packed table
+        node = tr.mark
+        if node < 0:
+            return False
+        o = node * _SLOT_BYTES
+        best = (tb[o + 6] | (tb[o + 7] << 8) | (tb[o + 8] << 16)) - 1
+        best_j = 0
+        i = 0
+        j = 0
+        while True:
+            while j < n:
+                s = _find(tb, mask, node, ord(word[j]))
+                if s < 0:
+                    break
+                node = s
+                j += 1
+                o = s * _SLOT_BYTES
+                t = (tb[o + 6] | (tb[o + 7] << 8) | (tb[o + 8] << 16)) - 1
+                if t >= 0:
+                    best = t
+                    best_j = j
+            if best < 0:
+                return False
+            ids.append(best)
+            starts.append(i)
+            ends.append(best_j)
+            i = best_j
+            if i >= n:
+                return True
+            node = root
+            best = -1
+            j = i
+
+    def _greedy_cells(self, tr: _Trie, word: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
+        """``_greedy`` on the trie's list (a trie too big to pack)."""
         cells = tr.cells
         mask = tr.mask
         root = tr.root

@@ -1,6 +1,7 @@
-"""The two longest-match cuts of the WPM plugin agree: the dict lookups
-it starts with (llama.cpp's loop as written) and the trie walk it builds
-after a few hundred new words (or in ``prepare``)."""
+"""The longest-match cuts of the WPM plugin agree: the dict lookups it
+starts with (llama.cpp's loop as written) and the trie walk it builds
+after a few hundred new words (or in ``prepare``), on the packed table
+and on the trie's list (the walk for a trie too big to pack)."""
 
 from __future__ import annotations
 
@@ -16,12 +17,15 @@ WORDS = ["the", "unaffable", "tokenization", "hippopotamus", "x", "qqqqqqqqqqqq"
          "antidisestablishmentarianism", "internationalization"]
 
 
-def _cuts(tok: Any, word: str, trie: bool) -> tuple[bool, list[int], list[int], list[int]]:
+def _cuts(tok: Any, word: str, trie: bool, cells: bool = False) -> tuple[bool, list[int], list[int], list[int]]:
     ids: list[int] = []
     starts: list[int] = []
     ends: list[int] = []
-    if trie:
+    if cells:
+        ok = tok._greedy_cells(tok._get_trie(), word, ids, starts, ends)
+    elif trie:
         tok.prepare()
+        assert tok._get_trie().packed
         ok = tok._greedy(word, ids, starts, ends)
     else:
         ok = tok._greedy_dict(word, ids, starts, ends)
@@ -43,7 +47,8 @@ def test_trie_walk_equals_dict_lookups(ref_model: Callable[[str], Model]) -> Non
             continue
         a = _cuts(tok, w, False)
         b = _cuts(tok, w, True)
-        assert a == b, w
+        c = _cuts(tok, w, True, cells=True)
+        assert a == b == c, w
         found_unknown |= not a[0]
         found_multi |= len(a[1]) > 1
     assert found_unknown and found_multi
