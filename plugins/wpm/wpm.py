@@ -825,12 +825,14 @@ class WpmTokenizer:
                 return self._greedy_dict(word, ids, starts, ends)
             tr = self._get_trie()
         tb = tr.packed
-        if not tb:
-            return self._greedy_cells(tr, word, ids, starts, ends)
+        if not tb:  # (a trie too big to pack: none is near it)
+            return self._greedy_dict(word, ids, starts, ends)
         mask = tr.mask
         root = tr.root
         n = len(word)
-        # as _greedy_cells, on the packed table
+        # the walk of each position stops at the first character no piece
+        # continues with: every longer candidate is then absent as well,
+        # so the last piece passed is the longest match
         node = tr.mark
         if node < 0:
             return False
@@ -862,46 +864,6 @@ class WpmTokenizer:
             node = root
             best = -1
             j = i
-
-    def _greedy_cells(self, tr: _Trie, word: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
-        """``_greedy`` on the trie's list (a trie too big to pack)."""
-        cells = tr.cells
-        mask = tr.mask
-        root = tr.root
-        n = len(word)
-        # the walk of each position stops at the first character no piece
-        # continues with: every longer candidate is then absent as well,
-        # so the last piece passed is the longest match
-        node = tr.mark
-        if node < 0:
-            return False
-        best = cells[(node << 1) + 1]
-        best_j = 0
-        i = 0
-        j = 0
-        while True:
-            while j < n:
-                s = _slot(cells, mask, node, ord(word[j]))
-                if cells[s << 1] < 0:
-                    break
-                node = s
-                j += 1
-                t = cells[(s << 1) + 1]
-                if t >= 0:
-                    best = t
-                    best_j = j
-            if best < 0:
-                return False
-            ids.append(best)
-            starts.append(i)
-            ends.append(best_j)
-            i = best_j
-            if i >= n:
-                return True
-            node = root
-            best = -1
-            j = i
-
 
     def _greedy_dict(self, word: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
         """``_greedy`` as llama.cpp writes it: every candidate length from

@@ -17,13 +17,11 @@ WORDS = ["the", "unaffable", "tokenization", "hippopotamus", "x", "qqqqqqqqqqqq"
          "antidisestablishmentarianism", "internationalization"]
 
 
-def _cuts(tok: Any, word: str, trie: bool, cells: bool = False) -> tuple[bool, list[int], list[int], list[int]]:
+def _cuts(tok: Any, word: str, trie: bool) -> tuple[bool, list[int], list[int], list[int]]:
     ids: list[int] = []
     starts: list[int] = []
     ends: list[int] = []
-    if cells:
-        ok = tok._greedy_cells(tok._get_trie(), word, ids, starts, ends)
-    elif trie:
+    if trie:
         tok.prepare()
         assert tok._get_trie().packed
         ok = tok._greedy(word, ids, starts, ends)
@@ -47,8 +45,7 @@ def test_trie_walk_equals_dict_lookups(ref_model: Callable[[str], Model]) -> Non
             continue
         a = _cuts(tok, w, False)
         b = _cuts(tok, w, True)
-        c = _cuts(tok, w, True, cells=True)
-        assert a == b == c, w
+        assert a == b, w
         found_unknown |= not a[0]
         found_multi |= len(a[1]) > 1
     assert found_unknown and found_multi
