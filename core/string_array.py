@@ -103,6 +103,11 @@ class StringArray(Sequence[str]):
             self.starts = _EMPTY
         return items
 
+    def totuple(self) -> tuple[str, ...]:
+        """Every string, decoded, as the tuple this array keeps (no copy:
+        a vocabulary's pieces are this tuple itself)."""
+        return self._all()
+
     def tolist(self) -> list[str]:
         """Every string, decoded (at once, and kept for later reads)."""
         return list(self._all())
