@@ -91,8 +91,8 @@ def test_raw_parts_only_while_undecoded(tmp_path: Path) -> None:
     arr = _read_back(tmp_path, items)
     raw = arr.raw()
     assert raw is not None
-    region, starts = raw
-    assert [region[s + 8:e].decode() for s, e in zip(starts.tolist(), StringArray.ends_of(region, starts).tolist())] \
+    region, starts, end = raw
+    assert [region[s + 8:e].decode() for s, e in zip(starts.tolist(), StringArray.ends_of(starts, end).tolist())] \
         == _expected(items)
     arr.tolist()
     # decoded: the bytes are let go, and nobody gets half of them
