@@ -189,6 +189,7 @@ class _Cursor:
         # nothing per string (a list of ~800k offsets made as many ints,
         # ~25 MB of heap touched once); the offsets are their running sum
         lens: list[int] = []
+        longest = 0
         buf = self.buf
         pos = begin
         for i in range(n):
@@ -202,6 +203,8 @@ class _Cursor:
             if buf[pos + 4] | buf[pos + 5] | buf[pos + 6] | buf[pos + 7]:
                 ln = int.from_bytes(buf[pos:pos + 8], "little")
             lens.append(ln)
+            if ln > longest:
+                longest = ln
             pos += 8
             if ln > len(buf) - pos:
                 self.pos = pos
@@ -211,7 +214,7 @@ class _Cursor:
         self.pos = pos
         # decoded on first use (string_array.py): opening gemma-4 need not
         # make 515k merge strings a BPE tokenizer mostly never reads
-        offsets = prefix_offsets(lens)
+        offsets = prefix_offsets(lens, longest)
         if len(buf) <= _SHARE_FACTOR * (pos - begin):
             # the buffer is mostly this array (a vocab-only file's tokens or
             # merges): kept as it is, not copied a second time
@@ -266,12 +269,17 @@ class _Cursor:
         return MetadataValue(T_ARRAY, value, elem, start)
 
 
-def prefix_offsets(lens: list[int]) -> np.ndarray:
+def prefix_offsets(lens: list[int], longest: int) -> np.ndarray:
     """Where each length prefix starts, from the strings' lengths (each
-    checked against the file, so the sum fits in an int64)."""
+    checked against the file, so the sum fits in an int64; ``longest`` is
+    their maximum)."""
     offsets = np.zeros(len(lens), dtype=np.int64)
     if len(lens) > 1:
-        steps = np.array(lens, dtype=np.int64)
+        if longest < 256:
+            # bytes from a list of small ints is one C loop, 3x np.array's
+            steps = np.frombuffer(bytearray(lens), dtype=np.uint8).astype(np.int64)
+        else:
+            steps = np.array(lens, dtype=np.int64)
         steps += 8
         np.cumsum(steps[:-1], out=offsets[1:])
     return offsets

@@ -42,6 +42,8 @@ CASES = {
     "only the last marker free": [b"\x1e\x1f\x1d", b"\x1c\x01", b"\x1f" * 9, b"", b"\xe2\x96"],
     "separator-like lengths": [bytes([30]) * 30, bytes([31]) * 31, b"\x00" * 3],
     "one empty": [b""],
+    # lengths past one byte: the reader's offsets take another path
+    "long strings": [b"x" * 300, b"", "\u00e9".encode() * 40000, b"y", b"\xff" * 256],
 }
 
 
