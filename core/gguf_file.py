@@ -276,7 +276,7 @@ def prefix_offsets(lens: list[int], longest: int) -> np.ndarray:
     offsets = np.zeros(len(lens), dtype=np.int64)
     if len(lens) > 1:
         if longest < 256:
-            # bytes from a list of small ints is one C loop, 3x np.array's
+            # bytes from a list of small ints is one C loop, several times np.array's
             steps = np.frombuffer(bytearray(lens), dtype=np.uint8).astype(np.int64)
         else:
             steps = np.array(lens, dtype=np.int64)

@@ -77,14 +77,6 @@ class StringArray(Sequence[str]):
         """:meth:`ends_of` this array's parts (undecoded arrays only)."""
         return self.ends_of(self.starts, self.end)
 
-    def own_bytes(self) -> bytes:
-        """The array's bytes alone, from its first length prefix to its end
-        (undecoded arrays only; a copy when the region holds more)."""
-        lo = int(self.starts[0]) if self._n else self.end
-        if lo == 0 and self.end == len(self.region):
-            return self.region
-        return self.region[lo:self.end]
-
     def decode_one(self, i: int) -> str:
         # the raw bytes first: _all() publishes the strings before it lets
         # the bytes go, so one of the two is always there
@@ -154,13 +146,14 @@ class StringArray(Sequence[str]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, StringArray):
-            if not self.decoded() and not other.decoded():
-                if len(self) != len(other):
-                    return False
-                if not len(self):
-                    return True
-                return self.own_bytes() == other.own_bytes() and bool(
-                    np.array_equal(self.starts - self.starts[0], other.starts - other.starts[0]))
+            if len(self) != len(other):
+                return False
+            ra, rb = self.raw(), other.raw()
+            if ra is not None and rb is not None and len(self):
+                # undecoded: equal bytes and equal prefix offsets within them
+                a_start, b_start = int(ra[1][0]), int(rb[1][0])
+                return ra[0][a_start:ra[2]] == rb[0][b_start:rb[2]] and bool(
+                    np.array_equal(ra[1] - a_start, rb[1] - b_start))
             return len(other) == len(self) and self._all() == other._all()
         if isinstance(other, (list, tuple)):
             return len(other) == len(self) and list(self._all()) == list(other)
@@ -169,5 +162,6 @@ class StringArray(Sequence[str]):
     __hash__ = None  # type: ignore[assignment]  # equal to lists, which are unhashable
 
     def __repr__(self) -> str:
-        nbytes = self.end - int(self.starts[0]) if self._n and not self.decoded() else 0
+        raw = self.raw()
+        nbytes = raw[2] - int(raw[1][0]) if raw is not None and len(raw[1]) else 0
         return f"StringArray({len(self)} strings, {nbytes} bytes)"
