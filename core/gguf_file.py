@@ -111,7 +111,7 @@ class GGUFFile:
         return self.metadata.get(key)
 
 
-_WHOLE_FILE = 32 << 20  # files up to this size are read at once
+_WHOLE_FILE = 32 << 20  # past the first megabyte, files up to this size are read whole
 # a string array shares the header buffer, instead of copying its part,
 # when that holds at most this many times the array's bytes: an undecoded
 # array (a BPE vocabulary's merges) keeps the whole buffer alive
@@ -131,10 +131,7 @@ class _Cursor:
         self.path = path
         self.mm = mm
         self.size = size
-        # a file this small is (nearly) all header, a vocab-only file: one
-        # copy of it, not three as the buffer grows (1, 4 and 5.9 MB for
-        # qwen35's 5.9 MB; each new page is a page fault in a fresh process)
-        self.buf = mm[0:size if size <= _WHOLE_FILE else 1 << 20]
+        self.buf = mm[0:min(size, 1 << 20)]
         self.pos = 0
 
     def fail(self, message: str, field: str, offset: int = -1) -> GGUFError:
@@ -147,8 +144,13 @@ class _Cursor:
                 f"{self.size - self.pos} left", field)
         end = self.pos + n
         if end > len(self.buf):
-            # grow geometrically, but never past the file; one copy per step
-            new_len = min(self.size, max(end, 4 * len(self.buf)))
+            # grow geometrically, but never past the file; one copy per step.
+            # A small file whose header outgrows the first megabyte is most
+            # likely a vocab-only file, all header: read whole at once, not
+            # in steps
+            # (1, 4 and 5.9 MB for qwen35's 5.9 MB; each new page is a page
+            # fault in a fresh process)
+            new_len = self.size if self.size <= _WHOLE_FILE else min(self.size, max(end, 4 * len(self.buf)))
             self.buf = self.mm[0:new_len]
 
     def u32(self, field: str) -> int:
