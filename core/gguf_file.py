@@ -111,6 +111,13 @@ class GGUFFile:
         return self.metadata.get(key)
 
 
+_WHOLE_FILE = 32 << 20  # past the first megabyte, files up to this size are read whole
+# a string array shares the header buffer, instead of copying its part,
+# when that holds at most this many times the array's bytes: an undecoded
+# array (a BPE vocabulary's merges) keeps the whole buffer alive
+_SHARE_FACTOR = 4
+
+
 class _Cursor:
     """Sequential reader over a growing in-memory prefix of the file.
 
@@ -137,8 +144,13 @@ class _Cursor:
                 f"{self.size - self.pos} left", field)
         end = self.pos + n
         if end > len(self.buf):
-            # grow geometrically, but never past the file; one copy per step
-            new_len = min(self.size, max(end, 4 * len(self.buf)))
+            # grow geometrically, but never past the file; one copy per step.
+            # A small file whose header outgrows the first megabyte is most
+            # likely a vocab-only file, all header: read whole at once, not
+            # in steps
+            # (1, 4 and 5.9 MB for qwen35's 5.9 MB; each new page is a page
+            # fault in a fresh process)
+            new_len = self.size if self.size <= _WHOLE_FILE else min(self.size, max(end, 4 * len(self.buf)))
             self.buf = self.mm[0:new_len]
 
     def u32(self, field: str) -> int:
@@ -174,7 +186,12 @@ class _Cursor:
         """``n`` length-prefixed strings, undecoded: one pass over the length
         prefixes only (bounds checks, no objects)."""
         begin = self.pos
-        starts: list[int] = []
+        # the lengths, not the offsets: almost all are below 257, which
+        # CPython keeps as shared int objects, so a list of them allocates
+        # nothing per string (a list of ~800k offsets made as many ints,
+        # ~25 MB of heap touched once); the offsets are their running sum
+        lens: list[int] = []
+        longest = 0
         buf = self.buf
         pos = begin
         for i in range(n):
@@ -187,7 +204,9 @@ class _Cursor:
             ln = buf[pos] | (buf[pos + 1] << 8) | (buf[pos + 2] << 16) | (buf[pos + 3] << 24)
             if buf[pos + 4] | buf[pos + 5] | buf[pos + 6] | buf[pos + 7]:
                 ln = int.from_bytes(buf[pos:pos + 8], "little")
-            starts.append(pos)
+            lens.append(ln)
+            if ln > longest:
+                longest = ln
             pos += 8
             if ln > len(buf) - pos:
                 self.pos = pos
@@ -197,8 +216,12 @@ class _Cursor:
         self.pos = pos
         # decoded on first use (string_array.py): opening gemma-4 need not
         # make 515k merge strings a BPE tokenizer mostly never reads
-        offsets = np.array(starts, dtype=np.int64)
-        offsets -= begin
+        offsets = prefix_offsets(lens, longest)
+        if len(buf) <= _SHARE_FACTOR * (pos - begin):
+            # the buffer is mostly this array (a vocab-only file's tokens or
+            # merges): kept as it is, not copied a second time
+            offsets += begin
+            return StringArray(buf, offsets, pos)
         return StringArray(buf[begin:pos], offsets)
 
     def scalar(self, vtype: int, field: str) -> object:
@@ -248,6 +271,22 @@ class _Cursor:
         return MetadataValue(T_ARRAY, value, elem, start)
 
 
+def prefix_offsets(lens: list[int], longest: int) -> np.ndarray:
+    """Where each length prefix starts, from the strings' lengths (each
+    checked against the file, so the sum fits in an int64; ``longest`` is
+    their maximum)."""
+    offsets = np.zeros(len(lens), dtype=np.int64)
+    if len(lens) > 1:
+        if longest < 256:
+            # bytes from a list of small ints is one C loop, several times np.array's
+            steps = np.frombuffer(bytearray(lens), dtype=np.uint8).astype(np.int64)
+        else:
+            steps = np.array(lens, dtype=np.int64)
+        steps += 8
+        np.cumsum(steps[:-1], out=offsets[1:])
+    return offsets
+
+
 # Separators tried in turn: ASCII control bytes that real vocabularies
 # rarely hold. ASCII, so that one decodes to itself and cannot join a UTF-8
 # sequence around it.
@@ -257,9 +296,10 @@ _SEPARATORS = (0x1E, 0x1F, 0x1D, 0x1C, 0x01, 0x02)
 _SPLIT_CHUNK = 8192  # strings per decode: small temporaries, and one emoji widens only its chunk's text
 
 
-def split_strings(buf: bytes, begin: int, end: int, starts: np.ndarray) -> list[str]:
-    """The strings of ``buf[begin:end]`` whose length prefixes are at
-    ``starts`` (offsets into ``buf``, checked by the reader).
+def split_strings(buf: bytes, end: int, starts: np.ndarray) -> list[str]:
+    """The strings of ``buf`` whose length prefixes are at ``starts``
+    (offsets into ``buf``, checked by the reader), the last one ending at
+    ``end``.
 
     Unless some string holds the separator byte, every 8-byte prefix is
     overwritten in a copy by 8 separators, and one decode and one split
@@ -288,13 +328,11 @@ def _split_chunk(buf: bytes, begin: int, end: int, offs: np.ndarray) -> list[str
     for sep in _SEPARATORS:
         for k in range(8):
             region[offs + k] = sep
-        joined = region.tobytes()
-        mark = bytes((sep,))
         # exactly the prefixes' separators: no string holds the byte, so
         # each run of 8 is one prefix and each part decodes as its string
-        # alone would
-        if joined.count(mark) == 8 * n:
-            parts = joined.decode("utf-8", "surrogateescape").split(chr(sep) * 8)
+        # alone would (counted by numpy: 4x bytes.count)
+        if int(np.count_nonzero(region == sep)) == 8 * n:
+            parts = region.tobytes().decode("utf-8", "surrogateescape").split(chr(sep) * 8)
             if len(parts) == n + 1:
                 del parts[0]
                 return parts

@@ -28,26 +28,31 @@ _EMPTY.flags.writeable = False
 class StringArray(Sequence[str]):
     """An immutable sequence of the strings of one GGUF string array.
 
-    ``region`` is the array's bytes (length prefixes included), ``starts``
-    the offset of each string's 8-byte length prefix in it; the reader has
-    checked every length against the file before making one.
+    ``region`` holds the array's bytes (length prefixes included),
+    ``starts`` is the offset of each string's 8-byte length prefix in it
+    and ``end`` the offset just past the last string (``len(region)`` when
+    not given); the reader has checked every length against the file
+    before making one. The region may hold more than the array: the reader
+    hands every array of a small file the file's bytes themselves, not a
+    copy of its part.
     """
 
-    __slots__ = ("region", "starts", "_items", "_n")
+    __slots__ = ("region", "starts", "end", "_items", "_n")
 
-    def __init__(self, region: bytes, starts: np.ndarray) -> None:
+    def __init__(self, region: bytes, starts: np.ndarray, end: int = -1) -> None:
         self.region = region
         starts = np.asarray(starts, dtype=np.int64)
         starts.flags.writeable = False
         self.starts = starts
+        self.end = len(region) if end < 0 else end
         self._n = int(starts.shape[0])
         self._items: tuple[str, ...] | None = None
 
     def __len__(self) -> int:
         return self._n
 
-    def raw(self) -> tuple[bytes, np.ndarray] | None:
-        """``(region, starts)`` while the strings are undecoded, else None.
+    def raw(self) -> tuple[bytes, np.ndarray, int] | None:
+        """``(region, starts, end)`` while the strings are undecoded, else None.
 
         Taken in one go for a reader on another thread: decoding lets the
         bytes go (``region`` first, then ``starts``), so reading ``region``
@@ -56,21 +61,21 @@ class StringArray(Sequence[str]):
         starts = self.starts
         if len(starts) != self._n or (self._n and not region):
             return None
-        return region, starts
+        return region, starts, self.end
 
     @staticmethod
-    def ends_of(region: bytes, starts: np.ndarray) -> np.ndarray:
+    def ends_of(starts: np.ndarray, end: int) -> np.ndarray:
         """Offset just past each string of :meth:`raw`'s parts (the next
-        prefix, or the region's end)."""
+        prefix, or ``end``)."""
         out = np.empty_like(starts)
         out[:-1] = starts[1:]
         if len(out):
-            out[-1] = len(region)
+            out[-1] = end
         return out
 
     def ends(self) -> np.ndarray:
         """:meth:`ends_of` this array's parts (undecoded arrays only)."""
-        return self.ends_of(self.region, self.starts)
+        return self.ends_of(self.starts, self.end)
 
     def decode_one(self, i: int) -> str:
         # the raw bytes first: _all() publishes the strings before it lets
@@ -80,13 +85,13 @@ class StringArray(Sequence[str]):
         items = self._items
         if items is not None:
             return items[i]
-        return self.decode_at(region, starts, i)
+        return self.decode_at(region, starts, self.end, i)
 
     @staticmethod
-    def decode_at(region: bytes, starts: np.ndarray, i: int) -> str:
+    def decode_at(region: bytes, starts: np.ndarray, end: int, i: int) -> str:
         """String ``i`` of :meth:`raw`'s parts."""
         s = int(starts[i])
-        e = int(starts[i + 1]) if i + 1 < len(starts) else len(region)
+        e = int(starts[i + 1]) if i + 1 < len(starts) else end
         return region[s + 8:e].decode("utf-8", "surrogateescape")
 
     def _all(self) -> tuple[str, ...]:
@@ -95,13 +100,18 @@ class StringArray(Sequence[str]):
             # the compiled splitter; imported here because it builds these
             from .gguf_file import split_strings
 
-            items = tuple(split_strings(self.region, 0, len(self.region), self.starts))
+            items = tuple(split_strings(self.region, self.end, self.starts))
             # two threads may both get here: each makes the same tuple
             self._items = items
             # decoded, the raw bytes only cost memory (13 MB for gemma-4's merges)
             self.region = b""
             self.starts = _EMPTY
         return items
+
+    def totuple(self) -> tuple[str, ...]:
+        """Every string, decoded, as the tuple this array keeps (no copy:
+        a vocabulary's pieces are this tuple itself)."""
+        return self._all()
 
     def tolist(self) -> list[str]:
         """Every string, decoded (at once, and kept for later reads)."""
@@ -136,8 +146,14 @@ class StringArray(Sequence[str]):
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, StringArray):
-            if not self.decoded() and not other.decoded():
-                return self.region == other.region and bool(np.array_equal(self.starts, other.starts))
+            if len(self) != len(other):
+                return False
+            ra, rb = self.raw(), other.raw()
+            if ra is not None and rb is not None and len(self):
+                # undecoded: equal bytes and equal prefix offsets within them
+                a_start, b_start = int(ra[1][0]), int(rb[1][0])
+                return ra[0][a_start:ra[2]] == rb[0][b_start:rb[2]] and bool(
+                    np.array_equal(ra[1] - a_start, rb[1] - b_start))
             return len(other) == len(self) and self._all() == other._all()
         if isinstance(other, (list, tuple)):
             return len(other) == len(self) and list(self._all()) == list(other)
@@ -146,4 +162,6 @@ class StringArray(Sequence[str]):
     __hash__ = None  # type: ignore[assignment]  # equal to lists, which are unhashable
 
     def __repr__(self) -> str:
-        return f"StringArray({len(self)} strings, {len(self.region)} bytes)"
+        raw = self.raw()
+        nbytes = raw[2] - int(raw[1][0]) if raw is not None and len(raw[1]) else 0
+        return f"StringArray({len(self)} strings, {nbytes} bytes)"

@@ -211,7 +211,8 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
 
     tok_v = _array(gf, KEY_TOKENS, (T_STRING,), True)
     assert tok_v is not None and isinstance(tok_v.value, StringArray)
-    raw_pieces: list[str] = tok_v.value.tolist()
+    # the array's own tuple: the pieces, not a list and two tuples of them
+    raw_pieces: tuple[str, ...] = tok_v.value.totuple()
     n = len(raw_pieces)
     if n == 0:
         raise GGUFError(gf.path, "the vocabulary is empty", tok_v.offset, KEY_TOKENS)
@@ -291,7 +292,7 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
     attrs: list[int] = attrs_arr.tolist()
 
     return Vocab(
-        model=model, pre=pre, pieces=tuple(pieces), scores=scores, types=types,
+        model=model, pre=pre, pieces=pieces, scores=scores, types=types,
         attrs=tuple(attrs), merges=merges, token_to_id=token_to_id,
         special_ids=FrozenDict(special_ids), flags=FrozenDict(flags), precompiled_charsmap=charsmap,
         special_tokens=tuple(special_tokens), eog_ids=frozenset(eog),
@@ -300,14 +301,14 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
     )
 
 
-def _index_pieces(raw: list[str]) -> tuple[list[str], dict[str, int], int]:
+def _index_pieces(raw: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, int], int]:
     # dict(zip(...)) keeps the last duplicate, as llama.cpp's token_to_id
     # does; built read-only at once (no copy of a 262k-entry table)
     token_to_id: dict[str, int] = FrozenDict(zip(raw, range(len(raw))))
     pieces = raw
     if "" in token_to_id:
         # llama.cpp renames empty pieces so they stay addressable
-        pieces = [p if p else f"[EMPTY_{i}]" for i, p in enumerate(raw)]
+        pieces = tuple([p if p else f"[EMPTY_{i}]" for i, p in enumerate(raw)])
         token_to_id = FrozenDict(zip(pieces, range(len(pieces))))
     max_len = 0
     for p in pieces:  # compiled: a native length read per piece, 5x max(map(len, ...))
@@ -316,7 +317,7 @@ def _index_pieces(raw: list[str]) -> tuple[list[str], dict[str, int], int]:
     return pieces, token_to_id, max_len
 
 
-def _apply_special_fixups(pieces: list[str], token_to_id: dict[str, int], attrs: np.ndarray,
+def _apply_special_fixups(pieces: tuple[str, ...], token_to_id: dict[str, int], attrs: np.ndarray,
                           special_ids: dict[str, int]) -> set[int]:
     for name, texts in _AUTO_SPECIAL:
         if name in special_ids:
@@ -361,7 +362,7 @@ def _apply_special_fixups(pieces: list[str], token_to_id: dict[str, int], attrs:
     return eog
 
 
-def _apply_strip_rules(pieces: list[str], token_to_id: dict[str, int], attrs: np.ndarray,
+def _apply_strip_rules(pieces: tuple[str, ...], token_to_id: dict[str, int], attrs: np.ndarray,
                        special_tokens: list[int], name: str, pre: str, arch: str) -> None:
     lname = name.lower()
     if any(s in pre for s in ("jina-v2-de", "jina-v2-es", "jina-v2-code")) or \

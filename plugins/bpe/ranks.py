@@ -135,14 +135,14 @@ class RankTable:
         if isinstance(merges, StringArray) and len(merges) > 0:
             raw = merges.raw()
             if raw is not None:
-                self._index(merges, raw[0], raw[1])
+                self._index(merges, raw[0], raw[1], raw[2])
         if raw is None:
             self.ranks = rank_dict(merges)
         if self.complete:
             self.done = self.ranks
 
-    def _index(self, merges: StringArray, region: bytes, starts: np.ndarray) -> None:
-        keys = bucket_keys(region, starts, StringArray.ends_of(region, starts))
+    def _index(self, merges: StringArray, region: bytes, starts: np.ndarray, end: int) -> None:
+        keys = bucket_keys(region, starts, StringArray.ends_of(starts, end))
         counts = np.bincount(keys, minlength=BUCKETS)
         bounds = np.zeros(BUCKETS + 1, dtype=np.int64)
         np.cumsum(counts, out=bounds[1:])
@@ -152,7 +152,7 @@ class RankTable:
         self._region = region
         self._merges = merges
         # so that string i ends where string i + 1 starts
-        self._starts = _int_array(np.append(starts, len(region)))
+        self._starts = _int_array(np.append(starts, end))
         self._loaded = bytearray((counts == 0).astype(np.uint8).tobytes())
         self._pending = int(np.count_nonzero(counts))
         self.complete = self._pending == 0
@@ -272,17 +272,19 @@ def merges_containing(merges: Sequence[str], sub: str) -> list[str]:
     raw = merges.raw() if isinstance(merges, StringArray) else None
     if raw is None:
         return [m for m in merges if sub in m]
-    region, starts = raw
+    region, starts, end = raw
     needle = sub.encode("utf-8", "surrogateescape")
     if not needle:
         return list(merges)
-    if len(region) < len(needle):
+    lo = int(starts[0]) if len(starts) else end
+    if end - lo < len(needle):
         return []
     # positions of the needle's first byte, narrowed byte by byte: one
     # vectorised pass instead of bytes.find, slow on gemma-4's 9 MB of
-    # merges where a space (the needle's start) is in every line
-    buf = np.frombuffer(region, dtype=np.uint8)
-    hits = np.flatnonzero(buf[:len(buf) - len(needle) + 1] == needle[0])
+    # merges where a space (the needle's start) is in every line; only
+    # the array's own bytes (the region can hold the whole file)
+    buf = np.frombuffer(region, dtype=np.uint8, count=end, offset=0)
+    hits = np.flatnonzero(buf[lo:end - len(needle) + 1] == needle[0]) + lo
     for k in range(1, len(needle)):
         hits = hits[buf[hits + k] == needle[k]]
     if len(hits) == 0:
@@ -290,7 +292,7 @@ def merges_containing(merges: Sequence[str], sub: str) -> list[str]:
     which: list[int] = np.unique(np.searchsorted(starts, hits, side="right") - 1).tolist()
     out: list[str] = []
     for i in which:
-        m = StringArray.decode_at(region, starts, i)
+        m = StringArray.decode_at(region, starts, end, i)
         # a hit can straddle a length prefix; the decoded text decides
         if sub in m:
             out.append(m)

@@ -42,6 +42,8 @@ CASES = {
     "only the last marker free": [b"\x1e\x1f\x1d", b"\x1c\x01", b"\x1f" * 9, b"", b"\xe2\x96"],
     "separator-like lengths": [bytes([30]) * 30, bytes([31]) * 31, b"\x00" * 3],
     "one empty": [b""],
+    # lengths past one byte: the reader's offsets take another path
+    "long strings": [b"x" * 300, b"", "\u00e9".encode() * 40000, b"y", b"\xff" * 256],
 }
 
 
@@ -91,8 +93,8 @@ def test_raw_parts_only_while_undecoded(tmp_path: Path) -> None:
     arr = _read_back(tmp_path, items)
     raw = arr.raw()
     assert raw is not None
-    region, starts = raw
-    assert [region[s + 8:e].decode() for s, e in zip(starts.tolist(), StringArray.ends_of(region, starts).tolist())] \
+    region, starts, end = raw
+    assert [region[s + 8:e].decode() for s, e in zip(starts.tolist(), StringArray.ends_of(starts, end).tolist())] \
         == _expected(items)
     arr.tolist()
     # decoded: the bytes are let go, and nobody gets half of them

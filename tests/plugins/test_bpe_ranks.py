@@ -53,7 +53,7 @@ def test_lazy_table_equals_the_full_dict(path: str) -> None:
     assert isinstance(merges, StringArray)
     lazy = RankTable(merges)
     assert not lazy.complete and not merges.decoded()
-    texts = StringArray(merges.region, merges.starts).tolist()  # decoded on a copy
+    texts = StringArray(merges.region, merges.starts, merges.end).tolist()  # decoded on a copy
     # the vectorised bucket of every merge is the one its text gets
     keys = bucket_keys(merges.region, merges.starts, merges.ends())
     assert keys.tolist() == [text_bucket(t) for t in texts]
@@ -170,7 +170,7 @@ def test_complete_all_swaps_in_the_full_dict_without_misleading_readers(path: st
         merges = _array(HOSTILE)
     else:
         merges = read_gguf(path).metadata["tokenizer.ggml.merges"].value
-    texts = StringArray(merges.region, merges.starts).tolist()
+    texts = StringArray(merges.region, merges.starts, merges.end).tolist()
     want = _expected_ranks(texts)
     table = RankTable(merges)
     partial = table.ranks
