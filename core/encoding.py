@@ -83,13 +83,6 @@ class IntColumn(_IntArray):
             out.extend(values)
         return out
 
-    @classmethod
-    def of_bytes(cls, data: bytes) -> IntColumn:
-        """The column whose native int64 values are ``data``."""
-        out = cls()
-        out.frombytes(data)
-        return out
-
     def __eq__(self, other: object) -> bool:
         if isinstance(other, array):
             return array.__eq__(self, other)

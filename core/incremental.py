@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from array import array
 from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import chain
@@ -310,11 +311,8 @@ def _encode_chunked(model: Model, text: str, add_special: bool, parse_special: b
         for k in range(len(parts)):
             col = parts[k][2][c]
             parts[k][2][c] = _EMPTY  # (freed once copied)
-            if c == 5 and base and len(col):  # a piece's groups count from its own first token
-                g = np.frombuffer(col, dtype=np.int64)
-                flat.frombytes(np.where(g >= 0, g + base, g).tobytes())
-            else:
-                flat.extend(col)  # (a memcpy)
+            # a piece's groups count from its own first token
+            _extend_shifted(flat, col, base if c == 5 else 0, groups=c == 5)
             base += counts[k]
         flat.fromlist(tail)
         out.append(flat)
@@ -513,14 +511,7 @@ def _spliced(old: Column, left: int, new: list[int], right: int, d: int, groups:
     if isinstance(old, IntColumn):
         out = IntColumn(old[:left])
         out.fromlist(new)
-        tail = old[right:]
-        if d and len(tail):
-            t = np.frombuffer(tail, dtype=np.int64)
-            # numpy: a memcpy's cost where a loop over a 10 MB text's
-            # millions of values would take seconds
-            out.frombytes((np.where(t >= 0, t + d, t) if groups else t + d).tobytes())
-        else:
-            out.extend(tail)
+        _extend_shifted(out, old[right:], d, groups)
         return out
     tail_t = old[right:]
     if groups:
@@ -529,6 +520,17 @@ def _spliced(old: Column, left: int, new: list[int], right: int, d: int, groups:
     else:
         tail_t = _shift(tail_t, d)
     return old[:left] + tuple(new) + tail_t
+
+
+def _extend_shifted(out: IntColumn, values: array[int], d: int, groups: bool) -> None:
+    """Append ``values`` plus ``d`` to ``out`` (``groups``: only the values
+    >= 0; -1 means no group). numpy: a memcpy's cost, where a loop over a
+    10 MB text's millions of values would take seconds."""
+    if d and len(values):
+        v = np.frombuffer(values, dtype=np.int64)
+        out.frombytes((np.where(v >= 0, v + d, v) if groups else v + d).tobytes())
+    else:
+        out.extend(values)
 
 
 def _shift(values: tuple[int, ...], d: int) -> tuple[int, ...]:

@@ -185,27 +185,23 @@ def decode(data: bytes) -> TextFile:
             encoding, bom = enc, mark
             break
     pieces = _decode_pieces(data[len(bom):], encoding)
-    counts = {"\r\n": 0, "\n": 0, "\r": 0}
-    for p in pieces:
-        if isinstance(p, str):
-            crlf = p.count("\r\n")
-            counts["\r\n"] += crlf
-            counts["\n"] += p.count("\n") - crlf
-            counts["\r"] += p.count("\r") - crlf
+    # per text piece, how many of each line break it holds (str methods: a
+    # loop over the line breaks of a 10 MB file held the GIL for ~0.1 s)
+    breaks = [_breaks(p) if isinstance(p, str) else _NO_BREAKS for p in pieces]
+    counts = {k: sum(b[k] for b in breaks) for k in ("\r\n", "\n", "\r")}
     # ties go to LF: what the editor holds anyway
     newline = max(("\n", "\r\n", "\r"), key=lambda k: counts[k])
     out: list[str] = []
     runs: list[Run] = []
     length = 0
-    for p in pieces:
+    for p, b in zip(pieces, breaks):
         if isinstance(p, bytes):
             runs.append(Run(length, p, True))
             out.append(REPLACEMENT)
             length += 1
             continue
-        if _only_breaks_like(p, newline):
-            # (the usual case, done by str methods: a loop over the line
-            # breaks of a 10 MB file held the GIL for ~0.1 s in all)
+        if all(n == 0 for k, n in b.items() if k != newline):
+            # every break is the usual one (the usual case)
             p = p.replace(newline, "\n") if newline != "\n" else p
             out.append(p)
             length += len(p)
@@ -225,16 +221,13 @@ def decode(data: bytes) -> TextFile:
     return TextFile("".join(out), encoding, bom, newline, tuple(runs), len(data))
 
 
-def _only_breaks_like(p: str, newline: str) -> bool:
-    """Whether every line break in ``p`` is written ``newline``."""
-    if "\u2029" in p:
-        return False
-    if newline == "\n":
-        return "\r" not in p
+def _breaks(p: str) -> dict[str, int]:
+    """How many of each line break ``p`` holds, as ``_BREAK`` finds them."""
     crlf = p.count("\r\n")
-    if newline == "\r\n":
-        return p.count("\r") == crlf and p.count("\n") == crlf
-    return "\n" not in p  # "\r"
+    return {"\r\n": crlf, "\n": p.count("\n") - crlf, "\r": p.count("\r") - crlf, "\u2029": p.count("\u2029")}
+
+
+_NO_BREAKS = {"\r\n": 0, "\n": 0, "\r": 0, "\u2029": 0}
 
 
 def read_text_file(path: str | os.PathLike[str]) -> tuple[TextFile, bytes]:

@@ -33,9 +33,8 @@ def test_not_equal_to_other_things_and_not_hashable() -> None:
         hash(col)
 
 
-def test_made_from_bytes_and_iterables() -> None:
+def test_made_from_iterables() -> None:
     a = array("q", [5, -6, 7])
-    assert IntColumn.of_bytes(a.tobytes()) == (5, -6, 7)
     assert IntColumn(a) == (5, -6, 7) and IntColumn(range(3)) == (0, 1, 2) and IntColumn() == ()
     with pytest.raises(OverflowError):
         IntColumn([2 ** 63])
