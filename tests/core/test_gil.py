@@ -103,3 +103,33 @@ def test_progress_hooks_nest() -> None:
             checkpoint(2, 9)
         checkpoint(3, 9)
     assert outer == [1, 3] and inner == [2]
+
+
+def test_offers_sleep_at_most_once_per_offer_interval(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each sleep costs ~60-90 µs of wall time whether or not a thread
+    waits, so offers closer together than OFFER_NS skip it."""
+    from tokenprism.core import gil
+
+    class Clock:
+        now = 10**12
+        sleeps = 0
+
+        def perf_counter_ns(self) -> int:
+            return self.now
+
+        def sleep(self, s: float) -> None:
+            assert s == 0
+            self.sleeps += 1
+
+    clock = Clock()
+    monkeypatch.setattr(gil, "time", clock)
+    monkeypatch.setattr(gil, "_last_offer", 0)
+    step = gil.OFFER_NS // 10
+    for _ in range(100):  # 10 offer intervals' worth of offers
+        gil.offer_gil()
+        clock.now += step
+    assert 9 <= clock.sleeps <= 11
+    for _ in range(5):  # far apart: every one sleeps
+        gil.checkpoint(0, 0)
+        clock.now += gil.OFFER_NS
+    assert 14 <= clock.sleeps <= 16
