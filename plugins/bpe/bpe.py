@@ -42,9 +42,12 @@ from .ranks import RankTable, merges_containing, rank_of
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
-_BIG = 1 << 62
+_BIG: Final = 1 << 61  # above every rank, and still a native int of mypyc (< 2**62)
 _CACHE_LIMIT = 65_536
 _HEAP_MIN = 48  # words with at least this many symbols use the heap merge
+# slots of the pair caches (see _pair_rank): 256 KB each, a few times the
+# pairs a text of one language meets
+_PAIR_SLOTS: Final = 1 << 15
 _SAFE_SPLIT_MIN = 256  # texts at least this long cut their words further (units)
 _ESCAPED_SPACE = "\u2581"
 _DNA_MARKER = "\ue000"
@@ -71,6 +74,7 @@ def _byte_glyphs() -> list[str]:
 
 BYTE_GLYPHS: list[str] = _byte_glyphs()
 GLYPH_TO_BYTE: dict[str, int] = {g: b for b, g in enumerate(BYTE_GLYPHS)}
+_SPACE_GLYPH = BYTE_GLYPHS[0x20]
 # latin-1 text of a byte string -> its glyphs
 _GLYPH_TRANS: dict[int, str] = {b: BYTE_GLYPHS[b] for b in range(256) if BYTE_GLYPHS[b] != chr(b)}
 # the vocabulary text of a single raw byte (pieces are read with surrogateescape)
@@ -139,6 +143,13 @@ class BpeTokenizer:
         self._lock = threading.Lock()
         self.cache: dict[str, WordResult] = {}
         self._pieces: list[Optional[bytes]] = [None] * len(vocab.pieces)
+        # the merge loop of byte-level words (see _pair_rank)
+        self._n_tok: int = len(vocab.pieces)
+        self._id_bits: int = (self._n_tok + 1).bit_length()
+        self._rank_bits: int = (len(vocab.merges) + 1).bit_length()
+        self._rank_slots: list[int] = []
+        self._join_slots: list[int] = []
+        self._byte_ids: list[int] = [self.t2i.get(g, -1) for g in BYTE_GLYPHS] if self.byte_encode else []
         self.dna_oov: int = self.t2i.get("<oov>", -1) if model == "hybriddna" else -1
 
         defaults = dict(pt.MODEL_DEFAULT_SPECIAL.get(model, {}))
@@ -333,35 +344,154 @@ class BpeTokenizer:
         """Tokens of one pre-tokenized word of a GPT-2 byte-level vocabulary."""
         raw = word.encode("utf-8", "surrogatepass")
         nbytes = len(raw)
-        glyphs = raw.decode("latin-1").translate(_GLYPH_TRANS)
+        if word.isascii() and word.isprintable():
+            # only the space has a glyph of its own here; translate()
+            # looks up every character in a dict (15 % of a word's time)
+            glyphs = word.replace(" ", _SPACE_GLYPH)
+        else:
+            glyphs = raw.decode("latin-1").translate(_GLYPH_TRANS)
         t2i = self.t2i
         if self.ignore_merges:
             tid = t2i.get(glyphs, -1)
             if tid >= 0:
                 return WordResult([tid], [0], [nbytes], nbytes)
-        syms = self.merge(list(glyphs))
         ids: list[int] = []
         starts: list[int] = []
         ends: list[int] = []
+        if 2 <= nbytes < _HEAP_MIN:
+            self._merge_bytes(raw, glyphs, ids, starts, ends)
+            return WordResult(ids, starts, ends, nbytes)
         pos = 0
-        for s in syms:
+        for s in self.merge(list(glyphs)):
             ln = len(s)
-            tid = t2i.get(s, -1)
-            if tid >= 0:
-                ids.append(tid)
-                starts.append(pos)
-                ends.append(pos + ln)
-            else:
-                # llama.cpp looks up each UTF-8 byte of the symbol's glyphs
-                for k in range(ln):
-                    for b in s[k].encode("utf-8", "surrogateescape"):
-                        bt = t2i.get(_RAW_BYTE_TEXT[b], -1)
-                        if bt >= 0:
-                            ids.append(bt)
-                            starts.append(pos + k)
-                            ends.append(pos + k + 1)
+            self._symbol(s, t2i.get(s, -1), pos, ids, starts, ends)
             pos += ln
         return WordResult(ids, starts, ends, nbytes)
+
+    def _symbol(self, s: str, tid: int, pos: int, ids: list[int], starts: list[int], ends: list[int]) -> None:
+        """Append the final byte-level symbol ``s`` (token ``tid``, -1:
+        none) that starts at byte ``pos`` of its word."""
+        ln = len(s)
+        if tid >= 0:
+            ids.append(tid)
+            starts.append(pos)
+            ends.append(pos + ln)
+            return
+        # llama.cpp looks up each UTF-8 byte of the symbol's glyphs
+        t2i = self.t2i
+        for k in range(ln):
+            for b in s[k].encode("utf-8", "surrogateescape"):
+                bt = t2i.get(_RAW_BYTE_TEXT[b], -1)
+                if bt >= 0:
+                    ids.append(bt)
+                    starts.append(pos + k)
+                    ends.append(pos + k + 1)
+
+    def _merge_bytes(self, raw: bytes, g: str, ids: list[int], starts: list[int], ends: list[int]) -> None:
+        """:meth:`merge` of a short byte-level word (``raw``, its glyphs
+        ``g``) by token ids, appending the final symbols' tokens.
+
+        A symbol is its token (-1: its text is none) plus its neighbours:
+        symbol ``i`` starts at glyph ``i`` (a merge only grows the left
+        one), so its text is a slice when one is needed. Pair ranks and
+        the tokens of joined pairs come from caches keyed by the two
+        tokens (:meth:`_pair_rank`); a step walks the list of ranks for the
+        lowest, leftmost first, as :meth:`merge` picks it."""
+        n = len(g)
+        big = _BIG
+        byte_ids = self._byte_ids
+        sym = [byte_ids[b] for b in raw]
+        nxt = list(range(1, n + 1))
+        nxt[n - 1] = -1
+        prv = list(range(-1, n - 1))
+        rank = [self._pair_rank(g, i, i + 1, i + 2, sym[i], sym[i + 1]) for i in range(n - 1)]
+        rank.append(big)
+        while True:
+            best = big
+            left = -1
+            for i in range(n - 1):
+                r = rank[i]
+                if r < best:
+                    best = r
+                    left = i
+            if left < 0:
+                break
+            right = nxt[left]
+            after = nxt[right]
+            end = n if after < 0 else after
+            merged = self._pair_join(g, left, end, sym[left], sym[right])
+            sym[left] = merged
+            rank[right] = big
+            nxt[left] = after
+            if after >= 0:
+                prv[after] = left
+                a2 = nxt[after]
+                rank[left] = self._pair_rank(g, left, after, n if a2 < 0 else a2, merged, sym[after])
+            else:
+                rank[left] = big
+            before = prv[left]
+            if before >= 0:
+                rank[before] = self._pair_rank(g, before, left, end, sym[before], merged)
+        i = 0
+        while i >= 0:
+            j = nxt[i]
+            e = n if j < 0 else j
+            t = sym[i]
+            if t >= 0:
+                ids.append(t)
+                starts.append(i)
+                ends.append(e)
+            else:
+                self._symbol(g[i:e], -1, i, ids, starts, ends)
+            i = j
+
+    def _pair_rank(self, g: str, i: int, j: int, k: int, lid: int, rid: int) -> int:
+        """The merge rank of the symbols ``g[i:j]`` (token ``lid``) and
+        ``g[j:k]`` (token ``rid``), or ``_BIG`` when none joins them.
+
+        Two tokens spell one pair text (piece texts are distinct), so a
+        table keyed by their ids answers without building, hashing and
+        looking up the merge text. It is direct-mapped (a clash evicts),
+        and a slot is one int, ``key << bits | rank + 1``, written in one
+        store: a thread never reads one pair's key with another's rank."""
+        if lid < 0 or rid < 0:
+            rt = self.rank_table()
+            r = rank_of(rt, rt.ranks, g[i:j] + " " + g[j:k])
+            return r if r >= 0 else _BIG
+        table = self._rank_slots
+        if not table:
+            table = [-1] * _PAIR_SLOTS
+            self._rank_slots = table
+        key = lid * self._n_tok + rid
+        bits = self._rank_bits
+        slot = (lid * 1031 + rid) & (_PAIR_SLOTS - 1)
+        e = table[slot]
+        if e < 0 or e >> bits != key:
+            rt = self.rank_table()
+            r = rank_of(rt, rt.ranks, g[i:j] + " " + g[j:k])
+            e = (key << bits) | (r + 1)
+            table[slot] = e
+        r = (e & ((1 << bits) - 1)) - 1
+        return r if r >= 0 else _BIG
+
+    def _pair_join(self, g: str, i: int, k: int, lid: int, rid: int) -> int:
+        """The token of ``g[i:k]``, the join of two symbols with tokens
+        ``lid`` and ``rid`` (-1: none), cached as :meth:`_pair_rank` caches
+        ranks."""
+        if lid < 0 or rid < 0:
+            return self.t2i.get(g[i:k], -1)
+        table = self._join_slots
+        if not table:
+            table = [-1] * _PAIR_SLOTS
+            self._join_slots = table
+        key = lid * self._n_tok + rid
+        bits = self._id_bits
+        slot = (lid * 1031 + rid) & (_PAIR_SLOTS - 1)
+        e = table[slot]
+        if e < 0 or e >> bits != key:
+            e = (key << bits) | (self.t2i.get(g[i:k], -1) + 1)
+            table[slot] = e
+        return (e & ((1 << bits) - 1)) - 1
 
     def word_utf8(self, word: str) -> WordResult:
         """Tokens of one word of a vocabulary of UTF-8 pieces (Gemma 4):
