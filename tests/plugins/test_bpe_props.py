@@ -245,3 +245,79 @@ def test_collapsed_text_equals_exact_classes() -> None:
             assert "".join(words) == text
 
     check()
+
+
+def _string_word(tok, word: str) -> tuple[list[int], list[int], list[int]]:  # type: ignore[no-untyped-def]
+    """A byte-level word's tokens the long way: merges of symbol strings by
+    every rank (``_scan_merge``), each final symbol looked up by its text,
+    a symbol no token spells as one token per byte of its glyphs."""
+    from tokenprism.plugins.bpe.bpe import _GLYPH_TRANS, _RAW_BYTE_TEXT
+
+    g = word.encode("utf-8").decode("latin-1").translate(_GLYPH_TRANS)
+    t2i = tok.t2i
+    if tok.ignore_merges and g in t2i:
+        return [t2i[g]], [0], [len(g)]
+    ids: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    pos = 0
+    for s in _scan_merge(tok, list(g)):
+        if s in t2i:
+            ids.append(t2i[s])
+            starts.append(pos)
+            ends.append(pos + len(s))
+        else:
+            for k, ch in enumerate(s):
+                for b in ch.encode("utf-8"):
+                    if _RAW_BYTE_TEXT[b] in t2i:
+                        ids.append(t2i[_RAW_BYTE_TEXT[b]])
+                        starts.append(pos + k)
+                        ends.append(pos + k + 1)
+        pos += len(s)
+    return ids, starts, ends
+
+
+def test_byte_level_words_equal_the_string_merge(ref_model) -> None:  # type: ignore[no-untyped-def]
+    """Short byte-level words merge by token ids, with ranks and joined
+    tokens from caches keyed by two ids; the long way gives the same."""
+    toks = [ref_model("gpt-2").tokenizer, ref_model("llama-bpe").tokenizer]
+
+    @SETTINGS
+    @given(word=st.one_of(_MERGY, TEXT))
+    def check(word: str) -> None:
+        for tok in toks:
+            tok.cache.clear()
+            r = tok.word_bytelevel(word)
+            assert (r.ids, r.starts, r.ends) == _string_word(tok, word), word
+
+    check()
+
+
+def test_merges_whose_join_is_no_token(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A merge may join two symbols into a text that is no token ("a b"
+    without "ab" here): later merges still see that symbol, and a final one
+    falls back to its bytes. Thousands of distinct pairs also evict one
+    another from the pair caches."""
+    from tests.ggufmaker import write_vocab_gguf
+    from tokenprism.core import open_model
+    from tokenprism.plugins.bpe.bpe import BYTE_GLYPHS
+
+    glyphs = list(BYTE_GLYPHS)
+    letters = [chr(c) for c in range(ord("a"), ord("z") + 1)]
+    merges = ["a b", "ab c", "x y"]
+    joined = [a + b for a in letters for b in letters if a + b not in ("ab", "xy")]
+    merges += [m[0] + " " + m[1] for m in joined]
+    tokens = glyphs + ["abc"] + joined
+    path = write_vocab_gguf(tmp_path / "nojoin.gguf", tokens, "gpt2", merges=merges,
+                            extra={"tokenizer.ggml.pre": "gpt-2"})
+    tok = open_model(path).tokenizer
+    t2i = tok.t2i
+    assert "ab" not in t2i and "xy" not in t2i
+    r = tok.word_bytelevel("abcxy")
+    # "abc" made through the non-token "ab"; "xy" falls back to its bytes
+    assert r.ids == [t2i["abc"], t2i["x"], t2i["y"]]
+    assert (r.starts, r.ends) == ([0, 3, 4], [3, 4, 5])
+    words = ["".join(letters[(i * 7 + k * 3) % 26] for k in range(2 + i % 9)) for i in range(3000)]
+    for w in words + words[::-1]:
+        r = tok.word_bytelevel(w)
+        assert (r.ids, r.starts, r.ends) == _string_word(tok, w), w
