@@ -253,7 +253,7 @@ def _string_word(tok, word: str) -> tuple[list[int], list[int], list[int]]:  # t
     a symbol no token spells as one token per byte of its glyphs."""
     from tokenprism.plugins.bpe.bpe import _GLYPH_TRANS, _RAW_BYTE_TEXT
 
-    g = word.encode("utf-8").decode("latin-1").translate(_GLYPH_TRANS)
+    g = word.encode("utf-8", "surrogatepass").decode("latin-1").translate(_GLYPH_TRANS)
     t2i = tok.t2i
     if tok.ignore_merges and g in t2i:
         return [t2i[g]], [0], [len(g)]
@@ -268,7 +268,7 @@ def _string_word(tok, word: str) -> tuple[list[int], list[int], list[int]]:  # t
             ends.append(pos + len(s))
         else:
             for k, ch in enumerate(s):
-                for b in ch.encode("utf-8"):
+                for b in ch.encode("utf-8", "surrogateescape"):
                     if _RAW_BYTE_TEXT[b] in t2i:
                         ids.append(t2i[_RAW_BYTE_TEXT[b]])
                         starts.append(pos + k)
