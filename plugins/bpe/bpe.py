@@ -389,18 +389,39 @@ class BpeTokenizer:
 
     def _merge_bytes(self, raw: bytes, g: str, ids: list[int], starts: list[int], ends: list[int]) -> None:
         """:meth:`merge` of a short byte-level word (``raw``, its glyphs
-        ``g``) by token ids, appending the final symbols' tokens.
-
-        A symbol is its token (-1: its text is none) plus its neighbours:
-        symbol ``i`` starts at glyph ``i`` (a merge only grows the left
-        one), so its text is a slice when one is needed. Pair ranks and
-        the tokens of joined pairs come from caches keyed by the two
-        tokens (:meth:`_pair_rank`); a step walks the list of ranks for the
-        lowest, leftmost first, as :meth:`merge` picks it."""
+        ``g``) by token ids (:meth:`_merge_ids`), appending the final
+        symbols' tokens."""
         n = len(g)
-        big = _BIG
         byte_ids = self._byte_ids
         sym = [byte_ids[b] for b in raw]
+        nxt = self._merge_ids(g, sym)
+        i = 0
+        while i >= 0:
+            j = nxt[i]
+            e = n if j < 0 else j
+            t = sym[i]
+            if t >= 0:
+                ids.append(t)
+                starts.append(i)
+                ends.append(e)
+            else:
+                self._symbol(g[i:e], -1, i, ids, starts, ends)
+            i = j
+
+    def _merge_ids(self, g: str, sym: list[int]) -> list[int]:
+        """:meth:`merge` of the symbols of ``g``, one character each, whose
+        tokens are ``sym`` (-1: the character is none): turns ``sym`` into
+        each final symbol's token, indexed by its first character, and
+        returns the links to the next final symbol (-1 ends).
+
+        A symbol is its token plus its neighbours: symbol ``i`` starts at
+        character ``i`` (a merge only grows the left one), so its text is a
+        slice when one is needed. Pair ranks and the tokens of joined pairs
+        come from caches keyed by the two tokens (:meth:`_pair_rank`); a
+        step walks the list of ranks for the lowest, leftmost first, as
+        :meth:`merge` picks it."""
+        n = len(g)
+        big = _BIG
         nxt = list(range(1, n + 1))
         nxt[n - 1] = -1
         prv = list(range(-1, n - 1))
@@ -432,18 +453,7 @@ class BpeTokenizer:
             before = prv[left]
             if before >= 0:
                 rank[before] = self._pair_rank(g, before, left, end, sym[before], merged)
-        i = 0
-        while i >= 0:
-            j = nxt[i]
-            e = n if j < 0 else j
-            t = sym[i]
-            if t >= 0:
-                ids.append(t)
-                starts.append(i)
-                ends.append(e)
-            else:
-                self._symbol(g[i:e], -1, i, ids, starts, ends)
-            i = j
+        return nxt
 
     def _pair_rank(self, g: str, i: int, j: int, k: int, lid: int, rid: int) -> int:
         """The merge rank of the symbols ``g[i:j]`` (token ``lid``) and
@@ -455,9 +465,7 @@ class BpeTokenizer:
         and a slot is one int, ``key << bits | rank + 1``, written in one
         store: a thread never reads one pair's key with another's rank."""
         if lid < 0 or rid < 0:
-            rt = self.rank_table()
-            r = rank_of(rt, rt.ranks, g[i:j] + " " + g[j:k])
-            return r if r >= 0 else _BIG
+            return self._text_rank(g, i, j, k)
         table = self._rank_slots
         if not table:
             table = [-1] * _PAIR_SLOTS
@@ -467,11 +475,21 @@ class BpeTokenizer:
         slot = (lid * 1031 + rid) & (_PAIR_SLOTS - 1)
         e = table[slot]
         if e < 0 or e >> bits != key:
-            rt = self.rank_table()
-            r = rank_of(rt, rt.ranks, g[i:j] + " " + g[j:k])
-            e = (key << bits) | (r + 1)
+            r = self._text_rank(g, i, j, k)
+            e = (key << bits) | (0 if r == _BIG else r + 1)
             table[slot] = e
         r = (e & ((1 << bits) - 1)) - 1
+        return r if r >= 0 else _BIG
+
+    def _text_rank(self, g: str, i: int, j: int, k: int) -> int:
+        """The rank of the pair ``g[i:j]``, ``g[j:k]`` by its merge text, or
+        ``_BIG`` (also for a pair holding a space where ``check_space``)."""
+        left = g[i:j]
+        right = g[j:k]
+        if self.check_space and (" " in left or " " in right):
+            return _BIG
+        rt = self.rank_table()
+        r = rank_of(rt, rt.ranks, left + " " + right)
         return r if r >= 0 else _BIG
 
     def _pair_join(self, g: str, i: int, k: int, lid: int, rid: int) -> int:
@@ -504,7 +522,6 @@ class BpeTokenizer:
             tid = t2i.get(esc, -1)
             if tid >= 0:
                 return WordResult([tid], [0], [nbytes], nbytes)
-        syms = self.merge(list(esc))
         # byte offset of each char of the word
         offs: list[int] = []
         if not is_ascii:
@@ -516,34 +533,51 @@ class BpeTokenizer:
         ids: list[int] = []
         starts: list[int] = []
         ends: list[int] = []
+        n = len(esc)
+        if 2 <= n < _HEAP_MIN:
+            sym = [t2i.get(c, -1) for c in esc]
+            nxt = self._merge_ids(esc, sym)
+            i = 0
+            while i >= 0:
+                j = nxt[i]
+                e = n if j < 0 else j
+                self._symbol_utf8(word, esc[i:e], sym[i], i, offs, ids, starts, ends)
+                i = j
+            return WordResult(ids, starts, ends, nbytes)
         pos = 0
-        for s in syms:
-            ln = len(s)
-            tid = t2i.get(s, -1)
-            a = pos if is_ascii else offs[pos]
-            z = pos + ln if is_ascii else offs[pos + ln]
-            if tid >= 0:
-                ids.append(tid)
-                starts.append(a)
-                ends.append(z)
-            else:
-                for k in range(ln):
-                    cb = pos + k if is_ascii else offs[pos + k]
-                    spaced = self.escape and word[pos + k] == " "
-                    j = 0
-                    for by in s[k].encode("utf-8", "surrogatepass"):
-                        bt = t2i.get(_HEX_BYTE_TEXT[by], -1)
-                        if bt >= 0:
-                            ids.append(bt)
-                            if spaced:
-                                starts.append(cb)
-                                ends.append(cb + 1)
-                            else:
-                                starts.append(cb + j)
-                                ends.append(cb + j + 1)
-                        j += 1
-            pos += ln
+        for s in self.merge(list(esc)):
+            self._symbol_utf8(word, s, t2i.get(s, -1), pos, offs, ids, starts, ends)
+            pos += len(s)
         return WordResult(ids, starts, ends, nbytes)
+
+    def _symbol_utf8(self, word: str, s: str, tid: int, pos: int, offs: list[int],
+                     ids: list[int], starts: list[int], ends: list[int]) -> None:
+        """Append the final symbol ``s`` (token ``tid``, -1: none) that
+        starts at character ``pos`` of ``word`` (``offs``: the byte offset
+        of each character, empty for ASCII words)."""
+        is_ascii = not offs
+        t2i = self.t2i
+        ln = len(s)
+        if tid >= 0:
+            ids.append(tid)
+            starts.append(pos if is_ascii else offs[pos])
+            ends.append(pos + ln if is_ascii else offs[pos + ln])
+            return
+        for k in range(ln):
+            cb = pos + k if is_ascii else offs[pos + k]
+            spaced = self.escape and word[pos + k] == " "
+            j = 0
+            for by in s[k].encode("utf-8", "surrogatepass"):
+                bt = t2i.get(_HEX_BYTE_TEXT[by], -1)
+                if bt >= 0:
+                    ids.append(bt)
+                    if spaced:
+                        starts.append(cb)
+                        ends.append(cb + 1)
+                    else:
+                        starts.append(cb + j)
+                        ends.append(cb + j + 1)
+                j += 1
 
     def word(self, word: str) -> WordResult:
         if self.byte_encode:
