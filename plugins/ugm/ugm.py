@@ -220,12 +220,25 @@ class UgmTokenizer:
         self.tag_chars = exact_limit(valid_scores, lens, self.unk_score, self.tag_bits)
         self.tag_unit = 1.0
         self.tag_scale = 1.0
+        # the scores again, in units of the grain as int32 by token id: read
+        # from one bytes object, a score costs no list item and no float
+        # object far apart in memory (-2**31: too big, in tok_score only)
+        self.grain = 1.0
+        self.score_units = b""
         if self.tag_chars > 0:
             g = score_grain(np.append(valid_scores, self.unk_score))
             self.tag_unit = math.ldexp(1.0, g - self.tag_bits)
             self.tag_scale = math.ldexp(1.0, self.tag_bits - g)
-            if not (self.tag_unit > 0.0 and math.isfinite(self.tag_scale)):
+            self.grain = math.ldexp(1.0, g)
+            if not (self.tag_unit > 0.0 and math.isfinite(self.tag_scale) and self.grain > 0.0
+                    and math.isfinite(1.0 / self.grain)):
                 self.tag_chars = 0
+            else:
+                units = valid_scores * (1.0 / self.grain)
+                units[~(np.abs(units) < 2.0 ** 31)] = -2.0 ** 31
+                by_id = np.zeros(n, dtype="<i4")
+                by_id[np.asarray(valid, dtype=np.int64)] = units.astype(np.int64)
+                self.score_units = by_id.tobytes()
         # With remove_extra_whitespaces, the text between two spaces is
         # normalized on its own (the state after a space is always the same)
         # and, ▁ being a cut, it is one word: "▁" + the text when no rule
@@ -387,7 +400,9 @@ class UgmTokenizer:
         if m > self.tag_chars:
             return self._best_path_lists(word)
         trie = self.trie
+        su = self.score_units
         scores = self.tok_score
+        grain = self.grain
         unk_score = self.unk_score
         unit = self.tag_unit
         scale = self.tag_scale
@@ -414,7 +429,18 @@ class UgmTokenizer:
                 if v >= 0:
                     if j == i + 1:
                         single = True
-                    s = cur + scores[v] + d
+                    o: i64 = v * 4
+                    b0: i64 = su[o]
+                    b1: i64 = su[o + 1]
+                    b2: i64 = su[o + 2]
+                    b3: i64 = su[o + 3]
+                    units: i64 = b0 | (b1 << 8) | (b2 << 16) | (b3 << 24)
+                    if units >= 0x80000000:
+                        units -= 0x100000000
+                    if units == -0x80000000:
+                        s = cur + scores[v] + d
+                    else:
+                        s = cur + float(units) * grain + d
                     if s > best[j]:
                         best[j] = s
                 if j >= m or (r >> 31) & 1 == 0:

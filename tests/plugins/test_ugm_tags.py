@@ -57,13 +57,14 @@ def reference_path(word: str, pieces: dict[str, int], scores: list[float], unk: 
     return out
 
 
-# scores that are small multiples of one step tie all the time; the last
-# vocabulary has no piece for "c" (unknown tokens) and pieces up to 9 long
+# scores that are small multiples of one step tie all the time; "bb" has
+# a score too big for the int32 table; the last vocabulary has no piece
+# for "c" (unknown tokens) and pieces up to 9 long
 VOCABS: dict[str, list[tuple[str, float]]] = {
     "halves": [("a", -1.0), ("b", -1.0), ("c", -1.0), ("▁", -1.0), ("ab", -2.0), ("ba", -2.0), ("abc", -3.0),
                ("▁a", -1.5), ("bc", -2.0), ("ca", -1.0), ("aa", -2.0), ("cab", -2.5), ("▁ab", -2.5)],
     "ones": [("a", -1.0), ("b", -2.0), ("c", -1.0), ("▁", -1.0), ("ab", -3.0), ("abc", -4.0), ("bca", -4.0),
-             ("▁ab", -3.0), ("cc", -2.0), ("ccc", -3.0)],
+             ("▁ab", -3.0), ("cc", -2.0), ("ccc", -3.0), ("bb", 2.0 ** 31)],
     "sparse": [("a", -0.25), ("b", -0.5), ("▁", -0.25), ("ab", -0.75), ("aab", -1.0), ("abab", -1.5),
                ("ababababa", -2.25), ("▁a", -0.5), ("ba", -0.75)],
 }
@@ -91,6 +92,14 @@ def test_tagged_path_is_the_plain_viterbi(tag_models: Any, name: str, word: str)
     expected = reference_path(word, pieces, scores, tok.unk_id, tok.unk_score)
     assert tok.best_path(word) == expected
     assert tok._best_path_lists(word) == expected
+
+
+def test_a_score_too_big_for_the_table_is_read_from_the_list(tag_models: Any) -> None:
+    tok = tag_models["ones"].tokenizer
+    bb = 3 + [p for p, _ in VOCABS["ones"]].index("bb")
+    assert tok.score_units[4 * bb:4 * bb + 4] == (-2 ** 31).to_bytes(4, "little", signed=True)
+    # that score makes "bb" win wherever it fits
+    assert tok.best_path("▁abb") == [6, 0, 1, 3, 1, 2, bb, 2, 4]
 
 
 def test_ties_go_to_the_earlier_start(tag_models: Any) -> None:
