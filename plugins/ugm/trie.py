@@ -140,7 +140,7 @@ def code_points(pieces: Sequence[str], ids: list[int]) -> tuple[npt.NDArray[np.i
     return lens, cps
 
 
-def build_trie(lens: npt.NDArray[np.int64], cps: npt.NDArray[np.int64], ids: list[int],
+def build_trie(lens: npt.NDArray[np.int64], cps: npt.NDArray[np.int64], ids: list[int] | npt.NDArray[np.int64],
                first_below: int) -> PieceTrie:
     """The trie of the pieces ``code_points`` gives for ``ids`` (ascending;
     a piece listed twice keeps the last id, as llama.cpp's trie does; empty

@@ -105,19 +105,33 @@ def exact_limit(scores: list[float] | npt.NDArray[np.float64], lengths: list[int
     hence exact. ``spare_bits``: that many low bits below ``2**g`` must stay
     exact too (the tags of :meth:`UgmTokenizer.best_path`).
     """
+    return limit_of(score_bounds(scores, lengths, unk_score), spare_bits)
+
+
+def score_bounds(scores: list[float] | npt.NDArray[np.float64], lengths: list[int] | npt.NDArray[np.int64],
+                 unk_score: float) -> tuple[int, float, float] | None:
+    """``(g, max(|lo|, hi), top)`` as :func:`exact_limit` describes them
+    (``g`` = 0 when every score is 0); None when a score is not finite."""
     sc = np.append(np.asarray(scores, dtype=np.float64), unk_score)
     ln = np.append(np.asarray(lengths, dtype=np.int64), 1)
     if not bool(np.isfinite(sc).all()):
-        return 0
-    if not bool((sc != 0.0).any()):
-        return sys.maxsize  # every score is 0
+        return None
     g = score_grain(sc)
     singles = sc[ln == 1]
     lo = min(0.0, float(singles.min()) if singles.size else 0.0)
     hi = max(0.0, float((sc[ln > 0] / ln[ln > 0]).max()))
     top = float(np.abs(sc).max())
+    return g, max(-lo, hi), top
+
+
+def limit_of(bounds: tuple[int, float, float] | None, spare_bits: int = 0) -> int:
+    """:func:`exact_limit` from :func:`score_bounds`."""
+    if bounds is None:
+        return 0
+    g, per_char, top = bounds
+    if top == 0.0:
+        return sys.maxsize  # every score is 0
     room = math.ldexp(1.0, 52 + g - spare_bits) - top
-    per_char = max(-lo, hi)
     if room <= 0:
         return 0
     if per_char == 0.0:
@@ -177,7 +191,8 @@ class UgmTokenizer:
         is_normal = types == int(TokenType.NORMAL)
         is_ud = types == int(TokenType.USER_DEFINED)
         min_score = float(s32[is_normal].min()) if bool(is_normal.any()) else FLT_MAX
-        matchable: list[int] = np.nonzero(is_normal | is_ud | (types == int(TokenType.UNUSED)))[0].tolist()
+        matchable_idx = np.nonzero(is_normal | is_ud | (types == int(TokenType.UNUSED)))[0]
+        matchable: list[int] = matchable_idx.tolist()
         ud_pieces: list[str] = [pieces[t] for t in np.nonzero(is_ud)[0].tolist()]
         self.unk_score = _f32(_f32(min_score) - UNKNOWN_PENALTY)
         # the session scores by the attributes after the fix-ups
@@ -194,11 +209,13 @@ class UgmTokenizer:
         # in llama.cpp, which leads nowhere, so the character path leaves
         # them out.
         valid = matchable
+        valid_idx = matchable_idx  # (the same ids as an array: converting 250k ints costs ~4 ms)
         lens, cps = code_points(pieces, valid)
         if bool(((cps >= 0xD800) & (cps <= 0xDFFF)).any()):
             valid = [tid for tid in matchable if not _has_surrogate(pieces[tid])]
+            valid_idx = np.asarray(valid, dtype=np.int64)
             lens, cps = code_points(pieces, valid)
-        self.trie = build_trie(lens, cps, valid, _FIRST_TABLE)
+        self.trie = build_trie(lens, cps, valid_idx, _FIRST_TABLE)
         space = self.space
         # ▁ inside a piece (past its first character)
         inner = cps == ord(space)
@@ -211,13 +228,14 @@ class UgmTokenizer:
         self._lock = threading.Lock()
         self._cache: dict[str, WordEdges] = {}
         self._paths: dict[str, list[int]] = {}
-        valid_scores = tok_score[np.asarray(valid, dtype=np.int64)]
-        self.exact_chars = exact_limit(valid_scores, lens, self.unk_score) if self.cut_on_space else 0
+        valid_scores = tok_score[valid_idx]
+        bounds = score_bounds(valid_scores, lens, self.unk_score)
+        self.exact_chars = limit_of(bounds) if self.cut_on_space else 0
         # best_path keeps, in the low bits of each best score, how many
         # characters back the token that reached it starts (see there):
         # tag_bits of them, below the scores' grain 2**g
         self.tag_bits: int = max(1, int(lens.max()) if len(lens) else 1).bit_length()
-        self.tag_chars = exact_limit(valid_scores, lens, self.unk_score, self.tag_bits)
+        self.tag_chars = limit_of(bounds, self.tag_bits)
         self.tag_unit = 1.0
         self.tag_scale = 1.0
         # the scores again, in units of the grain as int32 by token id: read
@@ -225,8 +243,8 @@ class UgmTokenizer:
         # object far apart in memory (-2**31: too big, in tok_score only)
         self.grain = 1.0
         self.score_units = b""
-        if self.tag_chars > 0:
-            g = score_grain(np.append(valid_scores, self.unk_score))
+        if self.tag_chars > 0 and bounds is not None:
+            g = bounds[0]
             self.tag_unit = math.ldexp(1.0, g - self.tag_bits)
             self.tag_scale = math.ldexp(1.0, self.tag_bits - g)
             self.grain = math.ldexp(1.0, g)
@@ -237,7 +255,7 @@ class UgmTokenizer:
                 units = valid_scores * (1.0 / self.grain)
                 units[~(np.abs(units) < 2.0 ** 31)] = -2.0 ** 31
                 by_id = np.zeros(n, dtype="<i4")
-                by_id[np.asarray(valid, dtype=np.int64)] = units.astype(np.int64)
+                by_id[valid_idx] = units.astype(np.int64)
                 self.score_units = by_id.tobytes()
         # With remove_extra_whitespaces, the text between two spaces is
         # normalized on its own (the state after a space is always the same)
