@@ -77,16 +77,31 @@ class PieceTrie:
         ``(token + 1) << 32 | has_children << 31 | child`` (see :func:`unpack`)."""
         t = self.table
         mask = self.mask
-        s = slot_of(node, cp, mask)
+        h: i64 = (node * 0x9E3779B1) ^ (cp * 0x85EBCA6B)  # slot_of, written out too
+        s: i64 = (h ^ (h >> 21)) & mask
         want: i64 = cp + 1
+        # the byte reads are written out: a call per uint32 (mypyc does not
+        # inline _u32) was a quarter of the Viterbi pass
         while True:
             o: i64 = s * RECORD
-            w0 = _u32(t, o)
-            c1 = w0 & 0xFFFFFF
+            b0: i64 = t[o]
+            b1: i64 = t[o + 1]
+            b2: i64 = t[o + 2]
+            c1 = b0 | (b1 << 8) | (b2 << 16)
             if c1 == 0:
                 return NO_NODE
-            if c1 == want and _u32(t, o + 4) == node:
-                return (_u32(t, o + 8) << 32) | ((w0 >> 24) << 31) | (s + 1)
+            if c1 == want:
+                p0: i64 = t[o + 4]
+                p1: i64 = t[o + 5]
+                p2: i64 = t[o + 6]
+                p3: i64 = t[o + 7]
+                if p0 | (p1 << 8) | (p2 << 16) | (p3 << 24) == node:
+                    k0: i64 = t[o + 8]
+                    k1: i64 = t[o + 9]
+                    k2: i64 = t[o + 10]
+                    k3: i64 = t[o + 11]
+                    inner: i64 = t[o + 3]
+                    return ((k0 | (k1 << 8) | (k2 << 16) | (k3 << 24)) << 32) | (inner << 31) | (s + 1)
             s = (s + 1) & mask
 
     def token(self, node: i64) -> i64:
@@ -125,7 +140,7 @@ def code_points(pieces: Sequence[str], ids: list[int]) -> tuple[npt.NDArray[np.i
     return lens, cps
 
 
-def build_trie(lens: npt.NDArray[np.int64], cps: npt.NDArray[np.int64], ids: list[int],
+def build_trie(lens: npt.NDArray[np.int64], cps: npt.NDArray[np.int64], ids: list[int] | npt.NDArray[np.int64],
                first_below: int) -> PieceTrie:
     """The trie of the pieces ``code_points`` gives for ``ids`` (ascending;
     a piece listed twice keeps the last id, as llama.cpp's trie does; empty

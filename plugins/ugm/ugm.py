@@ -35,7 +35,7 @@ import math
 import re
 import sys
 import threading
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -90,7 +90,7 @@ class WordEdges:
 
 
 def exact_limit(scores: list[float] | npt.NDArray[np.float64], lengths: list[int] | npt.NDArray[np.int64],
-                unk_score: float) -> int:
+                unk_score: float, spare_bits: int = 0) -> int:
     """The longest fragment (in normalized characters) for which every sum
     of the Viterbi pass is exact, so that it does not matter where a sum
     starts: word by word gives the same comparisons, ties included, as the
@@ -102,31 +102,54 @@ def exact_limit(scores: list[float] | npt.NDArray[np.float64], lengths: list[int
     edge; ``hi`` from the best score per character), and a candidate adds
     at most ``top`` to that. While ``n * max(|lo|, hi) + top < 2**(52+g)``
     every value is a multiple of ``2**g`` that fits in a double's mantissa,
-    hence exact.
+    hence exact. ``spare_bits``: that many low bits below ``2**g`` must stay
+    exact too (the tags of :meth:`UgmTokenizer.best_path`).
     """
+    return limit_of(score_bounds(scores, lengths, unk_score), spare_bits)
+
+
+def score_bounds(scores: list[float] | npt.NDArray[np.float64], lengths: list[int] | npt.NDArray[np.int64],
+                 unk_score: float) -> tuple[int, float, float] | None:
+    """``(g, max(|lo|, hi), top)`` as :func:`exact_limit` describes them
+    (``g`` = 0 when every score is 0); None when a score is not finite."""
     sc = np.append(np.asarray(scores, dtype=np.float64), unk_score)
     ln = np.append(np.asarray(lengths, dtype=np.int64), 1)
     if not bool(np.isfinite(sc).all()):
-        return 0
-    nonzero = sc[sc != 0.0]
-    if nonzero.size == 0:
-        return sys.maxsize  # every score is 0
-    mant, exp = np.frexp(nonzero)
-    m = (np.abs(mant) * float(1 << 53)).astype(np.int64)
-    # exponent of the lowest set bit of each score
-    low = exp.astype(np.int64) - 53 + np.log2((m & -m).astype(np.float64)).astype(np.int64)
-    g = int(low.min())
+        return None
+    g = score_grain(sc)
     singles = sc[ln == 1]
     lo = min(0.0, float(singles.min()) if singles.size else 0.0)
     hi = max(0.0, float((sc[ln > 0] / ln[ln > 0]).max()))
     top = float(np.abs(sc).max())
-    room = math.ldexp(1.0, 52 + g) - top
-    per_char = max(-lo, hi)
+    return g, max(-lo, hi), top
+
+
+def limit_of(bounds: tuple[int, float, float] | None, spare_bits: int = 0) -> int:
+    """:func:`exact_limit` from :func:`score_bounds`."""
+    if bounds is None:
+        return 0
+    g, per_char, top = bounds
+    if top == 0.0:
+        return sys.maxsize  # every score is 0
+    room = math.ldexp(1.0, 52 + g - spare_bits) - top
     if room <= 0:
         return 0
     if per_char == 0.0:
         return sys.maxsize
     return int(min(room / per_char, float(sys.maxsize // 2)))
+
+
+def score_grain(scores: npt.NDArray[np.float64]) -> int:
+    """The exponent ``g`` of the largest power of two that divides every
+    score (0 when all are 0; the scores are finite)."""
+    nonzero = scores[scores != 0.0]
+    if nonzero.size == 0:
+        return 0
+    mant, exp = np.frexp(nonzero)
+    m = (np.abs(mant) * float(1 << 53)).astype(np.int64)
+    # exponent of the lowest set bit of each score
+    low = exp.astype(np.int64) - 53 + np.log2((m & -m).astype(np.float64)).astype(np.int64)
+    return int(low.min())
 
 
 def _f32(x: float) -> float:
@@ -168,7 +191,8 @@ class UgmTokenizer:
         is_normal = types == int(TokenType.NORMAL)
         is_ud = types == int(TokenType.USER_DEFINED)
         min_score = float(s32[is_normal].min()) if bool(is_normal.any()) else FLT_MAX
-        matchable: list[int] = np.nonzero(is_normal | is_ud | (types == int(TokenType.UNUSED)))[0].tolist()
+        matchable_idx = np.nonzero(is_normal | is_ud | (types == int(TokenType.UNUSED)))[0]
+        matchable: list[int] = matchable_idx.tolist()
         ud_pieces: list[str] = [pieces[t] for t in np.nonzero(is_ud)[0].tolist()]
         self.unk_score = _f32(_f32(min_score) - UNKNOWN_PENALTY)
         # the session scores by the attributes after the fix-ups
@@ -185,11 +209,13 @@ class UgmTokenizer:
         # in llama.cpp, which leads nowhere, so the character path leaves
         # them out.
         valid = matchable
+        valid_idx = matchable_idx  # (the same ids as an array: converting 250k ints costs ~4 ms)
         lens, cps = code_points(pieces, valid)
         if bool(((cps >= 0xD800) & (cps <= 0xDFFF)).any()):
             valid = [tid for tid in matchable if not _has_surrogate(pieces[tid])]
+            valid_idx = np.asarray(valid, dtype=np.int64)
             lens, cps = code_points(pieces, valid)
-        self.trie = build_trie(lens, cps, valid, _FIRST_TABLE)
+        self.trie = build_trie(lens, cps, valid_idx, _FIRST_TABLE)
         space = self.space
         # ▁ inside a piece (past its first character)
         inner = cps == ord(space)
@@ -202,8 +228,35 @@ class UgmTokenizer:
         self._lock = threading.Lock()
         self._cache: dict[str, WordEdges] = {}
         self._paths: dict[str, list[int]] = {}
-        self.exact_chars = exact_limit(tok_score[np.asarray(valid, dtype=np.int64)], lens,
-                                       self.unk_score) if self.cut_on_space else 0
+        valid_scores = tok_score[valid_idx]
+        bounds = score_bounds(valid_scores, lens, self.unk_score)
+        self.exact_chars = limit_of(bounds) if self.cut_on_space else 0
+        # best_path keeps, in the low bits of each best score, how many
+        # characters back the token that reached it starts (see there):
+        # tag_bits of them, below the scores' grain 2**g
+        self.tag_bits: int = max(1, int(lens.max()) if len(lens) else 1).bit_length()
+        self.tag_chars = limit_of(bounds, self.tag_bits)
+        self.tag_unit = 1.0
+        self.tag_scale = 1.0
+        # the scores again, in units of the grain as int32 by token id: read
+        # from one bytes object, a score costs no list item and no float
+        # object far apart in memory (-2**31: too big, in tok_score only)
+        self.grain = 1.0
+        self.score_units = b""
+        if self.tag_chars > 0 and bounds is not None:
+            g = bounds[0]
+            self.tag_unit = math.ldexp(1.0, g - self.tag_bits)
+            self.tag_scale = math.ldexp(1.0, self.tag_bits - g)
+            self.grain = math.ldexp(1.0, g)
+            if not (self.tag_unit > 0.0 and math.isfinite(self.tag_scale) and self.grain > 0.0
+                    and math.isfinite(1.0 / self.grain)):
+                self.tag_chars = 0
+            else:
+                units = valid_scores * (1.0 / self.grain)
+                units[~(np.abs(units) < 2.0 ** 31)] = -2.0 ** 31
+                by_id = np.zeros(n, dtype="<i4")
+                by_id[valid_idx] = units.astype(np.int64)
+                self.score_units = by_id.tobytes()
         # With remove_extra_whitespaces, the text between two spaces is
         # normalized on its own (the state after a space is always the same)
         # and, ▁ being a cut, it is one word: "▁" + the text when no rule
@@ -351,7 +404,103 @@ class UgmTokenizer:
         tokens not merged yet.
 
         The candidates are tried as :meth:`word_edges` lists them, but
-        scored as they are found instead of being listed first."""
+        scored as they are found instead of being listed first.
+
+        Only the best scores are kept, each tagged with how far back the
+        token that reached it starts: ``d * tag_unit`` added below the
+        scores' grain (every score is a multiple of ``2**g``, every sum
+        exact up to ``tag_chars`` characters, tags included). A larger sum
+        wins as before; on equal sums the larger ``d`` wins, which is the
+        candidate tried first, as llama.cpp's strict ``>`` keeps. That
+        spares two lists of boxed ints (token, start) per word; the token
+        of each piece on the best path is looked up again at the end."""
+        m: i64 = len(word)
+        if m > self.tag_chars:
+            return self._best_path_lists(word)
+        trie = self.trie
+        su = self.score_units
+        scores = self.tok_score
+        grain = self.grain
+        unk_score = self.unk_score
+        unit = self.tag_unit
+        scale = self.tag_scale
+        tag_mask: i64 = (1 << self.tag_bits) - 1
+        first = trie.first
+        n_first: i64 = len(first)
+        best = [NEG_SCORE] * (m + 1)
+        best[0] = 0.0
+        i: i64 = 0
+        while i < m:
+            if i & _CHECK_MASK == _CHECK_MASK:
+                checkpoint(0, 0)  # a huge word without spaces
+            tagged = best[i]
+            tag: i64 = int(tagged * scale)
+            cur = tagged - float(tag & tag_mask) * unit
+            single = False
+            j: i64 = i + 1
+            d = unit
+            c: i64 = ord(word[i])
+            # r: a packed PieceTrie.step (token + 1, has children, node)
+            r: i64 = first[c] if c < n_first else trie.step(0, c)
+            while r != NO_NODE:
+                v: i64 = (r >> 32) - 1
+                if v >= 0:
+                    if j == i + 1:
+                        single = True
+                    o: i64 = v * 4
+                    b0: i64 = su[o]
+                    b1: i64 = su[o + 1]
+                    b2: i64 = su[o + 2]
+                    b3: i64 = su[o + 3]
+                    units: i64 = b0 | (b1 << 8) | (b2 << 16) | (b3 << 24)
+                    if units >= 0x80000000:
+                        units -= 0x100000000
+                    if units == -0x80000000:
+                        s = cur + scores[v] + d
+                    else:
+                        s = cur + float(units) * grain + d
+                    if s > best[j]:
+                        best[j] = s
+                if j >= m or (r >> 31) & 1 == 0:
+                    break
+                r = trie.step(step_node(r), ord(word[j]))
+                j += 1
+                d += unit
+            if not single:
+                s = cur + unk_score + unit
+                if s > best[i + 1]:
+                    best[i + 1] = s
+            i += 1
+        out: list[int] = []
+        pos: i64 = m
+        while pos > 0:
+            tag = int(best[pos] * scale)
+            start = pos - (tag & tag_mask)
+            out.append(pos)
+            out.append(start)
+            out.append(self._piece_between(word, start, pos))
+            pos = start
+        out.reverse()
+        return out
+
+    def _piece_between(self, word: str, i: i64, j: i64) -> i64:
+        """The token of ``word[i:j]`` as the Viterbi pass found it: its piece,
+        or the unknown token for one character no piece covers."""
+        trie = self.trie
+        first = trie.first
+        c: i64 = ord(word[i])
+        r: i64 = first[c] if c < len(first) else trie.step(0, c)
+        k: i64 = i + 1
+        while k < j and r != NO_NODE:
+            r = trie.step(step_node(r), ord(word[k]))
+            k += 1
+        if r == NO_NODE or r >> 32 == 0:
+            return self.unk_id
+        return (r >> 32) - 1
+
+    def _best_path_lists(self, word: str) -> list[int]:
+        """:meth:`best_path` for words too long for its tags: the token and
+        start of every best score in lists of their own."""
         trie = self.trie
         scores = self.tok_score
         unk = self.unk_id
@@ -509,6 +658,11 @@ class UgmTokenizer:
         ids: list[int] = []
         starts: list[int] = []
         ends: list[int] = []
+        ids_o = cast("list[object]", ids)
+        starts_o = cast("list[object]", starts)
+        ends_o = cast("list[object]", ends)
+        last_end = -1  # the value of the last token's end, and its object
+        last_obj: object = None
         prev_unk = False
         run_s = -1
         run_e = -1
@@ -539,6 +693,7 @@ class UgmTokenizer:
                 if sn is None:
                     return None
                 prev_unk = self._add_words(sn.text, sn.src_start, sn.src_end, ids, starts, ends, prev_unk)
+                last_end = -1
                 run_s = sn.run_start
                 run_e = sn.run_end
                 i = j
@@ -552,6 +707,11 @@ class UgmTokenizer:
                 sp_e = i
             run_s = -1
             p = self.chunk_path(text[i:j])
+            # the int objects are reused where the values allow (a token
+            # starts where the one before ends; the ids are the cached
+            # path's): making an int object per value was a third of this
+            # loop's time
+            po = cast("list[object]", p)
             for k in range(0, len(p), 3):
                 t = p[k]
                 e = p[k + 2]
@@ -559,11 +719,15 @@ class UgmTokenizer:
                 is_unk = t == unk
                 if is_unk and prev_unk:
                     ends[-1] = end
+                    last_end = -1
                 else:
                     s0 = p[k + 1]
-                    ids.append(t)
-                    starts.append(sp_s if s0 == 0 else i + s0 - 1)
-                    ends.append(end)
+                    start = sp_s if s0 == 0 else i + s0 - 1
+                    ids_o.append(po[k])
+                    starts_o.append(last_obj if start == last_end else start)
+                    last_obj = end
+                    last_end = end
+                    ends_o.append(last_obj)
                 prev_unk = is_unk
             i = j
         if not original.isascii():
@@ -781,11 +945,58 @@ def _has_surrogate(s: str) -> bool:
 
 def _to_bytes(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
     """Character offsets into ``text`` as UTF-8 byte offsets."""
+    spans = _walk_spans(text, starts, ends)
+    if spans is not None:
+        return spans
     bs = _walk_bytes(text, starts)
     be = _walk_bytes(text, ends)
     if bs is not None and be is not None:
         return bs, be
     return _to_bytes_np(text, starts, ends)
+
+
+def _walk_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]] | None:
+    """``_to_bytes`` in one walk along ``text`` when each token starts at
+    or after the end of the one before (None when not): a start equal to
+    the end before is that end's int object, not a new one."""
+    bs: list[int] = []
+    be: list[int] = []
+    bs_o = cast("list[object]", bs)
+    be_o = cast("list[object]", be)
+    c: i64 = 0
+    b: i64 = 0
+    prev_e: i64 = -1
+    prev_o: object = None
+    n: i64 = len(starts)
+    if len(ends) != n:
+        return None
+    k: i64 = 0
+    while k < n:
+        if k & 0xFFFF == 0xFFFF:
+            checkpoint(0, 0)
+        x: i64 = starts[k]
+        if x == prev_e:
+            bs_o.append(prev_o)
+        else:
+            if x < c:
+                return None
+            while c < x:
+                cp: i64 = ord(text[c])
+                b += 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+                c += 1
+            bs.append(b)
+        y: i64 = ends[k]
+        if y < c:
+            return None
+        while c < y:
+            cp = ord(text[c])
+            b += 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+            c += 1
+        prev_e = y
+        prev_o = b
+        be_o.append(prev_o)
+        k += 1
+    return bs, be
 
 
 def _walk_bytes(text: str, offsets: list[int]) -> list[int] | None:
