@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_right
-from typing import Final, cast
+from typing import TYPE_CHECKING, Final, cast
 
 import numpy as np
 
@@ -53,6 +53,12 @@ from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_s
 from tokenprism.core.vocab import Vocab
 
 from . import unicode_tables as _ut
+
+if TYPE_CHECKING:
+    # native 64-bit ints for mypyc in the trie walk (tagged ints checked
+    # every multiplication and shift for overflow: ~290 instructions a
+    # probe); plain ints when not compiled
+    from mypy_extensions import i64
 
 WORD_MARK: Final = "\u2581"
 
@@ -413,20 +419,36 @@ def _pack(cells: list[int], size: int) -> bytes:
     return out
 
 
-def _find(tb: bytes, mask: int, node: int, cp: int) -> int:
+def _find(tb: bytes, mask: i64, node: i64, cp: i64) -> i64:
     """``_slot`` in a packed table: the slot of the edge from ``node`` by
-    ``cp``, or -1."""
-    h = node * _NODE_MUL + cp * _CP_MUL
-    s = (h ^ (h >> 19)) & mask
+    ``cp``, or -1. (The hash stays below 2**47: the same value as
+    ``_slot``'s unbounded ints.)"""
+    h: i64 = node * _NODE_MUL + cp * _CP_MUL
+    s: i64 = (h ^ (h >> 19)) & mask
     while True:
-        o = s * _SLOT_BYTES
-        c = tb[o] | (tb[o + 1] << 8) | (tb[o + 2] << 16)
+        o: i64 = s * _SLOT_BYTES
+        b0: i64 = tb[o]
+        b1: i64 = tb[o + 1]
+        b2: i64 = tb[o + 2]
+        c: i64 = b0 | (b1 << 8) | (b2 << 16)
         if c == cp:
-            if (tb[o + 3] | (tb[o + 4] << 8) | (tb[o + 5] << 16)) == node:
+            p0: i64 = tb[o + 3]
+            p1: i64 = tb[o + 4]
+            p2: i64 = tb[o + 5]
+            if (p0 | (p1 << 8) | (p2 << 16)) == node:
                 return s
         elif c == _NO_CP:
             return -1
         s = (s + 1) & mask
+
+
+def _slot_id(tb: bytes, s: i64) -> i64:
+    """The id of the piece ending at slot ``s`` of a packed table, or -1."""
+    o: i64 = s * _SLOT_BYTES
+    t0: i64 = tb[o + 6]
+    t1: i64 = tb[o + 7]
+    t2: i64 = tb[o + 8]
+    return (t0 | (t1 << 8) | (t2 << 16)) - 1
 
 
 class _Trie:
@@ -881,20 +903,19 @@ class WpmTokenizer:
         tb = tr.packed
         if not tb:  # (a trie too big to pack: none is near it)
             return self._greedy_dict(word, ids, starts, ends)
-        mask = tr.mask
-        root = tr.root
-        n = len(word)
+        mask: i64 = tr.mask
+        root: i64 = tr.root
+        n: i64 = len(word)
         # the walk of each position stops at the first character no piece
         # continues with: every longer candidate is then absent as well,
         # so the last piece passed is the longest match
-        node = tr.mark
+        node: i64 = tr.mark
         if node < 0:
             return False
-        o = node * _SLOT_BYTES
-        best = (tb[o + 6] | (tb[o + 7] << 8) | (tb[o + 8] << 16)) - 1
-        best_j = 0
-        i = 0
-        j = 0
+        best: i64 = _slot_id(tb, node)
+        best_j: i64 = 0
+        i: i64 = 0
+        j: i64 = 0
         while True:
             while j < n:
                 s = _find(tb, mask, node, ord(word[j]))
@@ -902,8 +923,7 @@ class WpmTokenizer:
                     break
                 node = s
                 j += 1
-                o = s * _SLOT_BYTES
-                t = (tb[o + 6] | (tb[o + 7] << 8) | (tb[o + 8] << 16)) - 1
+                t = _slot_id(tb, s)
                 if t >= 0:
                     best = t
                     best_j = j
