@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_right
-from typing import Final, cast
+from typing import TYPE_CHECKING, Final, cast
 
 import numpy as np
 
@@ -53,6 +53,12 @@ from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_s
 from tokenprism.core.vocab import Vocab
 
 from . import unicode_tables as _ut
+
+if TYPE_CHECKING:
+    # native 64-bit ints for mypyc in the trie walk (tagged ints checked
+    # every multiplication and shift for overflow: ~290 instructions a
+    # probe); plain ints when not compiled
+    from mypy_extensions import i64
 
 WORD_MARK: Final = "\u2581"
 
@@ -86,6 +92,11 @@ _WORDS_BEFORE_TRIE: Final = 256
 
 # the code points below U+0080 of unicode_tables.WHITESPACE
 _ASCII_WS: Final = " \t\n\v\f\r"
+
+# mypyc has no primitive for str.isascii: ``s.isascii()`` looks the method
+# up by name on every call (7 % of a code text's instructions, most of a
+# new chunk's); calling the method object itself skips the lookup
+_isascii: Final = str.isascii
 
 Ranges = list[tuple[int, int]]
 
@@ -313,6 +324,22 @@ class Chunk:
         self.starts = starts
         self.ends = ends
         self.nbytes = nbytes
+        # what encode_fragment reads per occurrence, worked out once: the
+        # token count, the first token as the object it is (a list[int]
+        # read would unbox it, and boxing it again makes a new int), its
+        # span, and whether every token starts where the previous ended
+        # (the pieces of a word, CJK runs: one new int per token then)
+        n = len(ids)
+        self.n = n
+        self.first: object = cast("list[object]", ids)[0] if n else None
+        self.s0 = starts[0] if n else 0
+        self.e0 = ends[0] if n else 0
+        joined = True
+        for t in range(1, n):
+            if starts[t] != ends[t - 1]:
+                joined = False
+                break
+        self.joined = joined
 
 
 class Piece(Chunk):
@@ -392,20 +419,36 @@ def _pack(cells: list[int], size: int) -> bytes:
     return out
 
 
-def _find(tb: bytes, mask: int, node: int, cp: int) -> int:
+def _find(tb: bytes, mask: i64, node: i64, cp: i64) -> i64:
     """``_slot`` in a packed table: the slot of the edge from ``node`` by
-    ``cp``, or -1."""
-    h = node * _NODE_MUL + cp * _CP_MUL
-    s = (h ^ (h >> 19)) & mask
+    ``cp``, or -1. (The hash stays below 2**47: the same value as
+    ``_slot``'s unbounded ints.)"""
+    h: i64 = node * _NODE_MUL + cp * _CP_MUL
+    s: i64 = (h ^ (h >> 19)) & mask
     while True:
-        o = s * _SLOT_BYTES
-        c = tb[o] | (tb[o + 1] << 8) | (tb[o + 2] << 16)
+        o: i64 = s * _SLOT_BYTES
+        b0: i64 = tb[o]
+        b1: i64 = tb[o + 1]
+        b2: i64 = tb[o + 2]
+        c: i64 = b0 | (b1 << 8) | (b2 << 16)
         if c == cp:
-            if (tb[o + 3] | (tb[o + 4] << 8) | (tb[o + 5] << 16)) == node:
+            p0: i64 = tb[o + 3]
+            p1: i64 = tb[o + 4]
+            p2: i64 = tb[o + 5]
+            if (p0 | (p1 << 8) | (p2 << 16)) == node:
                 return s
         elif c == _NO_CP:
             return -1
         s = (s + 1) & mask
+
+
+def _slot_id(tb: bytes, s: i64) -> i64:
+    """The id of the piece ending at slot ``s`` of a packed table, or -1."""
+    o: i64 = s * _SLOT_BYTES
+    t0: i64 = tb[o + 6]
+    t1: i64 = tb[o + 7]
+    t2: i64 = tb[o + 8]
+    return (t0 | (t1 << 8) | (t2 << 16)) - 1
 
 
 class _Trie:
@@ -523,15 +566,21 @@ class WpmTokenizer:
         # its own NFD), so the space-separated chunks tokenize independently.
         # str.split(" ") is far cheaper than the walk of _split, and chunks
         # repeat in real text, so most cost one dictionary lookup.
-        ids: list[int] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        # the same lists, typed to take an already boxed int
-        ids_o = cast("list[object]", ids)
-        starts_o = cast("list[object]", starts)
-        ends_o = cast("list[object]", ends)
+        # the output lists are made at a guessed size and written by index:
+        # appending regrew them a few hundred times over a long text,
+        # copying them each time (a tenth of a mixed text's work), and
+        # list.extend is a slice assignment in mypyc (300 instructions
+        # for the few items of a chunk); typed list[object] to take the
+        # ints already boxed
+        cap = (len(text) >> 1) + 16
+        ids_o: list[object] = [None] * cap
+        starts_o: list[object] = [None] * cap
+        ends_o: list[object] = [None] * cap
+        m = 0
         pos = 0
         cache = self._chunks
+        # every chunk of an ASCII text is ASCII: one test instead of one a chunk
+        all_ascii = _isascii(text)
         parts = text.split(" ")
         n_parts = len(parts)
         k = 0
@@ -549,37 +598,57 @@ class WpmTokenizer:
                 continue
             r = cache.get(c)
             if r is None:
-                r = self._chunk(c)
+                r = self._chunk(c, all_ascii or _isascii(c))
                 next_check -= _NEW_COST
-            n = len(r.ids)
+            n = r.n
+            if m + n > cap:
+                more = (cap >> 1) + n
+                ids_o.extend([None] * more)
+                starts_o.extend([None] * more)
+                ends_o.extend([None] * more)
+                cap += more
             if n == 1:
-                # the id as the object it is: read from a list[int], mypyc
-                # would unbox it and box it again as a new int object
-                ids_o.append(cast("list[object]", r.ids)[0])
-                starts.append(pos + r.starts[0])
-                ends.append(pos + r.ends[0])
+                ids_o[m] = r.first
+                starts_o[m] = pos + r.s0
+                ends_o[m] = pos + r.e0
+                m += 1
             elif n > 1:
-                ids.extend(r.ids)
-                # boxing the offsets is most of this loop's time; a token
-                # that starts where the previous one ended (the pieces of
-                # a word, CJK runs) shares that int object instead
-                rs = r.starts
+                # ids read as the objects they are (a list[int] read would
+                # unbox them, and boxing again makes new ints)
+                rids = cast("list[object]", r.ids)
                 rends = r.ends
-                prev_e = -1
-                prev_o: object = None
-                for t in range(n):
-                    s = rs[t]
-                    if s == prev_e:
-                        starts_o.append(prev_o)
-                    else:
-                        starts_o.append(pos + s)
-                    e = rends[t]
-                    prev_o = pos + e
-                    ends_o.append(prev_o)
-                    prev_e = e
+                if r.joined:
+                    # boxing the offsets is most of this loop's time: a
+                    # token that starts where the previous one ended
+                    # shares that int object. (The casts box once: mypy
+                    # narrows a plain ``prev_o = pos + e`` to int, and
+                    # mypyc then boxed it anew for every list it went to.)
+                    prev_o = cast("object", pos + r.s0)
+                    for t in range(n):
+                        ids_o[m] = rids[t]
+                        starts_o[m] = prev_o
+                        prev_o = cast("object", pos + rends[t])
+                        ends_o[m] = prev_o
+                        m += 1
+                else:
+                    rs = r.starts
+                    prev_e = -1
+                    prev_o = None
+                    for t in range(n):
+                        ids_o[m] = rids[t]
+                        s = rs[t]
+                        starts_o[m] = prev_o if s == prev_e else pos + s
+                        e = rends[t]
+                        prev_o = cast("object", pos + e)
+                        ends_o[m] = prev_o
+                        prev_e = e
+                        m += 1
             # the chunk and the space after it
             pos += r.nbytes + 1
-        return FragmentResult(ids, starts, ends)
+        del ids_o[m:]
+        del starts_o[m:]
+        del ends_o[m:]
+        return FragmentResult(cast("list[int]", ids_o), cast("list[int]", starts_o), cast("list[int]", ends_o))
 
     def piece_bytes(self, token_id: int) -> bytes:
         piece: str = self._pieces[token_id]
@@ -631,7 +700,7 @@ class WpmTokenizer:
 
     # ---- internals ----------------------------------------------------------
 
-    def _split(self, text: str) -> list[str]:
+    def _split(self, text: str, asc: bool = False) -> list[str]:
         """Pieces "leading whitespace + one word" (and trailing whitespace);
         joined, they give ``text`` back.
 
@@ -639,8 +708,9 @@ class WpmTokenizer:
         whitespace, then a run of word characters (dropped ones included:
         they are removed later, inside the word) or one split character;
         whitespace at the end stands alone. For the short chunks this gets,
-        cheaper than starting a regular expression."""
-        cls = self._ascii_class if text.isascii() else self._tables.class_of()
+        cheaper than starting a regular expression. ``asc``: ``text`` is
+        known to be ASCII."""
+        cls = self._ascii_class if asc or _isascii(text) else self._tables.class_of()
         out: list[str] = []
         n = len(text)
         i = 0
@@ -661,9 +731,11 @@ class WpmTokenizer:
             i = j
         return out
 
-    def _chunk(self, c: str) -> Chunk:
-        """Tokens of a text without U+0020, remembered when short."""
-        if c.isascii() and c.isalnum() and self._ascii_lower:
+    def _chunk(self, c: str, asc: bool) -> Chunk:
+        """Tokens of a text without U+0020, remembered when short; ``asc``
+        tells whether it is ASCII."""
+        ascii_lower = asc and self._ascii_lower
+        if ascii_lower and c.isalnum():
             # ASCII letters and digits are all word characters (never
             # whitespace, split or dropped), so the chunk is one word,
             # tokenized straight into the chunk (not into a Piece too)
@@ -674,31 +746,35 @@ class WpmTokenizer:
             ch = Chunk(ids, starts, ends, len(c))
             self._remember_chunk(c, ch)
             return ch
-        if len(c) >= 2 and c.isascii() and c[-1] in self._ascii_split and c[:-1].isalnum():
+        if asc and len(c) >= 2 and c[-1] in self._ascii_split and c[:-1].isalnum():
             # a word and one ASCII punctuation or symbol ("day," "f("): the
             # two pieces _split would give, without the walk
             pieces = [c[:-1], c[-1]]
         else:
-            pieces = self._split(c)
+            pieces = self._split(c, asc)
         ids = []
         starts = []
         ends = []
+        ids_o = cast("list[object]", ids)
         pos = 0
         chunks = self._chunks
         for p in pieces:
             r: Chunk
-            if self._ascii_lower and p.isascii() and p.isalnum():
+            if ascii_lower and p.isalnum():
                 # a word that is also a chunk of its own ("day" of "day,"):
                 # one cache for both, so it is cut only once
                 found = chunks.get(p)
-                r = self._chunk(p) if found is None else found
+                r = self._chunk(p, True) if found is None else found
             else:
                 r = self._piece(p)
-            ids.extend(r.ids)
-            for s in r.starts:
-                starts.append(pos + s)
-            for e in r.ends:
-                ends.append(pos + e)
+            # item by item: list.extend costs a slice assignment in mypyc
+            rids = cast("list[object]", r.ids)
+            rs = r.starts
+            rends = r.ends
+            for t in range(r.n):
+                ids_o.append(rids[t])
+                starts.append(pos + rs[t])
+                ends.append(pos + rends[t])
             pos += r.nbytes
         ch = Chunk(ids, starts, ends, pos)
         self._remember_chunk(c, ch)
@@ -744,7 +820,7 @@ class WpmTokenizer:
         return word
 
     def _tokenize_piece(self, p: str) -> Piece:
-        ascii_p = p.isascii()
+        ascii_p = _isascii(p)
         if ascii_p and self._ascii_lower and p.isalnum():
             ids0: list[int] = []
             starts0: list[int] = []
@@ -827,20 +903,19 @@ class WpmTokenizer:
         tb = tr.packed
         if not tb:  # (a trie too big to pack: none is near it)
             return self._greedy_dict(word, ids, starts, ends)
-        mask = tr.mask
-        root = tr.root
-        n = len(word)
+        mask: i64 = tr.mask
+        root: i64 = tr.root
+        n: i64 = len(word)
         # the walk of each position stops at the first character no piece
         # continues with: every longer candidate is then absent as well,
         # so the last piece passed is the longest match
-        node = tr.mark
+        node: i64 = tr.mark
         if node < 0:
             return False
-        o = node * _SLOT_BYTES
-        best = (tb[o + 6] | (tb[o + 7] << 8) | (tb[o + 8] << 16)) - 1
-        best_j = 0
-        i = 0
-        j = 0
+        best: i64 = _slot_id(tb, node)
+        best_j: i64 = 0
+        i: i64 = 0
+        j: i64 = 0
         while True:
             while j < n:
                 s = _find(tb, mask, node, ord(word[j]))
@@ -848,8 +923,7 @@ class WpmTokenizer:
                     break
                 node = s
                 j += 1
-                o = s * _SLOT_BYTES
-                t = (tb[o + 6] | (tb[o + 7] << 8) | (tb[o + 8] << 16)) - 1
+                t = _slot_id(tb, s)
                 if t >= 0:
                     best = t
                     best_j = j
