@@ -1,12 +1,18 @@
 """Turning a plugin's UTF-8 byte spans into character spans and groups
 (compiled: runs once per token on every keystroke)."""
 
+from __future__ import annotations
 
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
 from .gil import offer_gil
+
+if TYPE_CHECKING:
+    # native 64-bit ints in the compiled walk (no overflow checks); plain
+    # ints when run as Python
+    from mypy_extensions import i64
 
 
 def byte_to_char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
@@ -32,7 +38,7 @@ def char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int]
     the size of the text. The lists may be returned as they are (ASCII)."""
     if text.isascii():
         return starts, ends
-    cols = _char_columns(text.encode("utf-8", "surrogatepass"), starts, ends)
+    cols = _char_columns(text, starts, ends)
     if cols is None:
         return byte_to_char_spans(text, starts, ends)
     return cast("list[int]", cols[0]), cast("list[int]", cols[1])
@@ -61,57 +67,70 @@ def span_columns(text: str, bstarts: list[int], bends: list[int]) -> Columns:
     return tuple(cs), tuple(ce), bs, be, _groups(cs, ce)
 
 
-def _is_cont(b: int) -> bool:
-    return (b & 0xC0) == 0x80
+def _width(c: i64) -> i64:
+    """UTF-8 length of code point ``c`` (a lone surrogate: 3, as
+    ``surrogatepass`` encodes it)."""
+    if c < 0x80:
+        return 1
+    if c < 0x800:
+        return 2
+    if c < 0x10000:
+        return 3
+    return 4
 
 
-def _char_columns(data: bytes, starts: list[int], ends: list[int]) -> tuple[list[object], list[object]] | None:
-    """Char starts and char ends of the byte spans into ``data``
-    (UTF-8), or None when the spans are too far out of text order for one
-    walk. A start inside a character moves back to that character's start,
-    an end inside one moves past it (as :func:`byte_to_char_spans`)."""
-    nb = len(data)
-    m = len(starts)
+def _char_columns(text: str, starts: list[int], ends: list[int]) -> tuple[list[object], list[object]] | None:
+    """Char starts and char ends of the UTF-8 byte spans into ``text``, or
+    None when the spans are too far out of text order for one walk. A
+    start inside a character moves back to that character's start, an end
+    inside one moves past it (as :func:`byte_to_char_spans`).
+
+    The walk goes a character at a time (its width from its code point),
+    not a byte at a time over the encoded text: on mixed scripts, about
+    half the steps, and no encoded copy of the text."""
+    n: i64 = len(text)
+    m: i64 = len(starts)
     neg: object = -1
     # filled by index: cheaper than appending, no regrowth
     cs: list[object] = [neg] * m
     ce: list[object] = [neg] * m
-    ci = 0  # the cursor: ci characters start in data[:bpos]
-    bpos = 0
+    ci: i64 = 0  # the cursor: character ci starts at byte bpos
+    bpos: i64 = 0
     # steps back (overlapping tokens); spans far out of order would make
     # the walk quadratic, so then the arrays take over
-    budget = 2 * nb + 64
-    last_start = -1  # the previous token's char span, and its int objects
+    budget: i64 = 2 * n + 64
+    last_start: i64 = -1  # the previous token's char span, and its int objects
     last_start_obj: object = neg
-    last_end = -1
+    last_end: i64 = -1
     last_end_obj: object = neg
-    for k in range(m):
+    k: i64 = 0
+    while k < m:
         if (k & 4095) == 0:
             offer_gil()  # millions of tokens in a pasted text: let the GUI thread in
-        x = starts[k]
-        while bpos > x and bpos > 0:
-            bpos -= 1
-            if not _is_cont(data[bpos]):
-                ci -= 1
+        x: i64 = starts[k]
+        while bpos > x and ci > 0:
+            ci -= 1
+            bpos -= _width(ord(text[ci]))
             budget -= 1
-        while bpos < x and bpos < nb:
-            if not _is_cont(data[bpos]):
-                ci += 1
-            bpos += 1
-        s = ci
-        if bpos < nb and _is_cont(data[bpos]):
-            s -= 1  # x is inside character ci - 1
-        y = ends[k]
-        while bpos > y and bpos > 0:
-            bpos -= 1
-            if not _is_cont(data[bpos]):
-                ci -= 1
+        while ci < n:
+            w: i64 = _width(ord(text[ci]))
+            if bpos + w > x:
+                break
+            bpos += w
+            ci += 1
+        s = ci  # the character that holds byte x (or starts at it)
+        y: i64 = ends[k]
+        while bpos > y and ci > 0:
+            ci -= 1
+            bpos -= _width(ord(text[ci]))
             budget -= 1
-        while bpos < y and bpos < nb:
-            if not _is_cont(data[bpos]):
-                ci += 1
-            bpos += 1
-        e = ci  # past y when y is inside a character: that one counts
+        while ci < n:
+            w = _width(ord(text[ci]))
+            if bpos + w > y:
+                break
+            bpos += w
+            ci += 1
+        e: i64 = ci if bpos >= y or ci >= n else ci + 1  # y inside character ci: past it
         if budget < 0:
             return None
         # the partial tokens of one character have the same span: their
@@ -136,6 +155,7 @@ def _char_columns(data: bytes, starts: list[int], ends: list[int]) -> tuple[list
         last_start_obj = s_obj
         last_end = e
         last_end_obj = e_obj
+        k += 1
     return cs, ce
 
 
