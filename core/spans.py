@@ -44,14 +44,27 @@ def char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int]
     return cast("list[int]", cols[0]), cast("list[int]", cols[1])
 
 
+def _columns_of(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int], tuple[int, ...]]:
+    """:func:`char_spans` of non-ASCII ``text`` and the groups of those spans."""
+    cols = _char_columns(text, starts, ends)
+    if cols is None:
+        cs, ce = byte_to_char_spans(text, starts, ends)
+        return cs, ce, _groups(cs, ce)
+    cs = cast("list[int]", cols[0])
+    ce = cast("list[int]", cols[1])
+    gs = cols[2]
+    return cs, ce, cast("tuple[int, ...]", tuple(gs)) if gs else (-1,) * len(cs)
+
+
 Columns = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
 
 
 def span_columns(text: str, bstarts: list[int], bends: list[int]) -> Columns:
     """``(starts, ends, byte_starts, byte_ends, groups)`` of an
     :class:`~tokenprism.core.encoding.Encoding`, from a plugin's byte spans
-    of ``text``: one walk over the bytes for the char spans, one over
-    the spans for the groups.
+    of ``text``: one walk along the text for the char spans and the groups
+    (ASCII: the byte spans are the char spans, and one pass over them
+    finds the groups).
 
     The int objects are as few as the values allow: ASCII char spans are
     the byte span tuples themselves, a char start or end equal to the
@@ -63,8 +76,8 @@ def span_columns(text: str, bstarts: list[int], bends: list[int]) -> Columns:
     be = tuple(bends)
     if text.isascii():
         return bs, be, bs, be, _groups(bstarts, bends)
-    cs, ce = char_spans(text, bstarts, bends)
-    return tuple(cs), tuple(ce), bs, be, _groups(cs, ce)
+    cs, ce, groups = _columns_of(text, bstarts, bends)
+    return tuple(cs), tuple(ce), bs, be, groups
 
 
 def _width(c: i64) -> i64:
@@ -79,11 +92,13 @@ def _width(c: i64) -> i64:
     return 4
 
 
-def _char_columns(text: str, starts: list[int], ends: list[int]) -> tuple[list[object], list[object]] | None:
-    """Char starts and char ends of the UTF-8 byte spans into ``text``, or
-    None when the spans are too far out of text order for one walk. A
-    start inside a character moves back to that character's start, an end
-    inside one moves past it (as :func:`byte_to_char_spans`).
+def _char_columns(text: str, starts: list[int],
+                  ends: list[int]) -> tuple[list[object], list[object], list[object]] | None:
+    """Char starts and char ends of the UTF-8 byte spans into ``text``, and
+    their groups as :func:`_groups` makes them (empty: none); None when the
+    spans are too far out of text order for one walk. A start inside a
+    character moves back to that character's start, an end inside one
+    moves past it (as :func:`byte_to_char_spans`).
 
     The walk goes a character at a time (its width from its code point),
     not a byte at a time over the encoded text: on mixed scripts, about
@@ -103,6 +118,13 @@ def _char_columns(text: str, starts: list[int], ends: list[int]) -> tuple[list[o
     last_start_obj: object = neg
     last_end: i64 = -1
     last_end_obj: object = neg
+    # the groups (see _groups): the last token that covers something, and
+    # whether it is in a group already
+    groups: list[object] = []  # made at the first group
+    prev: i64 = -1
+    prev_end: i64 = 0
+    in_group = False
+    group_obj: object = neg
     k: i64 = 0
     while k < m:
         if (k & 4095) == 0:
@@ -155,8 +177,21 @@ def _char_columns(text: str, starts: list[int], ends: list[int]) -> tuple[list[o
         last_start_obj = s_obj
         last_end = e
         last_end_obj = e_obj
+        if s < e:
+            if prev >= 0 and s < prev_end:
+                if not groups:
+                    groups = [neg] * m
+                if not in_group:
+                    group_obj = prev
+                    groups[prev] = group_obj
+                    in_group = True
+                groups[k] = group_obj
+            else:
+                in_group = False
+            prev = k
+            prev_end = e
         k += 1
-    return cs, ce
+    return cs, ce, groups
 
 
 def shift_into(dst: list[int], src: list[int], delta: int) -> None:
