@@ -354,3 +354,15 @@ def test_utf8_words_equal_the_string_merge(ref_model) -> None:  # type: ignore[n
         assert (r.ids, r.starts, r.ends) == (ids, starts, ends), word
 
     check()
+
+
+@SETTINGS
+@given(text=TEXT)
+def test_collapse_text_equals_translate(text: str) -> None:
+    """The numpy lookup of the collapsed text gives what ``str.translate``
+    with the same table gives (astral characters and lone surrogates
+    included)."""
+    from tokenprism.plugins.bpe.pretokenize import collapse_text, tables
+
+    tab = tables()
+    assert collapse_text(tab.collapse_bytes(), text) == text.translate(tab.collapse_table())
