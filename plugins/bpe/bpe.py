@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 import threading
 from heapq import heappop, heappush
-from typing import Final, Optional
+from typing import Final, Optional, cast
 
 # (the ignores are for running mypy on the source tree, where the
 # ``tokenprism`` namespace only exists once installed)
@@ -613,6 +613,13 @@ class BpeTokenizer:
         cache = self.cache
         misses = 0
         units = self.units(text)
+        # the ids as the objects they are (mypyc would unbox and box each
+        # again), and a word's start as the int object of the end before it
+        ids_o = cast("list[object]", ids)
+        starts_o = cast("list[object]", starts)
+        ends_o = cast("list[object]", ends)
+        last_end = -1
+        last_obj: object = None
         n_units = len(units)
         k = 0
         for w in units:
@@ -632,15 +639,24 @@ class BpeTokenizer:
                 cache[w] = r
             rid = r.ids
             if len(rid) == 1:
-                ids.append(rid[0])
-                starts.append(base + r.starts[0])
-                ends.append(base + r.ends[0])
+                ids_o.append(cast("list[object]", rid)[0])
+                s = base + r.starts[0]
+                if s == last_end:
+                    starts_o.append(last_obj)
+                else:
+                    starts.append(s)
+                e = base + r.ends[0]
+                last_obj = e
+                last_end = e
+                ends_o.append(last_obj)
             else:
                 ids.extend(rid)
                 for x in r.starts:
                     starts.append(base + x)
                 for x in r.ends:
                     ends.append(base + x)
+                last_end = base + r.ends[-1] if r.ends else -1
+                last_obj = ends_o[-1] if r.ends else None
             base += r.nbytes
         return base
 

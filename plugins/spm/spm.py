@@ -533,7 +533,7 @@ class SpmTokenizer:
                     out.ends.append(hi)
 
 
-def _append(tokens: WordTokens, base: int, base_box: Any, ids: list[int], starts: list[Any],
+def _append(tokens: WordTokens, base: int, base_box: Any, ids: list[Any], starts: list[Any],
             ends: list[Any]) -> Any:
     """Append ``tokens`` with spans shifted by ``base`` (``base_box`` is
     that int as an object); returns the offset after them as an object.
@@ -542,7 +542,9 @@ def _append(tokens: WordTokens, base: int, base_box: Any, ids: list[int], starts
     int object: half the ints to allocate (and for the core to read back)
     for a text of hundreds of thousands of tokens. A plain loop, which,
     compiled, makes no temporary list."""
-    tids = tokens.ids
+    # the ids as the objects they are: read from a list[int], mypyc would
+    # unbox each and box it again as a new int object
+    tids: list[Any] = tokens.ids
     ts = tokens.starts
     te = tokens.ends
     n = len(tids)
