@@ -31,6 +31,7 @@ COMPILED = [
     "core/vocab.py",
     "core/spans.py",
     "core/special.py",
+    "core/pair_cache.py",
     "plugins/spm/spm.py",
     "plugins/bpe/bpe.py",
     "plugins/bpe/ranks.py",

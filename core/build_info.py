@@ -9,6 +9,7 @@ HOT_MODULES = (
     "tokenprism.core.vocab",
     "tokenprism.core.spans",
     "tokenprism.core.special",
+    "tokenprism.core.pair_cache",
     "tokenprism.plugins.spm.spm",
     "tokenprism.plugins.bpe.bpe",
     "tokenprism.plugins.bpe.ranks",

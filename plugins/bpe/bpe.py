@@ -34,6 +34,7 @@ from tokenprism.core.tokenizer import (  # type: ignore[import-not-found, unused
     FragmentResult, TokenizerConfig, resolve_special_ids)
 from tokenprism.core.gil import STEP, WORD_STEP, checkpoint, offer_gil  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.memory import trim_heap  # type: ignore[import-not-found, unused-ignore]
+from tokenprism.core.pair_cache import MISS, PairCache  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.vocab import Vocab  # type: ignore[import-not-found, unused-ignore]
 
 from . import pretokenizers as pt
@@ -45,9 +46,6 @@ _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 _BIG: Final = 1 << 61  # above every rank, and still a native int of mypyc (< 2**62)
 _CACHE_LIMIT = 65_536
 _HEAP_MIN = 48  # words with at least this many symbols use the heap merge
-# slots of the pair caches (see _pair_rank): 256 KB each, a few times the
-# pairs a text of one language meets
-_PAIR_SLOTS: Final = 1 << 15
 _SAFE_SPLIT_MIN = 256  # texts at least this long cut their words further (units)
 _ESCAPED_SPACE = "\u2581"
 _DNA_MARKER = "\ue000"
@@ -144,11 +142,8 @@ class BpeTokenizer:
         self.cache: dict[str, WordResult] = {}
         self._pieces: list[Optional[bytes]] = [None] * len(vocab.pieces)
         # the merge loop of byte-level words (see _pair_rank)
-        self._n_tok: int = len(vocab.pieces)
-        self._id_bits: int = (self._n_tok + 1).bit_length()
-        self._rank_bits: int = (len(vocab.merges) + 1).bit_length()
-        self._rank_slots: list[int] = []
-        self._join_slots: list[int] = []
+        self._rank_cache = PairCache(len(vocab.pieces), len(vocab.merges))
+        self._join_cache = PairCache(len(vocab.pieces), len(vocab.pieces))
         self._byte_ids: list[int] = [self.t2i.get(g, -1) for g in BYTE_GLYPHS] if self.byte_encode else []
         self.dna_oov: int = self.t2i.get("<oov>", -1) if model == "hybriddna" else -1
 
@@ -457,60 +452,40 @@ class BpeTokenizer:
 
     def _pair_rank(self, g: str, i: int, j: int, k: int, lid: int, rid: int) -> int:
         """The merge rank of the symbols ``g[i:j]`` (token ``lid``) and
-        ``g[j:k]`` (token ``rid``), or ``_BIG`` when none joins them.
-
-        Two tokens spell one pair text (piece texts are distinct), so a
-        table keyed by their ids answers without building, hashing and
-        looking up the merge text. It is direct-mapped (a clash evicts),
-        and a slot is one int, ``key << bits | rank + 1``, written in one
-        store: a thread never reads one pair's key with another's rank."""
+        ``g[j:k]`` (token ``rid``), or ``_BIG`` when none joins them; kept
+        by the two ids (``core.pair_cache``) when both are tokens."""
         if lid < 0 or rid < 0:
-            return self._text_rank(g, i, j, k)
-        table = self._rank_slots
-        if not table:
-            table = [-1] * _PAIR_SLOTS
-            self._rank_slots = table
-        key = lid * self._n_tok + rid
-        bits = self._rank_bits
-        slot = (lid * 1031 + rid) & (_PAIR_SLOTS - 1)
-        e = table[slot]
-        if e < 0 or e >> bits != key:
             r = self._text_rank(g, i, j, k)
-            e = (key << bits) | (0 if r == _BIG else r + 1)
-            table[slot] = e
-        r = (e & ((1 << bits) - 1)) - 1
+        else:
+            cache = self._rank_cache
+            r = cache.get(lid, rid)
+            if r == MISS:
+                r = self._text_rank(g, i, j, k)
+                cache.put(lid, rid, r)
         return r if r >= 0 else _BIG
 
     def _text_rank(self, g: str, i: int, j: int, k: int) -> int:
         """The rank of the pair ``g[i:j]``, ``g[j:k]`` by its merge text, or
-        ``_BIG`` (also for a pair holding a space where ``check_space``)."""
+        -1 (also for a pair holding a space where ``check_space``)."""
         left = g[i:j]
         right = g[j:k]
         if self.check_space and (" " in left or " " in right):
-            return _BIG
+            return -1
         rt = self.rank_table()
-        r = rank_of(rt, rt.ranks, left + " " + right)
-        return r if r >= 0 else _BIG
+        return rank_of(rt, rt.ranks, left + " " + right)
 
     def _pair_join(self, g: str, i: int, k: int, lid: int, rid: int) -> int:
         """The token of ``g[i:k]``, the join of two symbols with tokens
-        ``lid`` and ``rid`` (-1: none), cached as :meth:`_pair_rank` caches
+        ``lid`` and ``rid`` (-1: none), kept as :meth:`_pair_rank` keeps
         ranks."""
         if lid < 0 or rid < 0:
             return self.t2i.get(g[i:k], -1)
-        table = self._join_slots
-        if not table:
-            table = [-1] * _PAIR_SLOTS
-            self._join_slots = table
-        key = lid * self._n_tok + rid
-        bits = self._id_bits
-        slot = (lid * 1031 + rid) & (_PAIR_SLOTS - 1)
-        e = table[slot]
-        if e < 0 or e >> bits != key:
-            e = (key << bits) | (self.t2i.get(g[i:k], -1) + 1)
-            table[slot] = e
-        return (e & ((1 << bits) - 1)) - 1
-
+        cache = self._join_cache
+        t = cache.get(lid, rid)
+        if t == MISS:
+            t = self.t2i.get(g[i:k], -1)
+            cache.put(lid, rid, t)
+        return t
     def word_utf8(self, word: str) -> WordResult:
         """Tokens of one word of a vocabulary of UTF-8 pieces (Gemma 4):
         spaces escaped, ``<0xNN>`` byte fallback."""

@@ -35,6 +35,7 @@ import numpy as np
 
 from tokenprism.core.errors import TokenPrismError
 from tokenprism.core.gil import STEP, WORD_STEP, checkpoint
+from tokenprism.core.pair_cache import MISS, PairCache
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Vocab
 
@@ -62,9 +63,6 @@ _NO_SCORE: Final = float("-inf")  # a slot without a pair (see _merge_scan)
 
 # code points below this get their token from a table (the BMP: 512 KB)
 _CHAR_TABLE_SIZE: Final = 0x10000
-# slots of the pair table (see _pair): 256 KB, a few times the pairs a
-# text of one language meets
-_PAIR_SLOTS: Final = 1 << 15
 
 
 class WordTokens:
@@ -116,10 +114,9 @@ class SpmTokenizer:
         self._scores: tuple[float, ...] = vocab.scores
         self._ranks: list[int] | None = None
         self._n_tokens: int = len(vocab.scores)
-        # made on first use (see _chars and _pair)
+        # made on first use (see _chars)
         self._char_table: list[int] = []
-        self._pair_table: list[int] = []
-        self._pair_bits: int = (self._n_tokens + 1).bit_length()
+        self._pairs = PairCache(self._n_tokens, self._n_tokens)
         self._byte_ids: list[int] = _byte_token_ids(self._ids, special_ids.get("unk", -1))
         self.by_word: bool = by_word and not _crosses_word(vocab.pieces)
         self._cache: dict[str, WordTokens] = {}
@@ -337,29 +334,15 @@ class SpmTokenizer:
 
     def _pair(self, s: str, start: int, end: int, lid: int, rid: int) -> int:
         """The token of the pair ``s[start:end]`` made of the symbols
-        ``lid`` and ``rid``, or -1.
-
-        A symbol that is a token is spelled by it (piece texts are
-        distinct), so two tokens have one pair text, and a table keyed by
-        the two ids answers without slicing, hashing and looking up a
-        string in the piece table. The table is direct-mapped (a clash
-        evicts) and each slot one int, ``key << bits | token + 1``: one
-        list read, no boxed key, and a slot is written in one store, so a
-        thread never sees a key with another key's token."""
+        ``lid`` and ``rid``, or -1; kept by the two ids when both are
+        tokens (``core.pair_cache``)."""
         if lid < 0 or rid < 0:
             return self._ids.get(s[start:end], -1)
-        table = self._pair_table
-        if not table:
-            table = [-1] * _PAIR_SLOTS
-            self._pair_table = table
-        key = lid * self._n_tokens + rid
-        bits = self._pair_bits
-        slot = (lid * 1031 + rid) & (_PAIR_SLOTS - 1)
-        e = table[slot]
-        if e >= 0 and e >> bits == key:
-            return (e & ((1 << bits) - 1)) - 1
-        t = self._ids.get(s[start:end], -1)
-        table[slot] = (key << bits) | (t + 1)
+        cache = self._pairs
+        t = cache.get(lid, rid)
+        if t == MISS:
+            t = self._ids.get(s[start:end], -1)
+            cache.put(lid, rid, t)
         return t
 
     def _merge(self, s: str, sym: list[int]) -> list[int]:

@@ -1,0 +1,47 @@
+"""A cache of one int per pair of token ids, for the merge loops of the
+SPM and BPE plugins (compiled).
+
+Two tokens spell one pair text (piece texts are distinct), so what a merge
+loop looks up by the pair's text (its token, its merge rank) can be kept
+by the two ids instead: a hit costs no slicing, hashing or lookup of a
+string. The cache is direct-mapped (a clash evicts the older pair) and a
+slot is one int, ``key << bits | value + 1``, written in one store: a
+thread never reads one pair's key with another pair's value, so several
+threads may share a cache without a lock.
+"""
+
+from __future__ import annotations
+
+from typing import Final, final
+
+MISS: Final = -2
+"""What :meth:`PairCache.get` gives for a pair it does not hold."""
+SLOTS: Final = 1 << 15  # 256 KB of slots, a few times the pairs a text of one language meets
+
+
+@final
+class PairCache:
+    """Values from -1 to ``top`` for pairs of token ids below ``n_tokens``."""
+
+    def __init__(self, n_tokens: int, top: int) -> None:
+        self.n_tokens = n_tokens
+        self.bits = (top + 2).bit_length()
+        self.slots: list[int] = []  # made on first use
+
+    def get(self, lid: int, rid: int) -> int:
+        """The value kept for the pair (``lid``, ``rid``), or :data:`MISS`."""
+        slots = self.slots
+        if not slots:
+            return MISS
+        e = slots[(lid * 1031 + rid) & (SLOTS - 1)]
+        bits = self.bits
+        if e < 0 or e >> bits != lid * self.n_tokens + rid:
+            return MISS
+        return (e & ((1 << bits) - 1)) - 1
+
+    def put(self, lid: int, rid: int, value: int) -> None:
+        slots = self.slots
+        if not slots:
+            slots = [-1] * SLOTS
+            self.slots = slots
+        slots[(lid * 1031 + rid) & (SLOTS - 1)] = ((lid * self.n_tokens + rid) << self.bits) | (value + 1)
