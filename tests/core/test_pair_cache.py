@@ -1,0 +1,34 @@
+"""The cache of one int per pair of token ids (SPM's and BPE's merge loops)."""
+
+from __future__ import annotations
+
+from tokenprism.core.pair_cache import MISS, SLOTS, PairCache
+
+
+def test_values_from_minus_one_to_top_come_back() -> None:
+    cache = PairCache(n_tokens=1000, top=70_000)
+    assert cache.get(3, 4) == MISS
+    for v in (-1, 0, 1, 69_999, 70_000):
+        cache.put(3, 4, v)
+        assert cache.get(3, 4) == v
+
+
+def test_a_clash_evicts_and_never_answers_for_the_other_pair() -> None:
+    n = 262_144
+    cache = PairCache(n_tokens=n, top=n)
+    a = (5, 7)
+    # another pair in the same slot: (lid * 1031 + rid) equal modulo SLOTS
+    b = (5 + 1, 7 - 1031 + SLOTS)
+    assert (a[0] * 1031 + a[1]) % SLOTS == (b[0] * 1031 + b[1]) % SLOTS
+    cache.put(*a, 11)
+    assert cache.get(*b) == MISS
+    cache.put(*b, 22)
+    assert cache.get(*a) == MISS
+    assert cache.get(*b) == 22
+
+
+def test_pairs_that_differ_only_in_order() -> None:
+    cache = PairCache(n_tokens=50, top=50)
+    cache.put(1, 2, 9)
+    assert cache.get(2, 1) == MISS
+    assert cache.get(1, 2) == 9
