@@ -416,18 +416,19 @@ class BpeTokenizer:
         step walks the list of ranks for the lowest, leftmost first, as
         :meth:`merge` picks it."""
         n = len(g)
-        big = _BIG
         nxt = list(range(1, n + 1))
         nxt[n - 1] = -1
         prv = list(range(-1, n - 1))
+        # -1: no pair there (a rank stored in a list is an int object, and
+        # -1 is one CPython shares, where a big "none" was made anew each time)
         rank = [self._pair_rank(g, i, i + 1, i + 2, sym[i], sym[i + 1]) for i in range(n - 1)]
-        rank.append(big)
+        rank.append(-1)
         while True:
-            best = big
+            best = -1
             left = -1
             for i in range(n - 1):
                 r = rank[i]
-                if r < best:
+                if r >= 0 and (r < best or best < 0):
                     best = r
                     left = i
             if left < 0:
@@ -437,14 +438,14 @@ class BpeTokenizer:
             end = n if after < 0 else after
             merged = self._pair_join(g, left, end, sym[left], sym[right])
             sym[left] = merged
-            rank[right] = big
+            rank[right] = -1
             nxt[left] = after
             if after >= 0:
                 prv[after] = left
                 a2 = nxt[after]
                 rank[left] = self._pair_rank(g, left, after, n if a2 < 0 else a2, merged, sym[after])
             else:
-                rank[left] = big
+                rank[left] = -1
             before = prv[left]
             if before >= 0:
                 rank[before] = self._pair_rank(g, before, left, end, sym[before], merged)
@@ -452,8 +453,8 @@ class BpeTokenizer:
 
     def _pair_rank(self, g: str, i: int, j: int, k: int, lid: int, rid: int) -> int:
         """The merge rank of the symbols ``g[i:j]`` (token ``lid``) and
-        ``g[j:k]`` (token ``rid``), or ``_BIG`` when none joins them; kept
-        by the two ids (``core.pair_cache``) when both are tokens."""
+        ``g[j:k]`` (token ``rid``), or -1 when none joins them; kept by the
+        two ids (``core.pair_cache``) when both are tokens."""
         if lid < 0 or rid < 0:
             r = self._text_rank(g, i, j, k)
         else:
@@ -462,7 +463,7 @@ class BpeTokenizer:
             if r == MISS:
                 r = self._text_rank(g, i, j, k)
                 cache.put(lid, rid, r)
-        return r if r >= 0 else _BIG
+        return r
 
     def _text_rank(self, g: str, i: int, j: int, k: int) -> int:
         """The rank of the pair ``g[i:j]``, ``g[j:k]`` by its merge text, or
