@@ -335,13 +335,8 @@ def test_utf8_words_equal_the_string_merge(ref_model) -> None:  # type: ignore[n
         if "\n" in word or not word:
             return  # (newline-only words take a shortcut of their own)
         esc = word.replace(" ", "\u2581")
-        offs = []
-        if not word.isascii():
-            b = 0
-            for ch in word:
-                offs.append(b)
-                b += len(ch.encode("utf-8", "surrogatepass"))
-            offs.append(b)
+        offs = [] if word.isascii() else [len(word[:i].encode("utf-8", "surrogatepass"))
+                                          for i in range(len(word) + 1)]
         ids: list[int] = []
         starts: list[int] = []
         ends: list[int] = []
