@@ -43,7 +43,6 @@ from .ranks import RankTable, merges_containing, rank_of
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
-_BIG: Final = 1 << 61  # above every rank, and still a native int of mypyc (< 2**62)
 _CACHE_LIMIT = 65_536
 _HEAP_MIN = 48  # words with at least this many symbols use the heap merge
 _SAFE_SPLIT_MIN = 256  # texts at least this long cut their words further (units)
@@ -235,52 +234,25 @@ class BpeTokenizer:
 
     # ------------------------------------------------------------ merging
 
-    def merge(self, syms: list[str]) -> list[str]:
-        """Apply merges to ``syms`` (one char each) as llama.cpp does."""
-        n = len(syms)
-        if n < 2:
-            return syms
-        if n >= _HEAP_MIN:
-            return self.merge_heap("".join(syms))
-        table = self.rank_table()
-        ranks = table.ranks
-        check = self.check_space
-        big = _BIG
-        pr: list[int] = []
-        for i in range(n - 1):
-            a = syms[i]
-            b = syms[i + 1]
-            if check and (" " in a or " " in b):
-                pr.append(big)
-            else:
-                r = rank_of(table, ranks, a + " " + b)
-                pr.append(r if r >= 0 else big)
-        while True:
-            best = min(pr)
-            if best == big:
-                break
-            i = pr.index(best)
-            merged = syms[i] + syms[i + 1]
-            syms[i] = merged
-            del syms[i + 1]
-            del pr[i]
-            if i > 0:
-                left = syms[i - 1]
-                if check and (" " in left or " " in merged):
-                    pr[i - 1] = big
-                else:
-                    r = rank_of(table, ranks, left + " " + merged)
-                    pr[i - 1] = r if r >= 0 else big
-            if i < len(syms) - 1:
-                right = syms[i + 1]
-                if check and (" " in merged or " " in right):
-                    pr[i] = big
-                else:
-                    r = rank_of(table, ranks, merged + " " + right)
-                    pr[i] = r if r >= 0 else big
-            if not pr:
-                break
-        return syms
+    def _merge(self, g: str, sym: list[int]) -> list[int]:
+        """llama.cpp's merges of the symbols of ``g`` (one character each,
+        with tokens ``sym``, -1: none): turns ``sym`` into each final
+        symbol's token, indexed by its first character, and returns the
+        links to the next final symbol (-1 ends). Short words merge by token
+        ids (:meth:`_merge_ids`), long ones with llama.cpp's queue
+        (:meth:`merge_heap`)."""
+        n = len(g)
+        if n < _HEAP_MIN:
+            return self._merge_ids(g, sym)
+        nxt = [-1] * n
+        t2i = self.t2i
+        pos = 0
+        for piece in self.merge_heap(g):
+            end = pos + len(piece)
+            nxt[pos] = end if end < n else -1
+            sym[pos] = t2i.get(piece, -1)
+            pos = end
+        return nxt
 
     def merge_heap(self, word: str) -> list[str]:
         """The same merges with llama.cpp's priority queue, for long words."""
@@ -353,28 +325,31 @@ class BpeTokenizer:
         ids: list[int] = []
         starts: list[int] = []
         ends: list[int] = []
-        if 2 <= nbytes < _HEAP_MIN:
-            self._merge_bytes(raw, glyphs, ids, starts, ends)
-            return WordResult(ids, starts, ends, nbytes)
-        pos = 0
-        for s in self.merge(list(glyphs)):
-            ln = len(s)
-            self._symbol(s, t2i.get(s, -1), pos, ids, starts, ends)
-            pos += ln
+        if nbytes == 0:
+            return WordResult(ids, starts, ends, 0)
+        byte_ids = self._byte_ids
+        sym = [byte_ids[b] for b in raw]
+        nxt = self._merge(glyphs, sym)
+        i = 0
+        while i >= 0:
+            j = nxt[i]
+            e = nbytes if j < 0 else j
+            t = sym[i]
+            if t >= 0:
+                ids.append(t)
+                starts.append(i)
+                ends.append(e)
+            else:
+                self._symbol(glyphs[i:e], i, ids, starts, ends)
+            i = j
         return WordResult(ids, starts, ends, nbytes)
 
-    def _symbol(self, s: str, tid: int, pos: int, ids: list[int], starts: list[int], ends: list[int]) -> None:
-        """Append the final byte-level symbol ``s`` (token ``tid``, -1:
-        none) that starts at byte ``pos`` of its word."""
-        ln = len(s)
-        if tid >= 0:
-            ids.append(tid)
-            starts.append(pos)
-            ends.append(pos + ln)
-            return
-        # llama.cpp looks up each UTF-8 byte of the symbol's glyphs
+    def _symbol(self, s: str, pos: int, ids: list[int], starts: list[int], ends: list[int]) -> None:
+        """Append the final byte-level symbol ``s``, which no token spells
+        and which starts at byte ``pos`` of its word: llama.cpp looks up
+        each UTF-8 byte of its glyphs."""
         t2i = self.t2i
-        for k in range(ln):
+        for k in range(len(s)):
             for b in s[k].encode("utf-8", "surrogateescape"):
                 bt = t2i.get(_RAW_BYTE_TEXT[b], -1)
                 if bt >= 0:
@@ -382,39 +357,15 @@ class BpeTokenizer:
                     starts.append(pos + k)
                     ends.append(pos + k + 1)
 
-    def _merge_bytes(self, raw: bytes, g: str, ids: list[int], starts: list[int], ends: list[int]) -> None:
-        """:meth:`merge` of a short byte-level word (``raw``, its glyphs
-        ``g``) by token ids (:meth:`_merge_ids`), appending the final
-        symbols' tokens."""
-        n = len(g)
-        byte_ids = self._byte_ids
-        sym = [byte_ids[b] for b in raw]
-        nxt = self._merge_ids(g, sym)
-        i = 0
-        while i >= 0:
-            j = nxt[i]
-            e = n if j < 0 else j
-            t = sym[i]
-            if t >= 0:
-                ids.append(t)
-                starts.append(i)
-                ends.append(e)
-            else:
-                self._symbol(g[i:e], -1, i, ids, starts, ends)
-            i = j
-
     def _merge_ids(self, g: str, sym: list[int]) -> list[int]:
-        """:meth:`merge` of the symbols of ``g``, one character each, whose
-        tokens are ``sym`` (-1: the character is none): turns ``sym`` into
-        each final symbol's token, indexed by its first character, and
-        returns the links to the next final symbol (-1 ends).
+        """:meth:`_merge` of a short word.
 
         A symbol is its token plus its neighbours: symbol ``i`` starts at
         character ``i`` (a merge only grows the left one), so its text is a
         slice when one is needed. Pair ranks and the tokens of joined pairs
         come from caches keyed by the two tokens (:meth:`_pair_rank`); a
-        step walks the list of ranks for the lowest, leftmost first, as
-        :meth:`merge` picks it."""
+        step walks the list of ranks for the lowest, leftmost first, which
+        is the pair llama.cpp's queue pops next."""
         n = len(g)
         nxt = list(range(1, n + 1))
         nxt[n - 1] = -1
@@ -510,20 +461,16 @@ class BpeTokenizer:
         starts: list[int] = []
         ends: list[int] = []
         n = len(esc)
-        if 2 <= n < _HEAP_MIN:
-            sym = [t2i.get(c, -1) for c in esc]
-            nxt = self._merge_ids(esc, sym)
-            i = 0
-            while i >= 0:
-                j = nxt[i]
-                e = n if j < 0 else j
-                self._symbol_utf8(word, esc[i:e], sym[i], i, offs, ids, starts, ends)
-                i = j
+        if n == 0:
             return WordResult(ids, starts, ends, nbytes)
-        pos = 0
-        for s in self.merge(list(esc)):
-            self._symbol_utf8(word, s, t2i.get(s, -1), pos, offs, ids, starts, ends)
-            pos += len(s)
+        sym = [t2i.get(c, -1) for c in esc]
+        nxt = self._merge(esc, sym)
+        i = 0
+        while i >= 0:
+            j = nxt[i]
+            e = n if j < 0 else j
+            self._symbol_utf8(word, esc[i:e], sym[i], i, offs, ids, starts, ends)
+            i = j
         return WordResult(ids, starts, ends, nbytes)
 
     def _symbol_utf8(self, word: str, s: str, tid: int, pos: int, offs: list[int],
