@@ -80,7 +80,7 @@ def span_columns(text: str, bstarts: list[int], bends: list[int]) -> Columns:
     return tuple(cs), tuple(ce), bs, be, groups
 
 
-def _width(c: i64) -> i64:
+def utf8_width(c: i64) -> i64:
     """UTF-8 length of code point ``c`` (a lone surrogate: 3, as
     ``surrogatepass`` encodes it)."""
     if c < 0x80:
@@ -132,10 +132,10 @@ def _char_columns(text: str, starts: list[int],
         x: i64 = starts[k]
         while bpos > x and ci > 0:
             ci -= 1
-            bpos -= _width(ord(text[ci]))
+            bpos -= utf8_width(ord(text[ci]))
             budget -= 1
         while ci < n:
-            w: i64 = _width(ord(text[ci]))
+            w: i64 = utf8_width(ord(text[ci]))
             if bpos + w > x:
                 break
             bpos += w
@@ -144,10 +144,10 @@ def _char_columns(text: str, starts: list[int],
         y: i64 = ends[k]
         while bpos > y and ci > 0:
             ci -= 1
-            bpos -= _width(ord(text[ci]))
+            bpos -= utf8_width(ord(text[ci]))
             budget -= 1
         while ci < n:
-            w = _width(ord(text[ci]))
+            w = utf8_width(ord(text[ci]))
             if bpos + w > y:
                 break
             bpos += w

@@ -42,6 +42,7 @@ import numpy.typing as npt
 
 from tokenprism.core.errors import GGUFError
 from tokenprism.core.gil import STEP, WORD_STEP, checkpoint, dispose, offer_gil
+from tokenprism.core.spans import utf8_width
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Attr, TokenType, Vocab
 
@@ -982,7 +983,7 @@ def _walk_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int
                 return None
             while c < x:
                 cp: i64 = ord(text[c])
-                b += 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+                b += utf8_width(cp)
                 c += 1
             bs.append(b)
         y: i64 = ends[k]
@@ -990,7 +991,7 @@ def _walk_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int
             return None
         while c < y:
             cp = ord(text[c])
-            b += 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+            b += utf8_width(cp)
             c += 1
         prev_e = y
         prev_o = b
@@ -1014,7 +1015,7 @@ def _walk_bytes(text: str, offsets: list[int]) -> list[int] | None:
             return None
         while c < x:
             cp: i64 = ord(text[c])
-            b += 1 if cp < 0x80 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
+            b += utf8_width(cp)
             c += 1
         out.append(b)
     return out

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Final, cast
 import numpy as np
 
 from tokenprism.core.gil import checkpoint
+from tokenprism.core.spans import utf8_width
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
 from tokenprism.core.vocab import Vocab
 
@@ -358,8 +359,7 @@ def _utf8_offsets(text: str) -> list[int]:
     i = 0
     for ch in text:
         out[i] = pos
-        o = ord(ch)
-        pos += 1 if o < 0x80 else 2 if o < 0x800 else 3 if o < 0x10000 else 4
+        pos += utf8_width(ord(ch))
         i += 1
     out[i] = pos
     return out
