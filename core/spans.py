@@ -3,16 +3,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 import numpy as np
+from librt.vecs import append, vec
 
+# native 64-bit ints in the compiled walk (no overflow checks), plain ints
+# when run as Python; imported at run time too, as vec[i64] names it
+from mypy_extensions import i64
+
+from .encoding import Column, IntColumn
 from .gil import offer_gil
-
-if TYPE_CHECKING:
-    # native 64-bit ints in the compiled walk (no overflow checks); plain
-    # ints when run as Python
-    from mypy_extensions import i64
 
 
 def byte_to_char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
@@ -41,22 +42,28 @@ def char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int]
     cols = _char_columns(text, starts, ends)
     if cols is None:
         return byte_to_char_spans(text, starts, ends)
-    return cast("list[int]", cols[0]), cast("list[int]", cols[1])
+    return list(cols[0]), list(cols[1])
 
 
-def _columns_of(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int], tuple[int, ...]]:
+def _columns_of(text: str, starts: list[int], ends: list[int]) -> tuple[Column, Column, Column]:
     """:func:`char_spans` of non-ASCII ``text`` and the groups of those spans."""
     cols = _char_columns(text, starts, ends)
     if cols is None:
         cs, ce = byte_to_char_spans(text, starts, ends)
-        return cs, ce, _groups(cs, ce)
-    cs = cast("list[int]", cols[0])
-    ce = cast("list[int]", cols[1])
+        return tuple(cs), tuple(ce), _groups(cs, ce)
     gs = cols[2]
-    return cs, ce, cast("tuple[int, ...]", tuple(gs)) if gs else (-1,) * len(cs)
+    return (_as_column(cols[0]), _as_column(cols[1]),
+            _as_column(gs) if len(gs) else (-1,) * len(starts))
 
 
-Columns = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+def _as_column(v: vec[i64]) -> IntColumn:
+    """``v``'s values in an :class:`IntColumn`: one copy of its memory."""
+    out = IntColumn()
+    out.frombytes(memoryview(v).cast("B"))
+    return out
+
+
+Columns = tuple[Column, Column, Column, Column, Column]
 
 
 def span_columns(text: str, bstarts: list[int], bends: list[int]) -> Columns:
@@ -66,18 +73,18 @@ def span_columns(text: str, bstarts: list[int], bends: list[int]) -> Columns:
     (ASCII: the byte spans are the char spans, and one pass over them
     finds the groups).
 
-    The int objects are as few as the values allow: ASCII char spans are
-    the byte span tuples themselves, a char start or end equal to the
-    previous token's is that token's object (the partial tokens of one
-    character all share two), and ungrouped tokens share one -1. Making
-    and freeing an int per value (allocation, page faults, cache misses)
-    was most of the core's time on long non-ASCII text."""
+    No int object is made per value: ASCII char spans are the byte span
+    tuples themselves, non-ASCII ones (and groups, when any) are
+    :class:`~tokenprism.core.encoding.IntColumn` arrays filled from the
+    walk's native vectors, and ungrouped tokens share one -1. Making and
+    freeing an int per value (allocation, page faults, cache misses) was
+    most of the core's time on long non-ASCII text."""
     bs = tuple(bstarts)
     be = tuple(bends)
     if text.isascii():
         return bs, be, bs, be, _groups(bstarts, bends)
     cs, ce, groups = _columns_of(text, bstarts, bends)
-    return tuple(cs), tuple(ce), bs, be, groups
+    return cs, ce, bs, be, groups
 
 
 def utf8_width(c: i64) -> i64:
@@ -92,8 +99,7 @@ def utf8_width(c: i64) -> i64:
     return 4
 
 
-def _char_columns(text: str, starts: list[int],
-                  ends: list[int]) -> tuple[list[object], list[object], list[object]] | None:
+def _char_columns(text: str, starts: list[int], ends: list[int]) -> tuple[vec[i64], vec[i64], vec[i64]] | None:
     """Char starts and char ends of the UTF-8 byte spans into ``text``, and
     their groups as :func:`_groups` makes them (empty: none); None when the
     spans are too far out of text order for one walk. A start inside a
@@ -102,29 +108,26 @@ def _char_columns(text: str, starts: list[int],
 
     The walk goes a character at a time (its width from its code point),
     not a byte at a time over the encoded text: on mixed scripts, about
-    half the steps, and no encoded copy of the text."""
+    half the steps, and no encoded copy of the text. The columns are
+    native int64 vectors, not lists: an int object per value (allocated,
+    page-faulted in, freed again) was most of this walk's time on long
+    non-ASCII text."""
     n: i64 = len(text)
     m: i64 = len(starts)
-    neg: object = -1
-    # filled by index: cheaper than appending, no regrowth
-    cs: list[object] = [neg] * m
-    ce: list[object] = [neg] * m
+    cs = vec[i64](capacity=m)
+    ce = vec[i64](capacity=m)
     ci: i64 = 0  # the cursor: character ci starts at byte bpos
     bpos: i64 = 0
     # steps back (overlapping tokens); spans far out of order would make
     # the walk quadratic, so then the arrays take over
     budget: i64 = 2 * n + 64
-    last_start: i64 = -1  # the previous token's char span, and its int objects
-    last_start_obj: object = neg
-    last_end: i64 = -1
-    last_end_obj: object = neg
     # the groups (see _groups): the last token that covers something, and
     # whether it is in a group already
-    groups: list[object] = []  # made at the first group
+    groups = vec[i64]()  # filled at the first group
     prev: i64 = -1
     prev_end: i64 = 0
     in_group = False
-    group_obj: object = neg
+    group: i64 = -1
     k: i64 = 0
     while k < m:
         if (k & 4095) == 0:
@@ -155,37 +158,21 @@ def _char_columns(text: str, starts: list[int],
         e: i64 = ci if bpos >= y or ci >= n else ci + 1  # y inside character ci: past it
         if budget < 0:
             return None
-        # the partial tokens of one character have the same span: their
-        # ints are the previous token's, not new objects
-        s_obj: object
-        if s == last_end:
-            s_obj = last_end_obj
-        elif s == last_start:
-            s_obj = last_start_obj
-        else:
-            s_obj = s
-        e_obj: object
-        if e == s:
-            e_obj = s_obj
-        elif e == last_end:
-            e_obj = last_end_obj
-        else:
-            e_obj = e
-        cs[k] = s_obj
-        ce[k] = e_obj
-        last_start = s
-        last_start_obj = s_obj
-        last_end = e
-        last_end_obj = e_obj
+        cs = append(cs, s)
+        ce = append(ce, e)
         if s < e:
             if prev >= 0 and s < prev_end:
-                if not groups:
-                    groups = [neg] * m
+                if len(groups) == 0:
+                    groups = vec[i64](capacity=m)
+                    j: i64 = 0
+                    while j < m:
+                        groups = append(groups, -1)
+                        j += 1
                 if not in_group:
-                    group_obj = prev
-                    groups[prev] = group_obj
+                    group = prev
+                    groups[prev] = group
                     in_group = True
-                groups[k] = group_obj
+                groups[k] = group
             else:
                 in_group = False
             prev = k

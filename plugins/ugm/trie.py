@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Final, Sequence, final
 import numpy as np
 import numpy.typing as npt
 
+from librt.strings import read_i64_le
+
 from tokenprism.core.gil import offer_gil
 
 if TYPE_CHECKING:
@@ -39,14 +41,6 @@ def slot_of(node: i64, cp: i64, mask: i64) -> i64:
     as :func:`_slots`, which builds the table)."""
     h: i64 = (node * 0x9E3779B1) ^ (cp * 0x85EBCA6B)
     return (h ^ (h >> 21)) & mask
-
-
-def _u32(t: bytes, o: i64) -> i64:
-    b0: i64 = t[o]
-    b1: i64 = t[o + 1]
-    b2: i64 = t[o + 2]
-    b3: i64 = t[o + 3]
-    return b0 | (b1 << 8) | (b2 << 16) | (b3 << 24)
 
 
 def _slots(node: npt.NDArray[np.int64], cp: npt.NDArray[np.int64], mask: int) -> npt.NDArray[np.int64]:
@@ -80,33 +74,22 @@ class PieceTrie:
         h: i64 = (node * 0x9E3779B1) ^ (cp * 0x85EBCA6B)  # slot_of, written out too
         s: i64 = (h ^ (h >> 21)) & mask
         want: i64 = cp + 1
-        # the byte reads are written out: a call per uint32 (mypyc does not
-        # inline _u32) was a quarter of the Viterbi pass
         while True:
             o: i64 = s * RECORD
-            b0: i64 = t[o]
-            b1: i64 = t[o + 1]
-            b2: i64 = t[o + 2]
-            c1 = b0 | (b1 << 8) | (b2 << 16)
+            # cp + 1 (low 24 bits), the has-children byte, then the parent
+            key: i64 = read_i64_le(t, o)
+            c1 = key & 0xFFFFFF
             if c1 == 0:
                 return NO_NODE
-            if c1 == want:
-                p0: i64 = t[o + 4]
-                p1: i64 = t[o + 5]
-                p2: i64 = t[o + 6]
-                p3: i64 = t[o + 7]
-                if p0 | (p1 << 8) | (p2 << 16) | (p3 << 24) == node:
-                    k0: i64 = t[o + 8]
-                    k1: i64 = t[o + 9]
-                    k2: i64 = t[o + 10]
-                    k3: i64 = t[o + 11]
-                    inner: i64 = t[o + 3]
-                    return ((k0 | (k1 << 8) | (k2 << 16) | (k3 << 24)) << 32) | (inner << 31) | (s + 1)
+            if c1 == want and key >> 32 == node:
+                # parent and token + 1: the token is the high half
+                tok: i64 = read_i64_le(t, o + 4) >> 32
+                return (tok << 32) | (((key >> 24) & 1) << 31) | (s + 1)
             s = (s + 1) & mask
 
     def token(self, node: i64) -> i64:
         """The token id whose piece is the prefix ``node`` spells, or -1."""
-        return _u32(self.table, (node - 1) * RECORD + 8) - 1
+        return (read_i64_le(self.table, (node - 1) * RECORD + 4) >> 32) - 1
 
     def has_children(self, node: i64) -> bool:
         b: i64 = self.table[(node - 1) * RECORD + 3]

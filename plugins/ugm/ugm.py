@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Final, cast
 
 import numpy as np
 import numpy.typing as npt
+from librt.strings import read_i32_le
 
 from tokenprism.core.errors import GGUFError
 from tokenprism.core.gil import STEP, WORD_STEP, checkpoint, dispose, offer_gil
@@ -448,14 +449,7 @@ class UgmTokenizer:
                 if v >= 0:
                     if j == i + 1:
                         single = True
-                    o: i64 = v * 4
-                    b0: i64 = su[o]
-                    b1: i64 = su[o + 1]
-                    b2: i64 = su[o + 2]
-                    b3: i64 = su[o + 3]
-                    units: i64 = b0 | (b1 << 8) | (b2 << 16) | (b3 << 24)
-                    if units >= 0x80000000:
-                        units -= 0x100000000
+                    units = read_i32_le(su, v * 4)
                     if units == -0x80000000:
                         s = cur + scores[v] + d
                     else:

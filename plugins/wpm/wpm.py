@@ -47,6 +47,7 @@ from bisect import bisect_right
 from typing import TYPE_CHECKING, Final, cast
 
 import numpy as np
+from librt.strings import read_i64_le
 
 from tokenprism.core.gil import checkpoint
 from tokenprism.core.spans import utf8_width
@@ -416,7 +417,8 @@ def _pack(cells: list[int], size: int) -> bytes:
     u[:, 1] = np.where(empty, 0, keys // _EDGE_BASE)
     u[:, 2] = tid
     out: bytes = u.view(np.uint8).reshape(size, 12)[:, [0, 1, 2, 4, 5, 6, 8, 9, 10]].tobytes()
-    return out
+    # room for an 8-byte read of the last slot's id
+    return out + bytes(8)
 
 
 def _find(tb: bytes, mask: i64, node: i64, cp: i64) -> i64:
@@ -426,16 +428,11 @@ def _find(tb: bytes, mask: i64, node: i64, cp: i64) -> i64:
     h: i64 = node * _NODE_MUL + cp * _CP_MUL
     s: i64 = (h ^ (h >> 19)) & mask
     while True:
-        o: i64 = s * _SLOT_BYTES
-        b0: i64 = tb[o]
-        b1: i64 = tb[o + 1]
-        b2: i64 = tb[o + 2]
-        c: i64 = b0 | (b1 << 8) | (b2 << 16)
+        # a slot's code point and parent in one read (and two bytes of the id)
+        x: i64 = read_i64_le(tb, s * _SLOT_BYTES)
+        c: i64 = x & 0xFFFFFF
         if c == cp:
-            p0: i64 = tb[o + 3]
-            p1: i64 = tb[o + 4]
-            p2: i64 = tb[o + 5]
-            if (p0 | (p1 << 8) | (p2 << 16)) == node:
+            if (x >> 24) & 0xFFFFFF == node:
                 return s
         elif c == _NO_CP:
             return -1
@@ -444,11 +441,7 @@ def _find(tb: bytes, mask: i64, node: i64, cp: i64) -> i64:
 
 def _slot_id(tb: bytes, s: i64) -> i64:
     """The id of the piece ending at slot ``s`` of a packed table, or -1."""
-    o: i64 = s * _SLOT_BYTES
-    t0: i64 = tb[o + 6]
-    t1: i64 = tb[o + 7]
-    t2: i64 = tb[o + 8]
-    return (t0 | (t1 << 8) | (t2 << 16)) - 1
+    return (read_i64_le(tb, s * _SLOT_BYTES + 6) & 0xFFFFFF) - 1
 
 
 class _Trie:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tokenprism.core.encoding import IntColumn
 from tokenprism.core.spans import assign_groups, byte_to_char_spans, char_spans, span_columns
 
 # one character of every UTF-8 length, plus a lone surrogate (3 bytes with surrogatepass)
@@ -56,7 +57,10 @@ def test_span_columns_are_char_spans_byte_spans_and_groups(case: tuple[str, list
     cols = span_columns(text, list(starts), list(ends))
     assert cols == (tuple(cs), tuple(ce), tuple(starts), tuple(ends), tuple(assign_groups(cs, ce)))
     assert cols[4] == tuple(_reference_groups(cs, ce))
-    assert all(type(c) is tuple for c in cols)
+    # immutable columns: tuples, or (non-ASCII char spans and groups) int64
+    # arrays filled without an int object per value
+    assert all(type(c) in (tuple, IntColumn) for c in cols)
+    assert text.isascii() or (type(cols[0]) is IntColumn and type(cols[1]) is IntColumn)
 
 
 def _reference_groups(starts: list[int], ends: list[int]) -> list[int]:
