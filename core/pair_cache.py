@@ -7,16 +7,36 @@ by the two ids instead: a hit costs no slicing, hashing or lookup of a
 string. The cache is direct-mapped (a clash evicts the older pair) and a
 slot is one int, ``key << bits | value + 1``, written in one store: a
 thread never reads one pair's key with another pair's value, so several
-threads may share a cache without a lock.
+threads may share a cache without a lock. The slots are a native int64
+vector: a list of ints made an int object per store and cost a second
+cache miss (the object) per lookup.
 """
 
 from __future__ import annotations
 
 from typing import Final, final
 
+from librt.vecs import append, vec
+from mypy_extensions import i64
+
 MISS: Final = -2
 """What :meth:`PairCache.get` gives for a pair it does not hold."""
 SLOTS: Final = 1 << 15  # 256 KB of slots, a few times the pairs a text of one language meets
+
+
+_EMPTY: vec[i64] = vec[i64]()
+
+
+def _empty_slots() -> vec[i64]:
+    """A new vector of SLOTS empty slots: a copy of one made once (filling
+    each cache a slot at a time cost as much as a short text's merges)."""
+    global _EMPTY
+    if len(_EMPTY) == 0:
+        v = vec[i64](capacity=SLOTS)
+        for _ in range(SLOTS):
+            v = append(v, -1)
+        _EMPTY = v
+    return _EMPTY[0:SLOTS]
 
 
 @final
@@ -24,14 +44,14 @@ class PairCache:
     """Values from -1 to ``top`` for pairs of token ids below ``n_tokens``."""
 
     def __init__(self, n_tokens: int, top: int) -> None:
-        self.n_tokens = n_tokens
-        self.bits = (top + 2).bit_length()
-        self.slots: list[int] = []  # made on first use
+        self.n_tokens: i64 = n_tokens
+        self.bits: i64 = (top + 2).bit_length()
+        self.slots = vec[i64]()  # made on first use
 
-    def get(self, lid: int, rid: int) -> int:
+    def get(self, lid: i64, rid: i64) -> i64:
         """The value kept for the pair (``lid``, ``rid``), or :data:`MISS`."""
         slots = self.slots
-        if not slots:
+        if len(slots) == 0:
             return MISS
         e = slots[(lid * 1031 + rid) & (SLOTS - 1)]
         bits = self.bits
@@ -39,9 +59,9 @@ class PairCache:
             return MISS
         return (e & ((1 << bits) - 1)) - 1
 
-    def put(self, lid: int, rid: int, value: int) -> None:
+    def put(self, lid: i64, rid: i64, value: i64) -> None:
         slots = self.slots
-        if not slots:
-            slots = [-1] * SLOTS
+        if len(slots) == 0:
+            slots = _empty_slots()
             self.slots = slots
         slots[(lid * 1031 + rid) & (SLOTS - 1)] = ((lid * self.n_tokens + rid) << self.bits) | (value + 1)

@@ -32,3 +32,18 @@ def test_pairs_that_differ_only_in_order() -> None:
     cache.put(1, 2, 9)
     assert cache.get(2, 1) == MISS
     assert cache.get(1, 2) == 9
+
+
+def test_caches_do_not_share_slots() -> None:
+    # every cache's slots start as a copy of one blank vector: a store in
+    # one must not show in another (another model's ids mean other pairs)
+    a = PairCache(n_tokens=100, top=100)
+    b = PairCache(n_tokens=100, top=100)
+    a.put(1, 2, 7)
+    b.put(3, 4, 5)
+    assert (a.get(1, 2), a.get(3, 4)) == (7, MISS)
+    assert (b.get(1, 2), b.get(3, 4)) == (MISS, 5)
+    assert PairCache(n_tokens=100, top=100).get(1, 2) == MISS
+    c = PairCache(n_tokens=100, top=100)
+    c.put(9, 9, 0)
+    assert (c.get(1, 2), c.get(3, 4), c.get(9, 9)) == (MISS, MISS, 0)
