@@ -23,6 +23,7 @@ import numpy as np
 
 # (the ignores are for running mypy on the source tree, where the
 # ``tokenprism`` namespace only exists once installed)
+from tokenprism.core.arrays import distinct_sorted  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.gil import STEP, offer_gil  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.string_array import StringArray  # type: ignore[import-not-found, unused-ignore]
 
@@ -289,7 +290,7 @@ def merges_containing(merges: Sequence[str], sub: str) -> list[str]:
         hits = hits[buf[hits + k] == needle[k]]
     if len(hits) == 0:
         return []
-    which: list[int] = np.unique(np.searchsorted(starts, hits, side="right") - 1).tolist()
+    which: list[int] = distinct_sorted(np.searchsorted(starts, hits, side="right") - 1).tolist()
     out: list[str] = []
     for i in which:
         m = StringArray.decode_at(region, starts, end, i)

@@ -33,6 +33,7 @@ from heapq import heapify, heappop, heappush
 
 import numpy as np
 
+from tokenprism.core.arrays import distinct_sorted
 from tokenprism.core.errors import TokenPrismError
 from tokenprism.core.gil import STEP, WORD_STEP, checkpoint
 from tokenprism.core.pair_cache import MISS, PairCache
@@ -562,9 +563,7 @@ def _rank_table(scores: tuple[float, ...]) -> list[int]:
     """Each token's score as a rank, 0 for the best: an int that orders
     like the score and packs into a heap key. Equal scores share a rank."""
     sc = np.asarray(scores, dtype=np.float64)
-    # np.unique without it: np.unique imports numpy.ma (12 ms) on first use
-    srt = np.sort(sc)
-    distinct = srt[np.concatenate(([True], srt[1:] != srt[:-1]))]  # ascending
+    distinct = distinct_sorted(sc)
     ranks: list[int] = (len(distinct) - 1 - np.searchsorted(distinct, sc)).tolist()
     return ranks
 

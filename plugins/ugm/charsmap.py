@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
+from tokenprism.core.arrays import distinct_sorted
 from tokenprism.core.errors import GGUFError
 from tokenprism.core.gil import STEP, WORD_STEP, checkpoint, offer_gil
 
@@ -242,7 +243,7 @@ class Charsmap:
                 root_labels = labels_here
                 first_level = False
             else:
-                self.inner_ascii.update(np.unique(labels_here[labels_here < 0x80]).tolist())
+                self.inner_ascii.update(distinct_sorted(labels_here[labels_here < 0x80]).tolist())
             offsets = children ^ base[children]
             if int(offsets.max()) >= size:
                 raise _malformed(f"a node points outside the {size}-unit XCDA")
@@ -256,8 +257,8 @@ class Charsmap:
                 values.update(vals.tolist())
             if bool((offsets == self.root).any()):
                 # a path back to the root: its labels occur inside keys too
-                self.inner_ascii.update(np.unique(root_labels[root_labels < 0x80]).tolist())
-            frontier = np.unique(offsets[~visited[offsets]])
+                self.inner_ascii.update(distinct_sorted(root_labels[root_labels < 0x80]).tolist())
+            frontier = distinct_sorted(offsets[~visited[offsets]])
         self.space_in_keys = 0x20 in self.inner_ascii
         self.n_values = len(values)
         for v in values:
