@@ -29,7 +29,6 @@ True
 
 from __future__ import annotations
 
-import gc
 import sys
 from array import array
 from bisect import bisect_left
@@ -41,7 +40,7 @@ import numpy as np
 
 from .encoding import Column, Encoding, IntColumn
 from .gil import PAUSE_ITEMS, Cancelled, dispose, offer_gil, progress_hook
-from .model import Model, sanitize_text
+from .model import Model, no_cyclic_gc, sanitize_text
 from .spans import assign_groups, char_spans, shift_into
 from .special import Fragment
 from .tokenizer import FragmentResult, Tokenizer, cut_points
@@ -212,20 +211,13 @@ def encode_chunked(model: Model, text: str, add_special: bool = False, parse_spe
     # each full pass of the cyclic collector meanwhile walks every token
     # list made so far (measured: 0.2-0.4 s pauses of every thread, the
     # GUI's too, several times per 10 MB, and half the run time with WPM)
-    gc_was_on = gc.isenabled()
-    if gc_was_on:
-        gc.disable()
-    try:
+    # The result's tuples hold millions of ints, and the collector's first
+    # pass after it resumes would walk every object made meanwhile (0.2-0.5
+    # s, every thread paused). None of them are cyclic: frozen, they are
+    # skipped, and still freed by reference counting (open_model freezes
+    # its vocabulary for the same reason).
+    with no_cyclic_gc(freeze=True):
         return _encode_chunked(model, text, add_special, parse_special, report, chunk_chars)
-    finally:
-        if gc_was_on:
-            # The result's tuples hold millions of ints, and the collector's
-            # first pass after enable() walks every object made meanwhile
-            # (0.2-0.5 s, every thread paused). None of them are cyclic:
-            # frozen, they are skipped, and still freed by reference
-            # counting (open_model freezes its vocabulary for the same reason).
-            gc.freeze()
-            gc.enable()
 
 
 def _encode_chunked(model: Model, text: str, add_special: bool, parse_special: bool,

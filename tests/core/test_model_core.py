@@ -142,3 +142,38 @@ def test_an_opened_vocabulary_is_out_of_the_cyclic_collectors_way() -> None:
     for part in (model.vocab, model.tokenizer, model.gguf):
         assert gc.is_tracked(part) and id(part) not in scanned, f"{type(part).__name__} is not frozen"
     assert model.encode("still usable").ids
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_opening_and_encoding_pause_the_cyclic_collector(monkeypatch: pytest.MonkeyPatch, enabled: bool) -> None:
+    # the collector is off while a vocabulary is built and while a text is
+    # tokenized, and afterwards as it was before (off stays off)
+    import gc
+
+    from tokenprism.core import model as model_mod
+    from tokenprism.core.resources import demo_models
+
+    seen: list[bool] = []
+    real_vocab = model_mod.vocab_from_gguf
+    real_spans = model_mod.span_columns
+
+    def vocab_spy(*a: object) -> object:
+        seen.append(gc.isenabled())
+        return real_vocab(*a)  # type: ignore[arg-type]
+
+    def spans_spy(*a: object) -> object:
+        seen.append(gc.isenabled())
+        return real_spans(*a)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(model_mod, "vocab_from_gguf", vocab_spy)
+    monkeypatch.setattr(model_mod, "span_columns", spans_spy)
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        m = open_model(demo_models()["spm"])
+        assert gc.isenabled() == enabled
+        m.encode("héllo")
+        assert gc.isenabled() == enabled
+    finally:
+        gc.enable() if was else gc.disable()
+    assert seen == [False, False]
