@@ -40,7 +40,7 @@ import numpy as np
 
 from .encoding import Column, Encoding, IntColumn
 from .gil import PAUSE_ITEMS, Cancelled, dispose, offer_gil, progress_hook
-from .model import Model, no_cyclic_gc, sanitize_text
+from .model import Model, pause_gc, resume_gc, sanitize_text
 from .spans import assign_groups, char_spans, shift_into
 from .special import Fragment
 from .tokenizer import FragmentResult, Tokenizer, cut_points
@@ -216,8 +216,11 @@ def encode_chunked(model: Model, text: str, add_special: bool = False, parse_spe
     # s, every thread paused). None of them are cyclic: frozen, they are
     # skipped, and still freed by reference counting (open_model freezes
     # its vocabulary for the same reason).
-    with no_cyclic_gc(freeze=True):
+    was = pause_gc()
+    try:
         return _encode_chunked(model, text, add_special, parse_special, report, chunk_chars)
+    finally:
+        resume_gc(was, freeze=True)
 
 
 def _encode_chunked(model: Model, text: str, add_special: bool, parse_special: bool,

@@ -11,8 +11,10 @@ from __future__ import annotations
 import gc
 import os
 import threading
-from contextlib import contextmanager
-from typing import Iterator, Sequence
+from typing import Sequence
+
+from librt.vecs import append, vec
+from mypy_extensions import i64
 
 from .encoding import Encoding
 from .errors import GGUFError, TokenPrismError
@@ -20,9 +22,9 @@ from .gguf_file import GGUFFile, read_gguf
 from .memory import trim_heap
 from .plugin_types import TokenizerSpec
 from .plugins import find_spec
-from .spans import shift_into, span_columns
+from .spans import as_column, extend_shifted, span_columns
 from .special import Fragment, SpecialMatcher
-from .tokenizer import Tokenizer, TokenizerConfig
+from .tokenizer import Tokenizer, TokenizerConfig, fragment_columns
 from .tokenizer import merge_ranks as plugin_merge_ranks
 from .tokenizer import prepare as plugin_prepare
 from .vocab import Attr, Vocab, vocab_from_gguf
@@ -107,39 +109,41 @@ class Model:
         """
         text = sanitize_text(text)
         # a long text allocates lists by the hundred thousand
-        with no_cyclic_gc():
+        was = pause_gc()
+        try:
             return self._encode(text, add_special, parse_special)
+        finally:
+            resume_gc(was)
 
     def _encode(self, text: str, add_special: bool, parse_special: bool) -> Encoding:
         frags = self._matcher(parse_special).partition(text)
         prefix = self.config.special_prefix if add_special else ()
         suffix = self.config.special_suffix if add_special else ()
         if not prefix and len(frags) == 1 and frags[0].token < 0 and frags[0].end == len(text):
-            # the usual case, one plain fragment: the plugin's lists as they are
-            res = self.tokenizer.encode_fragment(text, True)
-            ids = res.ids
-            bstarts = res.starts
-            bends = res.ends
+            # the usual case, one plain fragment: the plugin's columns as they are
+            ids, bstarts, bends = fragment_columns(self.tokenizer, text, True)
         else:
             ids, bstarts, bends = self._encode_parts(text, frags, prefix)
         if suffix:
-            # new lists: the fast path's may be the plugin's own
+            # onto copies: the fast path's vectors may be the plugin's own
             total_bytes = _utf8_len(text, 0, len(text))
-            ids = ids + list(suffix)
-            bstarts = bstarts + [total_bytes] * len(suffix)
-            bends = bends + [total_bytes] * len(suffix)
+            k = len(suffix)
+            ids = extend_shifted(extend_shifted(vec[i64](), ids, 0), vec[i64](suffix), 0)
+            bstarts = extend_shifted(extend_shifted(vec[i64](), bstarts, 0), vec[i64]([total_bytes] * k), 0)
+            bends = extend_shifted(extend_shifted(vec[i64](), bends, 0), vec[i64]([total_bytes] * k), 0)
         # byte spans are in text order, so one walk over the whole text
         # gives every character span and group
-        starts, ends, bstarts_t, bends_t, groups = span_columns(text, bstarts, bends)
-        return Encoding(text, self, tuple(ids), starts, ends, bstarts_t, bends_t, groups,
+        starts, ends, bstarts_c, bends_c, groups = span_columns(text, bstarts, bends)
+        return Encoding(text, self, as_column(ids), starts, ends, bstarts_c, bends_c, groups,
                         add_special, parse_special)
 
     def _encode_parts(self, text: str, frags: list[Fragment],
-                      prefix: tuple[int, ...]) -> tuple[list[int], list[int], list[int]]:
-        """Token ids and UTF-8 byte spans of the prefix and every fragment."""
-        ids: list[int] = list(prefix)
-        bstarts: list[int] = [0] * len(prefix)
-        bends: list[int] = [0] * len(prefix)
+                      prefix: tuple[int, ...]) -> tuple[vec[i64], vec[i64], vec[i64]]:
+        """Token ids and UTF-8 byte spans of the prefix and every fragment
+        (in new vectors of this call's own)."""
+        ids = vec[i64](prefix)
+        bstarts = vec[i64]([0] * len(prefix))
+        bends = vec[i64]([0] * len(prefix))
         after_special = True
         char_pos = 0
         byte_pos = 0
@@ -149,15 +153,15 @@ class Model:
                 char_pos = frag.start
             nbytes = _utf8_len(text, frag.start, frag.end)
             if frag.token >= 0:
-                ids.append(frag.token)
-                bstarts.append(byte_pos)
-                bends.append(byte_pos + nbytes)
+                ids = append(ids, frag.token)
+                bstarts = append(bstarts, byte_pos)
+                bends = append(bends, byte_pos + nbytes)
                 after_special = True
             else:
-                res = self.tokenizer.encode_fragment(text[frag.start:frag.end], after_special)
-                ids.extend(res.ids)
-                shift_into(bstarts, res.starts, byte_pos)
-                shift_into(bends, res.ends, byte_pos)
+                f_ids, f_starts, f_ends = fragment_columns(self.tokenizer, text[frag.start:frag.end], after_special)
+                ids = extend_shifted(ids, f_ids, 0)
+                bstarts = extend_shifted(bstarts, f_starts, byte_pos)
+                bends = extend_shifted(bends, f_ends, byte_pos)
                 after_special = False
             char_pos = frag.end
             byte_pos += nbytes
@@ -327,23 +331,27 @@ def _utf8_len(text: str, start: int, end: int) -> int:
     return len(piece) if piece.isascii() else len(piece.encode("utf-8"))
 
 
-@contextmanager
-def no_cyclic_gc(freeze: bool = False) -> Iterator[None]:
-    """The cyclic garbage collector paused meanwhile: for work that makes
-    objects by the hundred thousand, none of them in a cycle, where the
-    collector would walk the whole heap (vocabularies included) again and
-    again for nothing. ``freeze``: what was made is frozen before the
-    collector resumes, as its first pass would walk all of it."""
-    gc_was_on = gc.isenabled()
-    if gc_was_on:
+def pause_gc() -> bool:
+    """Pause the cyclic garbage collector, for work that makes objects by the
+    hundred thousand, none of them in a cycle, where the collector would
+    walk the whole heap (vocabularies included) again and again for
+    nothing; returns whether it was running (for :func:`resume_gc`). A
+    plain call, not a context manager: making the manager's object could
+    itself start a collection before the pause (2-3 ms after a model's
+    tables were built)."""
+    was = gc.isenabled()
+    if was:
         gc.disable()
-    try:
-        yield
-    finally:
-        if gc_was_on:
-            if freeze:
-                gc.freeze()
-            gc.enable()
+    return was
+
+
+def resume_gc(was: bool, freeze: bool = False) -> None:
+    """Undo :func:`pause_gc`. ``freeze``: what was made meanwhile is frozen
+    first, as the collector's first pass would walk all of it."""
+    if was:
+        if freeze:
+            gc.freeze()
+        gc.enable()
 
 
 def open_model(path: str | os.PathLike[str]) -> Model:
@@ -357,8 +365,11 @@ def open_model(path: str | os.PathLike[str]) -> Model:
     """
     # hundreds of thousands of new objects (pieces, tuples, a dict): the
     # collector's passes meanwhile were 5% of opening a 100k-token vocabulary
-    with no_cyclic_gc():
+    was = pause_gc()
+    try:
         return _open(os.fspath(path))
+    finally:
+        resume_gc(was)
 
 
 def _open(p: str) -> Model:

@@ -39,52 +39,62 @@ def char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int]
     the size of the text. The lists may be returned as they are (ASCII)."""
     if text.isascii():
         return starts, ends
-    cols = _char_columns(text, starts, ends)
+    cols = _char_columns(text, vec[i64](starts), vec[i64](ends))
     if cols is None:
         return byte_to_char_spans(text, starts, ends)
     return list(cols[0]), list(cols[1])
 
 
-def _columns_of(text: str, starts: list[int], ends: list[int]) -> tuple[Column, Column, Column]:
-    """:func:`char_spans` of non-ASCII ``text`` and the groups of those spans."""
-    cols = _char_columns(text, starts, ends)
+Columns = tuple[Column, Column, Column, Column, Column]
+
+
+def span_columns(text: str, bstarts: vec[i64], bends: vec[i64]) -> Columns:
+    """``(starts, ends, byte_starts, byte_ends, groups)`` of an
+    :class:`~tokenprism.core.encoding.Encoding`, from the UTF-8 byte spans
+    of the tokens of ``text``: one walk along the text for the char spans
+    and the groups (ASCII: the byte spans are the char spans, and one pass
+    over them finds the groups).
+
+    No int object is made per value: the columns are
+    :class:`~tokenprism.core.encoding.IntColumn` arrays copied from native
+    vectors (ASCII char spans are the byte span columns themselves), and
+    ungrouped tokens share one -1. Making and freeing an int per value
+    (allocation, page faults, cache misses) was most of the core's time on
+    long non-ASCII text."""
+    n = len(bstarts)
+    bs = as_column(bstarts)
+    be = as_column(bends)
+    if text.isascii():
+        return bs, be, bs, be, _group_column(_groups(bstarts, bends), n)
+    cols = _char_columns(text, bstarts, bends)
     if cols is None:
-        cs, ce = byte_to_char_spans(text, starts, ends)
-        return tuple(cs), tuple(ce), _groups(cs, ce)
-    gs = cols[2]
-    return (_as_column(cols[0]), _as_column(cols[1]),
-            _as_column(gs) if len(gs) else (-1,) * len(starts))
+        cs, ce = byte_to_char_spans(text, list(bstarts), list(bends))
+        return IntColumn(cs), IntColumn(ce), bs, be, _group_column(_groups(vec[i64](cs), vec[i64](ce)), n)
+    return as_column(cols[0]), as_column(cols[1]), bs, be, _group_column(cols[2], n)
 
 
-def _as_column(v: vec[i64]) -> IntColumn:
+def as_column(v: vec[i64]) -> IntColumn:
     """``v``'s values in an :class:`IntColumn`: one copy of its memory."""
     out = IntColumn()
     out.frombytes(memoryview(v).cast("B"))
     return out
 
 
-Columns = tuple[Column, Column, Column, Column, Column]
+def _group_column(groups: vec[i64], n: int) -> Column:
+    """The groups column of ``n`` tokens from :func:`_groups`' vector."""
+    return as_column(groups) if len(groups) else (-1,) * n
 
 
-def span_columns(text: str, bstarts: list[int], bends: list[int]) -> Columns:
-    """``(starts, ends, byte_starts, byte_ends, groups)`` of an
-    :class:`~tokenprism.core.encoding.Encoding`, from a plugin's byte spans
-    of ``text``: one walk along the text for the char spans and the groups
-    (ASCII: the byte spans are the char spans, and one pass over them
-    finds the groups).
-
-    No int object is made per value: ASCII char spans are the byte span
-    tuples themselves, non-ASCII ones (and groups, when any) are
-    :class:`~tokenprism.core.encoding.IntColumn` arrays filled from the
-    walk's native vectors, and ungrouped tokens share one -1. Making and
-    freeing an int per value (allocation, page faults, cache misses) was
-    most of the core's time on long non-ASCII text."""
-    bs = tuple(bstarts)
-    be = tuple(bends)
-    if text.isascii():
-        return bs, be, bs, be, _groups(bstarts, bends)
-    cs, ce, groups = _columns_of(text, bstarts, bends)
-    return cs, ce, bs, be, groups
+def extend_shifted(dst: vec[i64], src: vec[i64], delta: i64) -> vec[i64]:
+    """``dst`` with every value of ``src`` plus ``delta`` appended. ``dst``
+    must be the caller's own vector: an append may fill its spare room,
+    which another vector made from the same one would share."""
+    i: i64 = 0
+    n: i64 = len(src)
+    while i < n:
+        dst = append(dst, src[i] + delta)
+        i += 1
+    return dst
 
 
 def utf8_width(c: i64) -> i64:
@@ -99,7 +109,7 @@ def utf8_width(c: i64) -> i64:
     return 4
 
 
-def _char_columns(text: str, starts: list[int], ends: list[int]) -> tuple[vec[i64], vec[i64], vec[i64]] | None:
+def _char_columns(text: str, starts: vec[i64], ends: vec[i64]) -> tuple[vec[i64], vec[i64], vec[i64]] | None:
     """Char starts and char ends of the UTF-8 byte spans into ``text``, and
     their groups as :func:`_groups` makes them (empty: none); None when the
     spans are too far out of text order for one walk. A start inside a
@@ -163,11 +173,7 @@ def _char_columns(text: str, starts: list[int], ends: list[int]) -> tuple[vec[i6
         if s < e:
             if prev >= 0 and s < prev_end:
                 if len(groups) == 0:
-                    groups = vec[i64](capacity=m)
-                    j: i64 = 0
-                    while j < m:
-                        groups = append(groups, -1)
-                        j += 1
+                    groups = _filled(m, -1)
                 if not in_group:
                     group = prev
                     groups[prev] = group
@@ -193,36 +199,46 @@ def shift_into(dst: list[int], src: list[int], delta: int) -> None:
 def assign_groups(starts: list[int], ends: list[int]) -> list[int]:
     """Group consecutive tokens that share a character: each token of a
     group gets the index of the group's first token; others get -1."""
-    return list(_groups(starts, ends))
+    groups = _groups(vec[i64](starts), vec[i64](ends))
+    return list(groups) if len(groups) else [-1] * len(starts)
 
 
-def _groups(starts: list[int], ends: list[int]) -> tuple[int, ...]:
-    """:func:`assign_groups` as a tuple; one shared -1 and one int object
-    per group (a group's tokens hold the same index)."""
-    n = len(starts)
-    neg: object = -1
-    groups: list[object] = []  # made at the first group
-    prev = -1
-    prev_end = 0
+def _groups(starts: vec[i64], ends: vec[i64]) -> vec[i64]:
+    """:func:`assign_groups` as a vector; empty when no token is in a group."""
+    n: i64 = len(starts)
+    groups = vec[i64]()  # filled at the first group
+    prev: i64 = -1
+    prev_end: i64 = 0
     in_group = False
-    group_obj: object = neg
-    for i in range(n):
+    group: i64 = -1
+    i: i64 = 0
+    while i < n:
         if (i & 4095) == 0:
             offer_gil()
         s = starts[i]
         e = ends[i]
-        if s >= e:
-            continue
-        if prev >= 0 and s < prev_end:
-            if not groups:
-                groups = [neg] * n
-            if not in_group:
-                groups[prev] = prev
-                group_obj = groups[prev]
-                in_group = True
-            groups[i] = group_obj
-        else:
-            in_group = False
-        prev = i
-        prev_end = e
-    return cast("tuple[int, ...]", tuple(groups)) if groups else (-1,) * n
+        if s < e:
+            if prev >= 0 and s < prev_end:
+                if len(groups) == 0:
+                    groups = _filled(n, -1)
+                if not in_group:
+                    group = prev
+                    groups[prev] = group
+                    in_group = True
+                groups[i] = group
+            else:
+                in_group = False
+            prev = i
+            prev_end = e
+        i += 1
+    return groups
+
+
+def _filled(n: i64, value: i64) -> vec[i64]:
+    """A vector of ``n`` times ``value``."""
+    out = vec[i64](capacity=n)
+    j: i64 = 0
+    while j < n:
+        out = append(out, value)
+        j += 1
+    return out

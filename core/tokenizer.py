@@ -12,6 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Protocol, Sequence
 
+from librt.vecs import vec
+from mypy_extensions import i64
+
 from .vocab import Vocab
 
 
@@ -97,6 +100,18 @@ class CuttableTokenizer(Tokenizer, Protocol):
         ...
 
 
+class ColumnTokenizer(Tokenizer, Protocol):
+    """A tokenizer that can hand over a fragment's tokens as native int64
+    vectors (optional; see :func:`fragment_columns`)."""
+
+    def encode_columns(self, text: str, after_special: bool) -> tuple[vec[i64], vec[i64], vec[i64]]:
+        """``encode_fragment``'s ids, starts and ends as ``librt.vecs``
+        ``vec[i64]``: no int object per value on the way to the
+        :class:`~tokenprism.core.encoding.Encoding`'s arrays. The core never
+        changes them, so they may be the plugin's own (a cache's)."""
+        ...
+
+
 class RankedTokenizer(Tokenizer, Protocol):
     """A tokenizer whose tokens come from ranked merges (optional; BPE)."""
 
@@ -124,6 +139,19 @@ class WordTokenizer(Tokenizer, Protocol):
         """For each token ``encode_fragment(text, ...)`` gives, the index of
         its word within ``text`` (0, 1, ...: every index has a token)."""
         ...
+
+
+def fragment_columns(tokenizer: Tokenizer, text: str,
+                     after_special: bool) -> tuple[vec[i64], vec[i64], vec[i64]]:
+    """The ids, starts and ends of ``encode_fragment(text, after_special)``
+    as vectors: the plugin's ``encode_columns`` when it has one, else its
+    lists converted."""
+    method = getattr(tokenizer, "encode_columns", None)
+    if method is not None:
+        cols: tuple[vec[i64], vec[i64], vec[i64]] = method(text, after_special)
+        return cols
+    res = tokenizer.encode_fragment(text, after_special)
+    return vec[i64](res.ids), vec[i64](res.starts), vec[i64](res.ends)
 
 
 def merge_ranks(tokenizer: Tokenizer) -> Sequence[int] | None:

@@ -44,10 +44,16 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_right
-from typing import TYPE_CHECKING, Final, cast
+from typing import Final, cast
 
 import numpy as np
 from librt.strings import read_i64_le
+from librt.vecs import append, vec
+
+# native 64-bit ints for mypyc in the trie walk (tagged ints checked every
+# multiplication and shift for overflow: ~290 instructions a probe); plain
+# ints when not compiled. Imported at run time, as vec[i64] names it.
+from mypy_extensions import i64
 
 from tokenprism.core.gil import checkpoint
 from tokenprism.core.spans import utf8_width
@@ -56,11 +62,6 @@ from tokenprism.core.vocab import Vocab
 
 from . import unicode_tables as _ut
 
-if TYPE_CHECKING:
-    # native 64-bit ints for mypyc in the trie walk (tagged ints checked
-    # every multiplication and shift for overflow: ~290 instructions a
-    # probe); plain ints when not compiled
-    from mypy_extensions import i64
 
 WORD_MARK: Final = "\u2581"
 
@@ -326,22 +327,7 @@ class Chunk:
         self.starts = starts
         self.ends = ends
         self.nbytes = nbytes
-        # what encode_fragment reads per occurrence, worked out once: the
-        # token count, the first token as the object it is (a list[int]
-        # read would unbox it, and boxing it again makes a new int), its
-        # span, and whether every token starts where the previous ended
-        # (the pieces of a word, CJK runs: one new int per token then)
-        n = len(ids)
-        self.n = n
-        self.first: object = cast("list[object]", ids)[0] if n else None
-        self.s0 = starts[0] if n else 0
-        self.e0 = ends[0] if n else 0
-        joined = True
-        for t in range(1, n):
-            if starts[t] != ends[t - 1]:
-                joined = False
-                break
-        self.joined = joined
+        self.n = len(ids)
 
 
 class Piece(Chunk):
@@ -555,22 +541,22 @@ class WpmTokenizer:
     # ---- the contract ---------------------------------------------------
 
     def encode_fragment(self, text: str, after_special: bool) -> FragmentResult:
+        ids, starts, ends = self.encode_columns(text, after_special)
+        return FragmentResult(list(ids), list(starts), list(ends))
+
+    def encode_columns(self, text: str, after_special: bool) -> tuple[vec[i64], vec[i64], vec[i64]]:
+        """``encode_fragment``'s columns as native int64 vectors: appended
+        without an int object per value (boxing the offsets, and the lists
+        of objects, were half of this loop's time and most of its memory)."""
         # U+0020 always ends a word (it is whitespace in every setting, and
         # its own NFD), so the space-separated chunks tokenize independently.
         # str.split(" ") is far cheaper than the walk of _split, and chunks
         # repeat in real text, so most cost one dictionary lookup.
-        # the output lists are made at a guessed size and written by index:
-        # appending regrew them a few hundred times over a long text,
-        # copying them each time (a tenth of a mixed text's work), and
-        # list.extend is a slice assignment in mypyc (300 instructions
-        # for the few items of a chunk); typed list[object] to take the
-        # ints already boxed
-        cap = (len(text) >> 1) + 16
-        ids_o: list[object] = [None] * cap
-        starts_o: list[object] = [None] * cap
-        ends_o: list[object] = [None] * cap
-        m = 0
-        pos = 0
+        cap: i64 = (len(text) >> 1) + 16
+        ids = vec[i64](capacity=cap)
+        starts = vec[i64](capacity=cap)
+        ends = vec[i64](capacity=cap)
+        pos: i64 = 0
         cache = self._chunks
         # every chunk of an ASCII text is ASCII: one test instead of one a chunk
         all_ascii = _isascii(text)
@@ -593,55 +579,16 @@ class WpmTokenizer:
             if r is None:
                 r = self._chunk(c, all_ascii or _isascii(c))
                 next_check -= _NEW_COST
-            n = r.n
-            if m + n > cap:
-                more = (cap >> 1) + n
-                ids_o.extend([None] * more)
-                starts_o.extend([None] * more)
-                ends_o.extend([None] * more)
-                cap += more
-            if n == 1:
-                ids_o[m] = r.first
-                starts_o[m] = pos + r.s0
-                ends_o[m] = pos + r.e0
-                m += 1
-            elif n > 1:
-                # ids read as the objects they are (a list[int] read would
-                # unbox them, and boxing again makes new ints)
-                rids = cast("list[object]", r.ids)
-                rends = r.ends
-                if r.joined:
-                    # boxing the offsets is most of this loop's time: a
-                    # token that starts where the previous one ended
-                    # shares that int object. (The casts box once: mypy
-                    # narrows a plain ``prev_o = pos + e`` to int, and
-                    # mypyc then boxed it anew for every list it went to.)
-                    prev_o = cast("object", pos + r.s0)
-                    for t in range(n):
-                        ids_o[m] = rids[t]
-                        starts_o[m] = prev_o
-                        prev_o = cast("object", pos + rends[t])
-                        ends_o[m] = prev_o
-                        m += 1
-                else:
-                    rs = r.starts
-                    prev_e = -1
-                    prev_o = None
-                    for t in range(n):
-                        ids_o[m] = rids[t]
-                        s = rs[t]
-                        starts_o[m] = prev_o if s == prev_e else pos + s
-                        e = rends[t]
-                        prev_o = cast("object", pos + e)
-                        ends_o[m] = prev_o
-                        prev_e = e
-                        m += 1
+            rids = r.ids
+            rs = r.starts
+            rends = r.ends
+            for t in range(r.n):
+                ids = append(ids, rids[t])
+                starts = append(starts, pos + rs[t])
+                ends = append(ends, pos + rends[t])
             # the chunk and the space after it
             pos += r.nbytes + 1
-        del ids_o[m:]
-        del starts_o[m:]
-        del ends_o[m:]
-        return FragmentResult(cast("list[int]", ids_o), cast("list[int]", starts_o), cast("list[int]", ends_o))
+        return ids, starts, ends
 
     def piece_bytes(self, token_id: int) -> bytes:
         piece: str = self._pieces[token_id]

@@ -6,6 +6,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from librt.vecs import vec
+from mypy_extensions import i64
+
 from tokenprism.core.encoding import IntColumn
 from tokenprism.core.spans import assign_groups, byte_to_char_spans, char_spans, span_columns
 
@@ -54,13 +57,14 @@ def test_groups() -> None:
 def test_span_columns_are_char_spans_byte_spans_and_groups(case: tuple[str, list[int], list[int]]) -> None:
     text, starts, ends = case
     cs, ce = byte_to_char_spans(text, starts, ends)
-    cols = span_columns(text, list(starts), list(ends))
+    cols = span_columns(text, vec[i64](starts), vec[i64](ends))
     assert cols == (tuple(cs), tuple(ce), tuple(starts), tuple(ends), tuple(assign_groups(cs, ce)))
     assert cols[4] == tuple(_reference_groups(cs, ce))
-    # immutable columns: tuples, or (non-ASCII char spans and groups) int64
-    # arrays filled without an int object per value
-    assert all(type(c) in (tuple, IntColumn) for c in cols)
-    assert text.isascii() or (type(cols[0]) is IntColumn and type(cols[1]) is IntColumn)
+    # int64 arrays filled without an int object per value (groups: one
+    # shared -1 when there are none); ASCII char spans are the byte spans
+    assert all(type(c) is IntColumn for c in cols[:4])
+    assert type(cols[4]) in (tuple, IntColumn)
+    assert not text.isascii() or (cols[0] is cols[2] and cols[1] is cols[3])
 
 
 def _reference_groups(starts: list[int], ends: list[int]) -> list[int]:
@@ -81,7 +85,7 @@ def _reference_groups(starts: list[int], ends: list[int]) -> list[int]:
 
 def test_span_columns_group_partial_tokens() -> None:
     # "x😀y": the emoji's four byte tokens share character 1, ASCII or not
-    cols = span_columns("x😀y", [0, 1, 2, 3, 4, 5], [1, 2, 3, 4, 5, 6])
+    cols = span_columns("x😀y", vec[i64]([0, 1, 2, 3, 4, 5]), vec[i64]([1, 2, 3, 4, 5, 6]))
     assert cols[:2] == ((0, 1, 1, 1, 1, 2), (1, 2, 2, 2, 2, 3))
     assert cols[4] == (-1, 1, 1, 1, 1, -1)
-    assert span_columns("ab", [0, 0, 1], [1, 1, 2])[4] == (0, 0, -1)
+    assert span_columns("ab", vec[i64]([0, 0, 1]), vec[i64]([1, 1, 2]))[4] == (0, 0, -1)
