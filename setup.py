@@ -32,6 +32,7 @@ COMPILED = [
     "core/spans.py",
     "core/special.py",
     "core/pair_cache.py",
+    "core/columns.py",
     "plugins/spm/spm.py",
     "plugins/bpe/bpe.py",
     "plugins/bpe/ranks.py",

@@ -10,6 +10,7 @@ HOT_MODULES = (
     "tokenprism.core.spans",
     "tokenprism.core.special",
     "tokenprism.core.pair_cache",
+    "tokenprism.core.columns",
     "tokenprism.plugins.spm.spm",
     "tokenprism.plugins.bpe.bpe",
     "tokenprism.plugins.bpe.ranks",

@@ -28,10 +28,14 @@ import threading
 from heapq import heappop, heappush
 from typing import Final, Optional, cast
 
+from librt.vecs import vec
+from mypy_extensions import i64
+
 # (the ignores are for running mypy on the source tree, where the
 # ``tokenprism`` namespace only exists once installed)
 from tokenprism.core.tokenizer import (  # type: ignore[import-not-found, unused-ignore]
     FragmentResult, TokenizerConfig, resolve_special_ids)
+from tokenprism.core.columns import TokenColumns  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.gil import STEP, WORD_STEP, checkpoint, offer_gil  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.memory import trim_heap  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.pair_cache import MISS, PairCache  # type: ignore[import-not-found, unused-ignore]
@@ -529,20 +533,13 @@ class BpeTokenizer:
                 out.append(orig)
         return out
 
-    def encode_text(self, text: str, ids: list[int], starts: list[int], ends: list[int], base: int) -> int:
+    def encode_text(self, text: str, out: TokenColumns, base: int) -> int:
         """BPE-tokenize ``text`` (``llm_tokenizer_bpe_session::tokenize``),
         appending tokens with spans shifted by ``base``; returns the byte
         offset after the text."""
         cache = self.cache
         misses = 0
         units = self.units(text)
-        # the ids as the objects they are (mypyc would unbox and box each
-        # again), and a word's start as the int object of the end before it
-        ids_o = cast("list[object]", ids)
-        starts_o = cast("list[object]", starts)
-        ends_o = cast("list[object]", ends)
-        last_end = -1
-        last_obj: object = None
         n_units = len(units)
         k = 0
         for w in units:
@@ -561,41 +558,30 @@ class BpeTokenizer:
                     cache.clear()
                 cache[w] = r
             rid = r.ids
-            if len(rid) == 1:
-                ids_o.append(cast("list[object]", rid)[0])
-                s = base + r.starts[0]
-                if s == last_end:
-                    starts_o.append(last_obj)
-                else:
-                    starts.append(s)
-                e = base + r.ends[0]
-                last_obj = e
-                last_end = e
-                ends_o.append(last_obj)
-            else:
-                ids.extend(rid)
-                for x in r.starts:
-                    starts.append(base + x)
-                for x in r.ends:
-                    ends.append(base + x)
-                last_end = base + r.ends[-1] if r.ends else -1
-                last_obj = ends_o[-1] if r.ends else None
+            rs = r.starts
+            re_ = r.ends
+            for t in range(len(rid)):
+                out.add(rid[t], base + rs[t], base + re_[t])
             base += r.nbytes
         return base
 
     def encode_fragment(self, text: str, after_special: bool) -> FragmentResult:
-        ids: list[int] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        if self.mode == MODE_DNA:
-            self.encode_dna(text, ids, starts, ends)
-        elif self.mode == MODE_WHITESPACE:
-            self.encode_whitespace(text, ids, starts, ends)
-        else:
-            self.encode_text(text, ids, starts, ends, 0)
-        return FragmentResult(ids, starts, ends)
+        return self._encode(text).result()
 
-    def encode_dna(self, text: str, ids: list[int], starts: list[int], ends: list[int]) -> None:
+    def encode_columns(self, text: str, after_special: bool) -> tuple[vec[i64], vec[i64], vec[i64]]:
+        return self._encode(text).columns()
+
+    def _encode(self, text: str) -> TokenColumns:
+        out = TokenColumns(len(text) >> 1)
+        if self.mode == MODE_DNA:
+            self.encode_dna(text, out)
+        elif self.mode == MODE_WHITESPACE:
+            self.encode_whitespace(text, out)
+        else:
+            self.encode_text(text, out, 0)
+        return out
+
+    def encode_dna(self, text: str, out: TokenColumns) -> None:
         """``llm_tokenizer_hybriddna_session``: text inside ``<dna>..</dna>``
         becomes 6-mer tokens (uppercased, the last one padded with ``A``)."""
         t2i = self.t2i
@@ -603,7 +589,7 @@ class BpeTokenizer:
         end_id = t2i.get("</dna>", -1)
         oov = self.dna_oov
         if begin_id < 0 or end_id < 0 or oov < 0:
-            self.encode_text(text, ids, starts, ends, 0)
+            self.encode_text(text, out, 0)
             return
         pos = 0
         base = 0
@@ -611,27 +597,23 @@ class BpeTokenizer:
         while pos < n:
             start = text.find("<dna>", pos)
             if start < 0:
-                base = self.encode_text(text[pos:], ids, starts, ends, base)
+                base = self.encode_text(text[pos:], out, base)
                 break
             if start > pos:
-                base = self.encode_text(text[pos:start], ids, starts, ends, base)
-            ids.append(begin_id)
-            starts.append(base)
-            ends.append(base + 5)
+                base = self.encode_text(text[pos:start], out, base)
+            out.add(begin_id, base, base + 5)
             base += 5
             cstart = start + 5
             end = text.find("</dna>", cstart)
             cend = n if end < 0 else end
-            base = self.dna_kmers(text[cstart:cend], ids, starts, ends, base)
+            base = self.dna_kmers(text[cstart:cend], out, base)
             if end < 0:
                 break
-            ids.append(end_id)
-            starts.append(base)
-            ends.append(base + 6)
+            out.add(end_id, base, base + 6)
             base += 6
             pos = end + 6
 
-    def dna_kmers(self, seq: str, ids: list[int], starts: list[int], ends: list[int], base: int) -> int:
+    def dna_kmers(self, seq: str, out: TokenColumns, base: int) -> int:
         raw = seq.encode("utf-8", "surrogatepass")
         up = bytes([c - 32 if 0x61 <= c <= 0x7A else c for c in raw])
         t2i = self.t2i
@@ -642,13 +624,11 @@ class BpeTokenizer:
             if len(kmer) < k:
                 kmer = kmer + b"A" * (k - len(kmer))
             tid = t2i.get(kmer.decode("utf-8", "surrogateescape") + _DNA_MARKER, self.dna_oov)
-            ids.append(tid)
-            starts.append(base + i)
-            ends.append(base + min(i + k, len(up)))
+            out.add(tid, base + i, base + min(i + k, len(up)))
             i += k
         return base + len(raw)
 
-    def encode_whitespace(self, text: str, ids: list[int], starts: list[int], ends: list[int]) -> None:
+    def encode_whitespace(self, text: str, out: TokenColumns) -> None:
         """``llm_tokenizer_whitespace_session``: whitespace separates
         segments and is dropped; segments may be lowercased."""
         tab = self.tab
@@ -669,22 +649,22 @@ class BpeTokenizer:
             if self.lowercase:
                 low = "".join([chr(tab.tolower(ord(c))) for c in seg])
                 if low != seg and len(low.encode("utf-8", "surrogatepass")) != seg_bytes:
-                    self.encode_remapped(seg, low, ids, starts, ends, base)
+                    self.encode_remapped(seg, low, out, base)
                 else:
-                    self.encode_text(low, ids, starts, ends, base)
+                    self.encode_text(low, out, base)
             else:
-                self.encode_text(seg, ids, starts, ends, base)
+                self.encode_text(seg, out, base)
             base += seg_bytes
             i = j
 
-    def encode_remapped(self, orig: str, low: str, ids: list[int], starts: list[int], ends: list[int],
-                        base: int) -> None:
+    def encode_remapped(self, orig: str, low: str, out: TokenColumns, base: int) -> None:
         """Tokenize ``low`` (same chars as ``orig``, other UTF-8 lengths) and
         map its byte spans back onto ``orig``."""
-        lids: list[int] = []
-        ls: list[int] = []
-        le: list[int] = []
-        self.encode_text(low, lids, ls, le, 0)
+        lower = TokenColumns()
+        self.encode_text(low, lower, 0)
+        lids = lower.ids
+        ls = lower.starts
+        le = lower.ends
         # byte offset in low -> char index; char index -> byte offset in orig
         char_at: list[int] = []
         for ci, ch in enumerate(low):
@@ -695,11 +675,9 @@ class BpeTokenizer:
         for ch in orig:
             ob.append(ob[-1] + len(ch.encode("utf-8", "surrogatepass")))
         for t in range(len(lids)):
-            ids.append(lids[t])
-            starts.append(base + ob[char_at[ls[t]]])
             e = le[t]
             ce = char_at[e - 1] + 1 if e > 0 else 0
-            ends.append(base + ob[ce])
+            out.add(lids[t], base + ob[char_at[ls[t]]], base + ob[ce])
 
     def cut_points(self, text: str, lo: int, hi: int) -> list[int]:
         """Starts of lines where the line break sits between two printable

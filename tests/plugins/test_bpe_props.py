@@ -231,8 +231,11 @@ def test_gemma4_safe_split_changes_nothing(ref_model) -> None:  # type: ignore[n
     @given(text=text_st)
     def check(text: str) -> None:
         assert len(text) >= 256
-        ids: list[int] = []
-        tok.encode_text(text, ids, [], [], 0)
+        from tokenprism.core.columns import TokenColumns
+
+        out = TokenColumns()
+        tok.encode_text(text, out, 0)
+        ids = list(out.ids)
         whole: list[int] = []
         for line in re.findall(r"[^\n]+|\n+", text):
             whole.extend(tok.word(line).ids)
