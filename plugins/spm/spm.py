@@ -28,12 +28,15 @@ at least two characters long, so it never matches.
 from __future__ import annotations
 
 import re
-from typing import Any, Final
+from typing import Final
 from heapq import heapify, heappop, heappush
 
 import numpy as np
+from librt.vecs import vec
+from mypy_extensions import i64
 
 from tokenprism.core.arrays import distinct_sorted
+from tokenprism.core.columns import TokenColumns
 from tokenprism.core.errors import TokenPrismError
 from tokenprism.core.gil import STEP, WORD_STEP, checkpoint
 from tokenprism.core.pair_cache import MISS, PairCache
@@ -128,23 +131,25 @@ class SpmTokenizer:
     # ---- Tokenizer protocol ---------------------------------------------
 
     def encode_fragment(self, text: str, after_special: bool) -> FragmentResult:
-        ids: list[int] = []
-        starts: list[int] = []
-        ends: list[int] = []
+        return self._encode(text, after_special).result()
+
+    def encode_columns(self, text: str, after_special: bool) -> tuple[vec[i64], vec[i64], vec[i64]]:
+        return self._encode(text, after_special).columns()
+
+    def _encode(self, text: str, after_special: bool) -> TokenColumns:
+        out = TokenColumns(len(text) >> 1)
         if not text:
-            return FragmentResult(ids, starts, ends)
+            return out
         prefix = self.add_space_prefix and after_special
         if not self.by_word:
-            _append(self._tokenize(text, prefix), 0, 0, ids, starts, ends)
-            return FragmentResult(ids, starts, ends)
-        if SPACE_MARK in text:
-            self._encode_words(_WORD_RE.findall(text), prefix, ids, starts, ends)
+            _append(self._tokenize(text, prefix), 0, out)
+        elif SPACE_MARK in text:
+            self._encode_words(_WORD_RE.findall(text), prefix, out)
         else:
-            self._encode_text(text, prefix, ids, starts, ends)
-        return FragmentResult(ids, starts, ends)
+            self._encode_text(text, prefix, out)
+        return out
 
-    def _encode_text(self, text: str, prefix: bool,
-                     ids: list[int], starts: list[int], ends: list[int]) -> None:
+    def _encode_text(self, text: str, prefix: bool, out: TokenColumns) -> None:
         """The words of a text without a literal ``▁`` (a run of spaces and
         what follows up to the next space), found with ``str.find`` at
         memchr speed where the word regex steps through every character,
@@ -156,7 +161,6 @@ class SpmTokenizer:
         cache1 = self._cache_spaced
         n = len(text)
         base = 0
-        base_box: Any = 0
         first = True
         pos = 0
         k = 0
@@ -166,7 +170,7 @@ class SpmTokenizer:
                 q += 1
             if q == n:
                 # trailing spaces (or only spaces)
-                _append(self._word(text[pos:], prefix and first), base, base_box, ids, starts, ends)
+                _append(self._word(text[pos:], prefix and first), base, out)
                 return
             end = text.find(" ", q)
             if end < 0:
@@ -194,16 +198,15 @@ class SpmTokenizer:
                 tokens = cache.get(w)
                 if tokens is None:
                     tokens = self._word(w, False)
-            base_box = _append(tokens, base, base_box, ids, starts, ends)
+            _append(tokens, base, out)
             base += tokens.nbytes
             pos = end
 
-    def _encode_words(self, words: list[str], prefix: bool,
-                      ids: list[int], starts: list[int], ends: list[int]) -> None:
+    def _encode_words(self, words: list[str], prefix: bool, out: TokenColumns) -> None:
         """Tokens of consecutive words (``_WORD_RE``), the first one with
         the space prefix when ``prefix``."""
         first = self._word(words[0], prefix)
-        base_box: Any = _append(first, 0, 0, ids, starts, ends)
+        _append(first, 0, out)
         base = first.nbytes
         cache = self._cache
         for k in range(1, len(words)):
@@ -213,7 +216,7 @@ class SpmTokenizer:
             tokens = cache.get(w)
             if tokens is None:
                 tokens = self._word(w, False)
-            base_box = _append(tokens, base, base_box, ids, starts, ends)
+            _append(tokens, base, out)
             base += tokens.nbytes
 
     def piece_bytes(self, token_id: int) -> bytes:
@@ -517,46 +520,13 @@ class SpmTokenizer:
                     out.ends.append(hi)
 
 
-def _append(tokens: WordTokens, base: int, base_box: Any, ids: list[Any], starts: list[Any],
-            ends: list[Any]) -> Any:
-    """Append ``tokens`` with spans shifted by ``base`` (``base_box`` is
-    that int as an object); returns the offset after them as an object.
-
-    Where a token starts at the previous one's end, both lists get the same
-    int object: half the ints to allocate (and for the core to read back)
-    for a text of hundreds of thousands of tokens. A plain loop, which,
-    compiled, makes no temporary list."""
-    # the ids as the objects they are: read from a list[int], mypyc would
-    # unbox each and box it again as a new int object
-    tids: list[Any] = tokens.ids
+def _append(tokens: WordTokens, base: int, out: TokenColumns) -> None:
+    """Append ``tokens`` with spans shifted by ``base``."""
+    tids = tokens.ids
     ts = tokens.starts
     te = tokens.ends
-    n = len(tids)
-    if n == 0:
-        return base + tokens.nbytes
-    first = ts[0]
-    start: Any = base_box if first == 0 else base + first
-    if n == 1:
-        # most words of prose
-        ids.append(tids[0])
-        starts.append(start)
-        e = te[0]
-        end1: Any = start if e == first else base + e
-        ends.append(end1)
-        return end1 if e == tokens.nbytes else base + tokens.nbytes
-    end: Any = start
-    for j in range(n):
-        ids.append(tids[j])
-        starts.append(start)
-        e = te[j]
-        end = start if e == ts[j] else base + e
-        ends.append(end)
-        if j + 1 < n:
-            s = ts[j + 1]
-            start = end if s == e else base + s
-    if n and te[n - 1] == tokens.nbytes:
-        return end
-    return base + tokens.nbytes
+    for j in range(len(tids)):
+        out.add(tids[j], base + ts[j], base + te[j])
 
 
 def _rank_table(scores: tuple[float, ...]) -> list[int]:
