@@ -35,12 +35,15 @@ import math
 import re
 import sys
 import threading
-from typing import TYPE_CHECKING, Final, cast
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 from librt.strings import read_i32_le
+from librt.vecs import append, vec
+from mypy_extensions import i64
 
+from tokenprism.core.columns import TokenColumns
 from tokenprism.core.errors import GGUFError
 from tokenprism.core.gil import STEP, WORD_STEP, checkpoint, dispose, offer_gil
 from tokenprism.core.spans import utf8_width
@@ -53,9 +56,6 @@ from .charsmap import stop_starts
 from .trie import NO_NODE, build_trie, code_points, step_node
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
-
-if TYPE_CHECKING:
-    from mypy_extensions import i64
 
 # llama.cpp initialises the Viterbi table with -DBL_MAX
 NEG_SCORE: Final = -sys.float_info.max
@@ -302,12 +302,28 @@ class UgmTokenizer:
     # ---- the Tokenizer protocol -------------------------------------------
 
     def encode_fragment(self, text: str, after_special: bool) -> FragmentResult:
-        # llama.cpp's UGM session normalizes every fragment on its own
-        if self.by_chunks and len(text) * self.expand < self.exact_chars:
-            res = self._encode_chunks(text)
-            if res is not None:
-                return res
-        else:
+        if self._chunked(text):
+            out = self._encode_chunks(text)
+            if out is not None:
+                return out.result()
+        return self._encode_whole(text)
+
+    def encode_columns(self, text: str, after_special: bool) -> tuple[vec[i64], vec[i64], vec[i64]]:
+        if self._chunked(text):
+            out = self._encode_chunks(text)
+            if out is not None:
+                return out.columns()
+        res = self._encode_whole(text)
+        return vec[i64](res.ids), vec[i64](res.starts), vec[i64](res.ends)
+
+    def _chunked(self, text: str) -> bool:
+        """Whether ``text`` is tokenized a space-delimited chunk at a time."""
+        return self.by_chunks and len(text) * self.expand < self.exact_chars
+
+    def _encode_whole(self, text: str) -> FragmentResult:
+        """The fragment normalized as a whole (llama.cpp's UGM session
+        normalizes every fragment on its own)."""
+        if not self._chunked(text):
             # two passes as far as progress reports go: normalizing, then
             # the best path (core.gil.checkpoint; a huge fragment takes seconds)
             sn = self.normalizer.normalize_str(text, 2)
@@ -575,14 +591,12 @@ class UgmTokenizer:
         spans through the maps ``src_s``/``src_e`` of normalized characters.
         ``passes``: this is the last of that many passes over the text, for
         progress reports (``core.gil.checkpoint``)."""
-        ids: list[int] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        self._add_words(norm, src_s, src_e, ids, starts, ends, False, passes)
-        return ids, starts, ends
+        out = TokenColumns()
+        self._add_words(norm, src_s, src_e, out, False, passes)
+        return list(out.ids), list(out.starts), list(out.ends)
 
-    def _add_words(self, norm: str, src_s: list[int], src_e: list[int], ids: list[int], starts: list[int],
-                   ends: list[int], prev_unk: bool, passes: int = 0) -> bool:
+    def _add_words(self, norm: str, src_s: list[int], src_e: list[int], out: TokenColumns, prev_unk: bool,
+                   passes: int = 0) -> bool:
         """Append the tokens of ``norm``, word by word; ``prev_unk`` says the
         last token so far is unknown (consecutive unknowns merge). Returns
         the same for the new last token. ``passes`` as in :meth:`_by_words`
@@ -608,11 +622,9 @@ class UgmTokenizer:
                 t = p[k]
                 is_unk = t == unk
                 if is_unk and prev_unk:
-                    ends[-1] = src_e[a + p[k + 2] - 1]
+                    out.stretch_last(src_e[a + p[k + 2] - 1])
                 else:
-                    ids.append(t)
-                    starts.append(src_s[a + p[k + 1]])
-                    ends.append(src_e[a + p[k + 2] - 1])
+                    out.add(t, src_s[a + p[k + 1]], src_e[a + p[k + 2] - 1])
                 prev_unk = is_unk
             a = b
         return prev_unk
@@ -629,7 +641,7 @@ class UgmTokenizer:
                 chunks[chunk] = p
         return p
 
-    def _encode_chunks(self, text: str) -> FragmentResult | None:
+    def _encode_chunks(self, text: str) -> TokenColumns | None:
         """Normalize and split ``text`` one space-delimited chunk at a time
         (only with ``by_chunks``); ``None`` when the byte path is needed."""
         if not text.isascii() and _SURROGATE_RE.search(text) is not None:
@@ -650,14 +662,7 @@ class UgmTokenizer:
             stops = stop_starts(flags, text)
         n_stops = len(stops)
         si = 0
-        ids: list[int] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        ids_o = cast("list[object]", ids)
-        starts_o = cast("list[object]", starts)
-        ends_o = cast("list[object]", ends)
-        last_end = -1  # the value of the last token's end, and its object
-        last_obj: object = None
+        out = TokenColumns(len(text) >> 2)
         prev_unk = False
         run_s = -1
         run_e = -1
@@ -687,8 +692,7 @@ class UgmTokenizer:
                 sn = nz.normalize_range(text, i, j, run_s, run_e)
                 if sn is None:
                     return None
-                prev_unk = self._add_words(sn.text, sn.src_start, sn.src_end, ids, starts, ends, prev_unk)
-                last_end = -1
+                prev_unk = self._add_words(sn.text, sn.src_start, sn.src_end, out, prev_unk)
                 run_s = sn.run_start
                 run_e = sn.run_end
                 i = j
@@ -702,32 +706,25 @@ class UgmTokenizer:
                 sp_e = i
             run_s = -1
             p = self.chunk_path(text[i:j])
-            # the int objects are reused where the values allow (a token
-            # starts where the one before ends; the ids are the cached
-            # path's): making an int object per value was a third of this
-            # loop's time
-            po = cast("list[object]", p)
             for k in range(0, len(p), 3):
                 t = p[k]
                 e = p[k + 2]
                 end = sp_e if e == 1 else i + e - 1
                 is_unk = t == unk
                 if is_unk and prev_unk:
-                    ends[-1] = end
-                    last_end = -1
+                    out.stretch_last(end)
                 else:
                     s0 = p[k + 1]
-                    start = sp_s if s0 == 0 else i + s0 - 1
-                    ids_o.append(po[k])
-                    starts_o.append(last_obj if start == last_end else start)
-                    last_obj = end
-                    last_end = end
-                    ends_o.append(last_obj)
+                    out.add(t, sp_s if s0 == 0 else i + s0 - 1, end)
                 prev_unk = is_unk
             i = j
         if not original.isascii():
-            starts, ends = _to_bytes(original, starts, ends)
-        return FragmentResult(ids, starts, ends)
+            spans = _walk_spans(original, out.starts, out.ends)
+            if spans is None:
+                bs, be = _to_bytes(original, list(out.starts), list(out.ends))
+                spans = vec[i64](bs), vec[i64](be)
+            out.starts, out.ends = spans
+        return out
 
     def _ascii_stops(self) -> re.Pattern[str]:
         """``chunk_stop_re`` for ASCII text: its huge classes make the
@@ -940,9 +937,9 @@ def _has_surrogate(s: str) -> bool:
 
 def _to_bytes(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
     """Character offsets into ``text`` as UTF-8 byte offsets."""
-    spans = _walk_spans(text, starts, ends)
+    spans = _walk_spans(text, vec[i64](starts), vec[i64](ends))
     if spans is not None:
-        return spans
+        return list(spans[0]), list(spans[1])
     bs = _walk_bytes(text, starts)
     be = _walk_bytes(text, ends)
     if bs is not None and be is not None:
@@ -950,46 +947,34 @@ def _to_bytes(text: str, starts: list[int], ends: list[int]) -> tuple[list[int],
     return _to_bytes_np(text, starts, ends)
 
 
-def _walk_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]] | None:
+def _walk_spans(text: str, starts: vec[i64], ends: vec[i64]) -> tuple[vec[i64], vec[i64]] | None:
     """``_to_bytes`` in one walk along ``text`` when each token starts at
-    or after the end of the one before (None when not): a start equal to
-    the end before is that end's int object, not a new one."""
-    bs: list[int] = []
-    be: list[int] = []
-    bs_o = cast("list[object]", bs)
-    be_o = cast("list[object]", be)
-    c: i64 = 0
-    b: i64 = 0
-    prev_e: i64 = -1
-    prev_o: object = None
+    or after the end of the one before (None when not)."""
     n: i64 = len(starts)
     if len(ends) != n:
         return None
+    bs = vec[i64](capacity=n)
+    be = vec[i64](capacity=n)
+    c: i64 = 0
+    b: i64 = 0
     k: i64 = 0
     while k < n:
         if k & 0xFFFF == 0xFFFF:
             checkpoint(0, 0)
         x: i64 = starts[k]
-        if x == prev_e:
-            bs_o.append(prev_o)
-        else:
-            if x < c:
-                return None
-            while c < x:
-                cp: i64 = ord(text[c])
-                b += utf8_width(cp)
-                c += 1
-            bs.append(b)
+        if x < c:
+            return None
+        while c < x:
+            b += utf8_width(ord(text[c]))
+            c += 1
+        bs = append(bs, b)
         y: i64 = ends[k]
         if y < c:
             return None
         while c < y:
-            cp = ord(text[c])
-            b += utf8_width(cp)
+            b += utf8_width(ord(text[c]))
             c += 1
-        prev_e = y
-        prev_o = b
-        be_o.append(prev_o)
+        be = append(be, b)
         k += 1
     return bs, be
 
