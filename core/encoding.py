@@ -5,15 +5,14 @@ way Hugging Face ``tokenizers`` does, so a megabyte of text does not create
 a quarter of a million Python objects; :class:`Token` objects are made on
 request.
 
-A column is a tuple of ints, or for an encoding made in pieces
-(:func:`~tokenprism.core.incremental.encode_chunked`: a pasted or opened
-huge text) an :class:`IntColumn`. A tuple is the quickest to make from a
-plugin's lists (a pointer copy, where an array converts every value: ~12 ns
-more per value and column, 10-20 % of an encode), but its ints are Python
-objects: ~230 bytes a token over the six columns, a gigabyte for a 10 MB
-text, freed one by one. An :class:`IntColumn` holds 8 bytes a value and is
-copied, shifted and freed without holding the GIL for long. Both read
-alike (index, slice, iterate, compare equal when their values are).
+A column is an :class:`IntColumn` (int64 values, copied in one go from
+the native vectors a plugin and the core's span walk fill), or a tuple of
+ints: the groups column when no token is in a group (one -1, repeated). A
+tuple's ints are Python objects: ~230 bytes a token over the six columns,
+a gigabyte for a 10 MB text, each one allocated and freed; an
+:class:`IntColumn` holds 8 bytes a value and is copied, shifted and freed
+without holding the GIL for long. Both read alike (index, slice, iterate,
+compare equal when their values are).
 """
 
 from __future__ import annotations
@@ -121,7 +120,7 @@ class Encoding:
     add_special: bool = False
     parse_special: bool = False
     # per-token columns some tokenizers offer, computed on first use: the
-    # encoding itself stays a handful of int tuples
+    # encoding itself stays a handful of int columns
     _extras: dict[str, tuple[int, ...] | None] = field(default_factory=dict, init=False, repr=False,
                                                        compare=False)
 
