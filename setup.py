@@ -67,12 +67,24 @@ class OptionalBuildExt(build_ext):
                   "installing pure Python, which behaves identically but slower. "
                   "Set TOKENPRISM_REQUIRE_COMPILED=1 to make this an error.", file=sys.stderr)
             # a shim built before the failure would import a shared library
-            # that was never built: remove every extension output
-            for out in self.get_outputs():
+            # that was never built: remove every extension output, and an
+            # editable install's copies from an earlier build, which would
+            # otherwise go on running instead of the sources beside them
+            for out in [*self.get_outputs(), *map(str, stale_in_tree(ROOT))]:
                 if os.path.exists(out):
                     os.remove(out)
             self.extensions = []
             self.distribution.ext_modules = []
+
+
+def stale_in_tree(root: Path) -> list[Path]:
+    """The compiled files an editable install put beside the sources under
+    ``root``: the group's shared library and each hot module's shim."""
+    found = [*root.glob("tokenprism__mypyc.*.so"), *root.glob("tokenprism__mypyc.*.pyd")]
+    for m in COMPILED:
+        src = root / m
+        found += [*src.parent.glob(src.stem + ".*.so"), *src.parent.glob(src.stem + ".*.pyd")]
+    return found
 
 
 def find_packages() -> tuple[list[str], dict[str, str]]:

@@ -25,6 +25,10 @@ def command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
     monkeypatch.setattr(setuptools, "setup", lambda **kw: None)
     ns = runpy.run_path(str(SETUP))
     cls = ns["OptionalBuildExt"]
+    # the fallback removes compiled files under ROOT: a scratch tree here,
+    # never this checkout's own build (run_path returns a copy of the
+    # module's globals: the functions read the dict they were made in)
+    monkeypatch.setitem(cls.run.__globals__, "ROOT", tmp_path)
     assert issubclass(cls, build_ext)
     ext = Extension("tokenprism__mypyc", ["missing.c"])
     dist = Distribution({"name": "x", "ext_modules": [ext]})
@@ -34,6 +38,7 @@ def command(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
     stale.write_bytes(b"half built")
     monkeypatch.setattr(cls, "get_outputs", lambda self: [str(stale), str(tmp_path / "never.so")])
     cmd.stale = stale
+    cmd.ns = cls.run.__globals__
     return cmd
 
 
@@ -84,3 +89,23 @@ def test_other_errors_are_not_swallowed(command: Any, monkeypatch: pytest.Monkey
     monkeypatch.setattr(build_ext, "run", bug)
     with pytest.raises(ValueError):
         command.run()
+
+
+def test_a_fallback_removes_an_earlier_builds_files_beside_the_sources(command: Any,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # an editable install copies the compiled shims next to the sources;
+    # left there after a failed rebuild, they would run instead of the
+    # (newer) sources
+    root: Path = command.ns["ROOT"]
+    files = [root / "tokenprism__mypyc.cpython-311-x86_64-linux-gnu.so",
+             root / "core" / "spans.cpython-311-x86_64-linux-gnu.so",
+             root / "plugins" / "bpe" / "bpe.cpython-311-x86_64-linux-gnu.so"]
+    kept = [root / "core" / "spans.py", root / "core" / "other.cpython-311-x86_64-linux-gnu.so"]
+    for f in files + kept:
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_bytes(b"x")
+    assert sorted(command.ns["stale_in_tree"](root)) == sorted(files)
+    monkeypatch.setattr(build_ext, "run", _compiler_fails)
+    command.run()
+    assert [f.exists() for f in files] == [False, False, False]
+    assert all(f.exists() for f in kept)
