@@ -6,8 +6,9 @@ and to wait for tokens."""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -163,3 +164,29 @@ def type_text(widget: QWidget, text: str) -> None:
             key, t = Qt.Key.Key_unknown, ch
         for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
             QApplication.sendEvent(target, QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier, t))
+
+
+def hold_inside(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Make the worker wait at its first progress report from inside the
+    text (``0 < done < total``) until the returned event is set. A test
+    that cancels sets it after the click or key: the job is then always
+    still running when the cancel arrives, however fast tokenizing is or
+    however loaded the machine (without it the job could end between the
+    first report and the click, and nothing would be left to cancel)."""
+    from tokenprism.app import workers
+
+    released = threading.Event()
+    real_tokenize = workers.tokenize
+
+    def gated(*args: Any) -> Any:
+        *rest, report = args
+
+        def gated_report(done: int, total: int) -> bool:
+            if report(done, total) and 0 < done < total and not released.is_set():
+                released.wait(30)
+            return bool(report(done, total))
+
+        return real_tokenize(*rest, gated_report)
+
+    monkeypatch.setattr(workers, "tokenize", gated)
+    return released

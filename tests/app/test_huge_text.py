@@ -14,7 +14,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QApplication
 
-from tests.app.conftest import is_current, open_model_in
+from tests.app.conftest import hold_inside, is_current, open_model_in
 from tokenprism.app import analysis, workers
 from tokenprism.core import Model
 
@@ -33,8 +33,9 @@ def huge_text() -> str:
 
 
 def test_progress_then_cancel_then_resume(qtbot: Any, window: Any, spm_vocab: str, small_thresholds: None,
-                                          models: Callable[[str], Model]) -> None:
+                                          monkeypatch: pytest.MonkeyPatch, models: Callable[[str], Model]) -> None:
     open_model_in(qtbot, window, spm_vocab)
+    clicked = hold_inside(monkeypatch)
     stats = window.stats
     reports: list[tuple[int, int]] = []
     window.live.progress.connect(lambda d, t: reports.append((d, t)))
@@ -47,6 +48,7 @@ def test_progress_then_cancel_then_resume(qtbot: Any, window: Any, spm_vocab: st
     assert "Tokenizing" in stats.busy_label.text()
     with qtbot.waitSignal(window.live.cancelled, timeout=20_000):
         qtbot.mouseClick(stats.cancel_button, Qt.MouseButton.LeftButton)
+        clicked.set()
     assert reports and all(0 <= d <= t == len(text) for d, t in reports)
     assert reports[-1][0] < len(text)  # it stopped before the end
     # the text is intact, the state is clear, nothing is tokenizing
@@ -69,8 +71,10 @@ def test_progress_then_cancel_then_resume(qtbot: Any, window: Any, spm_vocab: st
     assert window.table.model().rowCount() == len(window.analysis)
 
 
-def test_escape_cancels_a_huge_text(qtbot: Any, window: Any, spm_vocab: str, small_thresholds: None) -> None:
+def test_escape_cancels_a_huge_text(qtbot: Any, window: Any, spm_vocab: str, small_thresholds: None,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
     open_model_in(qtbot, window, spm_vocab)
+    pressed = hold_inside(monkeypatch)
     text = huge_text()
     with qtbot.waitSignal(window.live.progress, timeout=20_000):
         window.editor.setPlainText(text)
@@ -78,6 +82,7 @@ def test_escape_cancels_a_huge_text(qtbot: Any, window: Any, spm_vocab: str, sma
     with qtbot.waitSignal(window.live.cancelled, timeout=20_000):
         for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
             QApplication.sendEvent(window.editor, QKeyEvent(kind, Qt.Key.Key_Escape, Qt.KeyboardModifier.NoModifier))
+        pressed.set()
     assert window.editor.token_text() == text and window.live.paused
 
 

@@ -13,13 +13,12 @@ measures a real 10 MB text.
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable
 
 import pytest
 from PySide6.QtCore import Qt
 
-from tests.app.conftest import demo_vocab, is_current, open_model_in, real_vocab
+from tests.app.conftest import demo_vocab, hold_inside, is_current, open_model_in, real_vocab
 from tokenprism.app import analysis, workers
 from tokenprism.core import Model
 from tokenprism.core.tokenizer import cut_points
@@ -71,24 +70,7 @@ def test_cancel_inside_an_uncuttable_ugm_text(qtbot: Any, window: Any, ugm_vocab
     open_model_in(qtbot, window, ugm_vocab)
     text = LINE * 12_000  # ~1 million characters, a second or more of one plugin call
     make_uncuttable(window, text, monkeypatch)
-    # The worker waits at its first report from inside the call until the
-    # button was clicked: on a loaded machine the call could otherwise end
-    # before the GUI thread gets to the click, and nothing would be left
-    # to cancel.
-    clicked = threading.Event()
-    real_tokenize = workers.tokenize
-
-    def gated(*args: Any) -> Any:
-        *rest, report = args
-
-        def gated_report(done: int, total: int) -> bool:
-            if report(done, total) and 0 < done < total and not clicked.is_set():
-                clicked.wait(30)
-            return bool(report(done, total))
-
-        return real_tokenize(*rest, gated_report)
-
-    monkeypatch.setattr(workers, "tokenize", gated)
+    clicked = hold_inside(monkeypatch)
     reports: list[int] = []
     window.live.progress.connect(lambda d, t: reports.append(d))
     with qtbot.waitSignal(window.live.progress, timeout=30_000,
