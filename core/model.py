@@ -22,7 +22,8 @@ from .gguf_file import GGUFFile, read_gguf
 from .memory import trim_heap
 from .plugin_types import TokenizerSpec
 from .plugins import find_spec
-from .spans import as_column, extend_shifted, span_columns
+from .columns import as_column, extend_shifted, with_tail
+from .spans import span_columns
 from .special import Fragment, SpecialMatcher
 from .tokenizer import Tokenizer, TokenizerConfig, fragment_columns
 from .tokenizer import merge_ranks as plugin_merge_ranks
@@ -127,10 +128,10 @@ class Model:
         if suffix:
             # onto copies: the fast path's vectors may be the plugin's own
             total_bytes = _utf8_len(text, 0, len(text))
-            k = len(suffix)
-            ids = extend_shifted(extend_shifted(vec[i64](), ids, 0), vec[i64](suffix), 0)
-            bstarts = extend_shifted(extend_shifted(vec[i64](), bstarts, 0), vec[i64]([total_bytes] * k), 0)
-            bends = extend_shifted(extend_shifted(vec[i64](), bends, 0), vec[i64]([total_bytes] * k), 0)
+            at_end = vec[i64]([total_bytes] * len(suffix))
+            ids = with_tail(ids, vec[i64](suffix))
+            bstarts = with_tail(bstarts, at_end)
+            bends = with_tail(bends, at_end)
         # byte spans are in text order, so one walk over the whole text
         # gives every character span and group
         starts, ends, bstarts_c, bends_c, groups = span_columns(text, bstarts, bends)

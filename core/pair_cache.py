@@ -16,8 +16,10 @@ from __future__ import annotations
 
 from typing import Final, final
 
-from librt.vecs import append, vec
+from librt.vecs import vec
 from mypy_extensions import i64
+
+from .columns import filled
 
 MISS: Final = -2
 """What :meth:`PairCache.get` gives for a pair it does not hold."""
@@ -32,10 +34,7 @@ def _empty_slots() -> vec[i64]:
     each cache a slot at a time cost as much as a short text's merges)."""
     global _EMPTY
     if len(_EMPTY) == 0:
-        v = vec[i64](capacity=SLOTS)
-        for _ in range(SLOTS):
-            v = append(v, -1)
-        _EMPTY = v
+        _EMPTY = filled(SLOTS, -1)
     return _EMPTY[0:SLOTS]
 
 

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import cast
-
 import numpy as np
 from librt.vecs import append, vec
 
@@ -12,6 +10,7 @@ from librt.vecs import append, vec
 # when run as Python; imported at run time too, as vec[i64] names it
 from mypy_extensions import i64
 
+from .columns import as_column, filled
 from .encoding import Column, IntColumn
 from .gil import offer_gil
 
@@ -73,28 +72,9 @@ def span_columns(text: str, bstarts: vec[i64], bends: vec[i64]) -> Columns:
     return as_column(cols[0]), as_column(cols[1]), bs, be, _group_column(cols[2], n)
 
 
-def as_column(v: vec[i64]) -> IntColumn:
-    """``v``'s values in an :class:`IntColumn`: one copy of its memory."""
-    out = IntColumn()
-    out.frombytes(memoryview(v).cast("B"))
-    return out
-
-
 def _group_column(groups: vec[i64], n: int) -> Column:
     """The groups column of ``n`` tokens from :func:`_groups`' vector."""
     return as_column(groups) if len(groups) else (-1,) * n
-
-
-def extend_shifted(dst: vec[i64], src: vec[i64], delta: i64) -> vec[i64]:
-    """``dst`` with every value of ``src`` plus ``delta`` appended. ``dst``
-    must be the caller's own vector: an append may fill its spare room,
-    which another vector made from the same one would share."""
-    i: i64 = 0
-    n: i64 = len(src)
-    while i < n:
-        dst = append(dst, src[i] + delta)
-        i += 1
-    return dst
 
 
 def utf8_width(c: i64) -> i64:
@@ -173,7 +153,7 @@ def _char_columns(text: str, starts: vec[i64], ends: vec[i64]) -> tuple[vec[i64]
         if s < e:
             if prev >= 0 and s < prev_end:
                 if len(groups) == 0:
-                    groups = _filled(m, -1)
+                    groups = filled(m, -1)
                 if not in_group:
                     group = prev
                     groups[prev] = group
@@ -220,7 +200,7 @@ def _groups(starts: vec[i64], ends: vec[i64]) -> vec[i64]:
         if s < e:
             if prev >= 0 and s < prev_end:
                 if len(groups) == 0:
-                    groups = _filled(n, -1)
+                    groups = filled(n, -1)
                 if not in_group:
                     group = prev
                     groups[prev] = group
@@ -233,12 +213,3 @@ def _groups(starts: vec[i64], ends: vec[i64]) -> vec[i64]:
         i += 1
     return groups
 
-
-def _filled(n: i64, value: i64) -> vec[i64]:
-    """A vector of ``n`` times ``value``."""
-    out = vec[i64](capacity=n)
-    j: i64 = 0
-    while j < n:
-        out = append(out, value)
-        j += 1
-    return out

@@ -9,7 +9,7 @@ from mypy_extensions import i64
 
 from tokenprism.core import open_model
 from tokenprism.core.resources import demo_models
-from tokenprism.core.spans import extend_shifted
+from tokenprism.core.columns import extend_shifted
 from tokenprism.core.tokenizer import FragmentResult, fragment_columns
 
 
