@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 RECORD: Final = 12
 NO_NODE: Final = -1
 _BITS: Final = 21  # a code point's
+JOINS_SIZE: Final = 128 * 128
 
 
 def slot_of(node: i64, cp: i64, mask: i64) -> i64:
@@ -52,12 +53,15 @@ def _slots(node: npt.NDArray[np.int64], cp: npt.NDArray[np.int64], mask: int) ->
 class PieceTrie:
     """``table``/``mask`` as the module docstring lays them out; ``first``:
     per code point below ``len(first)``, :meth:`step` from the root by it,
-    which spares the hash probe at the start of every position."""
+    which spares the hash probe at the start of every position;
+    ``joins``: a byte per pair of ASCII code points ``a * 128 + b``, 1 when
+    some piece has ``b`` right after ``a`` (see :meth:`joined`)."""
 
-    def __init__(self, table: bytes, mask: int, first: list[int]) -> None:
+    def __init__(self, table: bytes, mask: int, first: list[int], joins: bytes = bytes(JOINS_SIZE)) -> None:
         self.table = table
         self.mask: i64 = mask
         self.first = first
+        self.joins = joins
 
     def child(self, node: i64, cp: i64) -> i64:
         """The node reached from ``node`` by ``cp``; :data:`NO_NODE` when no
@@ -86,6 +90,16 @@ class PieceTrie:
                 tok: i64 = read_i64_le(t, o + 4) >> 32
                 return (tok << 32) | (((key >> 24) & 1) << 31) | (s + 1)
             s = (s + 1) & mask
+
+    def joined(self, a: i64, b: i64) -> bool:
+        """Whether some piece holds code point ``b`` right after ``a``
+        (True when either is not ASCII: only those pairs are in the table).
+        When not, no piece spans the two, so every split of a text goes
+        between them."""
+        if a >= 128 or b >= 128:
+            return True
+        j: i64 = self.joins[a * 128 + b]
+        return j != 0
 
     def token(self, node: i64) -> i64:
         """The token id whose piece is the prefix ``node`` spells, or -1."""
@@ -229,6 +243,13 @@ def _pack(keys: npt.NDArray[np.int64], tok: npt.NDArray[np.int32], size: int, fi
     rec[inner, 0] = rec[inner, 0] | (1 << 24)  # has children (repeats write the same)
     rec[used, 1] = parent
     rec[used, 2] = tok[used] + 1
+    # the pairs of ASCII code points some piece holds one after the other:
+    # the edges from a node reached by the first to a child by the second
+    a = (rec[inner, 0] & 0xFFFFFF).astype(np.int64) - 1
+    b = v[parent > 0] - 1
+    both = (a < 128) & (b < 128)
+    joins = np.zeros(JOINS_SIZE, dtype=np.uint8)
+    joins[a[both] * 128 + b[both]] = 1
     first = [NO_NODE] * first_below
     at_root = used[(parent == 0) & (v - 1 < first_below)]
     steps = (((tok[at_root].astype(np.int64) + 1) << 32) | ((rec[at_root, 0] >> 24).astype(np.int64) << 31)
@@ -237,4 +258,4 @@ def _pack(keys: npt.NDArray[np.int64], tok: npt.NDArray[np.int32], size: int, fi
         first[c0] = r
     table = rec.tobytes()
     del rec
-    return PieceTrie(table, size - 1, first)
+    return PieceTrie(table, size - 1, first, joins.tobytes())

@@ -566,15 +566,62 @@ class UgmTokenizer:
 
     def word_path(self, word: str) -> list[int]:
         """``best_path`` of a word of the normalized text, cached."""
-        paths = self._paths
-        p = paths.get(word)
+        p = self._paths.get(word)
         if p is None:
-            p = self.best_path(word)
-            if len(word) <= _CACHE_MAX_WORD:
-                if len(paths) >= _CACHE_MAX_ENTRIES:
-                    paths.clear()
-                paths[word] = p
+            p = self.split_path(word)
+            self._remember(word, p)
         return p
+
+    def _remember(self, word: str, p: list[int]) -> None:
+        if len(word) <= _CACHE_MAX_WORD:
+            paths = self._paths
+            if len(paths) >= _CACHE_MAX_ENTRIES:
+                paths.clear()
+            paths[word] = p
+
+    def split_path(self, word: str) -> list[int]:
+        """``best_path`` of ``word`` (where word-by-word sums are exact),
+        put together from the best paths of its parts: ``word`` is cut
+        between two ASCII characters that no piece holds one after the
+        other (:meth:`PieceTrie.joined`). No token spans such a cut, so
+        every path goes through it, and the best path is the parts' best
+        paths end to end, for the reason a ``▁`` is a cut (see the module
+        docstring). Parts repeat far more than words do (in source code,
+        2 900 distinct words of 40 000 characters have 1 300 distinct parts
+        of 6 800), and each is cached as a word of its own."""
+        trie = self.trie
+        m: i64 = len(word)
+        if m == 0:
+            return []
+        out: list[int] = []
+        s: i64 = 0
+        prev: i64 = ord(word[0])
+        p: i64 = 1
+        while p < m:
+            if p & _CHECK_MASK == _CHECK_MASK:
+                checkpoint(0, 0)  # a huge word without spaces
+            c: i64 = ord(word[p])
+            if not trie.joined(prev, c):
+                self._add_part(word[s:p], s, out)
+                s = p
+            prev = c
+            p += 1
+        if s == 0:
+            return self.best_path(word)
+        self._add_part(word[s:], s, out)
+        return out
+
+    def _add_part(self, part: str, at: i64, out: list[int]) -> None:
+        """The cached best path of ``part`` onto ``out``, its offsets moved
+        by ``at``."""
+        pp = self._paths.get(part)
+        if pp is None:
+            pp = self.best_path(part)
+            self._remember(part, pp)
+        for k in range(0, len(pp), 3):
+            out.append(pp[k])
+            out.append(pp[k + 1] + at)
+            out.append(pp[k + 2] + at)
 
     def viterbi_str(self, norm: str) -> tuple[list[int], list[int], list[int]]:
         """Token ids with their ``[start, end)`` in normalized characters."""
@@ -634,7 +681,7 @@ class UgmTokenizer:
         chunks = self._chunks
         p = chunks.get(chunk)
         if p is None:
-            p = self.best_path(self.space + chunk)
+            p = self.split_path(self.space + chunk)
             if len(chunk) < _CACHE_MAX_WORD:
                 if len(chunks) >= _CACHE_MAX_ENTRIES:
                     chunks.clear()

@@ -123,3 +123,58 @@ def test_long_words_take_the_untagged_pass(tag_models: Any) -> None:
         assert tok.best_path(word) == expected
     finally:
         tok.tag_chars = saved
+
+
+# ---- cuts between ASCII characters no piece joins (split_path) ---------------
+
+
+def _pairs(pieces: list[str]) -> set[tuple[str, str]]:
+    return {(p[k], p[k + 1]) for p in pieces for k in range(len(p) - 1)}
+
+
+@pytest.mark.parametrize("name", list(VOCABS))
+def test_the_trie_knows_which_ascii_pairs_pieces_join(tag_models: Any, name: str) -> None:
+    trie = tag_models[name].tokenizer.trie
+    held = _pairs([p for p, _ in VOCABS[name]])
+    for a in "abcd▁":
+        for b in "abcd▁":
+            assert trie.joined(ord(a), ord(b)) == ((a, b) in held or a == "▁" or b == "▁"), (a, b)
+
+
+@pytest.mark.parametrize("name", list(VOCABS))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(word=st.text(ALPHABET + "d", min_size=1, max_size=40))
+def test_the_path_put_together_from_parts_is_the_plain_viterbi(tag_models: Any, name: str, word: str) -> None:
+    tok = tag_models[name].tokenizer
+    pieces = {p: 3 + k for k, (p, _) in enumerate(VOCABS[name])}
+    scores = [0.0, 0.0, 0.0] + [s for _, s in VOCABS[name]]
+    expected = reference_path(word, pieces, scores, tok.unk_id, tok.unk_score)
+    tok.clear_caches()
+    assert tok.split_path(word) == expected
+    # and again with every part cached (parts of this word and others)
+    assert tok.split_path(word) == expected
+    assert tok.word_path(word) == expected
+
+
+def test_parts_are_cached_as_words(tag_models: Any) -> None:
+    tok = tag_models["halves"].tokenizer
+    tok.clear_caches()
+    # "c" never precedes "b" in a piece, nor "b" another "b": cuts there
+    assert not tok.trie.joined(ord("c"), ord("b")) and not tok.trie.joined(ord("b"), ord("b"))
+    path = tok.split_path("▁abcbb")
+    assert set(tok._paths) == {"▁abc", "b"}
+    assert path == tok.best_path("▁abcbb")
+
+
+def test_split_paths_on_a_real_vocabulary(ref_model: Any) -> None:
+    """Words of source code and prose, cut between ASCII pairs no piece of
+    the 250k vocabulary joins, give the same path as one pass."""
+    tok = ref_model("nomic-bert-moe").tokenizer
+    words = ["▁self.assertEqual(x,", "▁foo_bar[i]->baz();", "▁{\"key\":", "▁0x7fff_ffff);", "▁a+b*c/d",
+             "▁https://example.com/a?b=c&d=e", "▁((()))", "▁Größe(ß)", "▁日本語(テスト)", "▁--verbose=3;"]
+    tok.clear_caches()
+    cut = 0
+    for w in words:
+        assert tok.split_path(w) == tok.best_path(w), w
+        cut += sum(not tok.trie.joined(ord(a), ord(b)) for a, b in zip(w, w[1:]))
+    assert cut > 10  # (the test is only worth something when words are cut)
