@@ -330,7 +330,9 @@ def test_fallback_paths_give_the_same_tokens(ref_model: Any) -> None:
     fast = ref_model("nomic-bert-moe").tokenizer
     slow = build_ugm(vocab)
     slow.exact_chars = 0  # as for a fragment too long for exact sums: one pass in llama.cpp's order
-    texts = ["Hello world, ﬁne Ｆｕｌｌ①  x\n\ny", "𐀀𐀁 x 𐀀", "日本語のテキスト。 한국어 문장", "  a  ", ""]
+    texts = ["Hello world, ﬁne Ｆｕｌｌ①  x\n\ny", "𐀀𐀁 x 𐀀", "日本語のテキスト。 한국어 문장", "  a  ", "",
+             # ASCII with and without characters the normalizer must see
+             "if (a->b) { return x[0]; }\n\tprint(f'{y!r}')", "a\x01b c\x7f \x1b[0m done", "\x00\x08 x"]
     for text in texts:
         a, b = fast.encode_fragment(text, True), slow.encode_fragment(text, True)
         assert (a.ids, a.starts, a.ends) == (b.ids, b.starts, b.ends)
