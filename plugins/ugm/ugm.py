@@ -447,8 +447,7 @@ class UgmTokenizer:
         tag_mask: i64 = (1 << self.tag_bits) - 1
         first = trie.first
         n_first: i64 = len(first)
-        best = [NEG_SCORE] * (m + 1)
-        best[0] = 0.0
+        best = _scores_row(m)
         i: i64 = 0
         while i < m:
             if i & _CHECK_MASK == _CHECK_MASK:
@@ -521,8 +520,7 @@ class UgmTokenizer:
         first = trie.first
         n_first: i64 = len(first)
         m: i64 = len(word)
-        best = [NEG_SCORE] * (m + 1)
-        best[0] = 0.0
+        best = _scores_row(m)
         tok = [unk] * (m + 1)
         back = [0] * (m + 1)
         i: i64 = 0
@@ -994,6 +992,19 @@ class UgmTokenizer:
             dispose(src_s)  # (see _encode_str)
             dispose(src_e)
         return res
+
+
+def _scores_row(m: i64) -> vec[float]:
+    """The best scores of a pass over ``m`` characters before it starts:
+    0 at the start, NEG_SCORE everywhere else. Native floats: a list
+    boxed every score it was given (a float object made, another freed)."""
+    row = vec[float](capacity=m + 1)
+    row = append(row, 0.0)
+    k: i64 = 0
+    while k < m:
+        row = append(row, NEG_SCORE)
+        k += 1
+    return row
 
 
 def _vec_of(xs: list[int]) -> vec[i64]:
