@@ -229,7 +229,7 @@ class UgmTokenizer:
         self._bytes_pref: dict[bytes, int] | None = None
         self._lock = threading.Lock()
         self._cache: dict[str, WordEdges] = {}
-        self._paths: dict[str, list[int]] = {}
+        self._paths: dict[str, vec[i64]] = {}
         valid_scores = tok_score[valid_idx]
         bounds = score_bounds(valid_scores, lens, self.unk_score)
         self.exact_chars = limit_of(bounds) if self.cut_on_space else 0
@@ -418,10 +418,11 @@ class UgmTokenizer:
             cache[word] = e
         return e
 
-    def best_path(self, word: str) -> list[int]:
+    def best_path(self, word: str) -> vec[i64]:
         """The best split of ``word`` on its own, flat: token id, start and
         end (in characters of ``word``) of each token in turn; unknown
-        tokens not merged yet.
+        tokens not merged yet. (Native ints: a cached path is read again
+        every time its word comes back.)
 
         The candidates are tried as :meth:`word_edges` lists them, but
         scored as they are found instead of being listed first.
@@ -483,17 +484,16 @@ class UgmTokenizer:
                 if s > best[i + 1]:
                     best[i + 1] = s
             i += 1
-        out: list[int] = []
+        back = vec[i64]()
         pos: i64 = m
         while pos > 0:
             tag = int(best[pos] * scale)
             start = pos - (tag & tag_mask)
-            out.append(pos)
-            out.append(start)
-            out.append(self._piece_between(word, start, pos))
+            back = append(back, pos)
+            back = append(back, start)
+            back = append(back, self._piece_between(word, start, pos))
             pos = start
-        out.reverse()
-        return out
+        return _forward(back)
 
     def _piece_between(self, word: str, i: i64, j: i64) -> i64:
         """The token of ``word[i:j]`` as the Viterbi pass found it: its piece,
@@ -510,7 +510,7 @@ class UgmTokenizer:
             return self.unk_id
         return (r >> 32) - 1
 
-    def _best_path_lists(self, word: str) -> list[int]:
+    def _best_path_lists(self, word: str) -> vec[i64]:
         """:meth:`best_path` for words too long for its tags: the token and
         start of every best score in lists of their own."""
         trie = self.trie
@@ -554,17 +554,16 @@ class UgmTokenizer:
                     tok[i + 1] = unk
                     back[i + 1] = i
             i += 1
-        out: list[int] = []
+        path = vec[i64]()
         pos = m
         while pos > 0:
-            out.append(pos)
-            out.append(back[pos])
-            out.append(tok[pos])
+            path = append(path, pos)
+            path = append(path, back[pos])
+            path = append(path, tok[pos])
             pos = back[pos]
-        out.reverse()
-        return out
+        return _forward(path)
 
-    def word_path(self, word: str) -> list[int]:
+    def word_path(self, word: str) -> vec[i64]:
         """``best_path`` of a word of the normalized text, cached."""
         p = self._paths.get(word)
         if p is None:
@@ -572,14 +571,14 @@ class UgmTokenizer:
             self._remember(word, p)
         return p
 
-    def _remember(self, word: str, p: list[int]) -> None:
+    def _remember(self, word: str, p: vec[i64]) -> None:
         if len(word) <= _CACHE_MAX_WORD:
             paths = self._paths
             if len(paths) >= _CACHE_MAX_ENTRIES:
                 paths.clear()
             paths[word] = p
 
-    def split_path(self, word: str) -> list[int]:
+    def split_path(self, word: str) -> vec[i64]:
         """``best_path`` of ``word`` (where word-by-word sums are exact),
         put together from the best paths of its parts: ``word`` is cut
         between two ASCII characters that no piece holds one after the
@@ -589,11 +588,11 @@ class UgmTokenizer:
         docstring). Parts repeat far more than words do (in source code,
         2 900 distinct words of 40 000 characters have 1 300 distinct parts
         of 6 800), and each is cached as a word of its own."""
-        trie = self.trie
+        joins = self.trie.joins
         m: i64 = len(word)
+        out = vec[i64]()
         if m == 0:
-            return []
-        out: list[int] = []
+            return out
         s: i64 = 0
         prev: i64 = ord(word[0])
         p: i64 = 1
@@ -601,27 +600,31 @@ class UgmTokenizer:
             if p & _CHECK_MASK == _CHECK_MASK:
                 checkpoint(0, 0)  # a huge word without spaces
             c: i64 = ord(word[p])
-            if not trie.joined(prev, c):
-                self._add_part(word[s:p], s, out)
+            # PieceTrie.joined, written out (a call per character)
+            if prev < 128 and c < 128 and joins[prev * 128 + c] == 0:
+                out = self._add_part(word[s:p], s, out)
                 s = p
             prev = c
             p += 1
         if s == 0:
             return self.best_path(word)
-        self._add_part(word[s:], s, out)
-        return out
+        return self._add_part(word[s:], s, out)
 
-    def _add_part(self, part: str, at: i64, out: list[int]) -> None:
-        """The cached best path of ``part`` onto ``out``, its offsets moved
-        by ``at``."""
+    def _add_part(self, part: str, at: i64, out: vec[i64]) -> vec[i64]:
+        """``out`` with the cached best path of ``part`` after it, its
+        offsets moved by ``at``."""
         pp = self._paths.get(part)
         if pp is None:
             pp = self.best_path(part)
             self._remember(part, pp)
-        for k in range(0, len(pp), 3):
-            out.append(pp[k])
-            out.append(pp[k + 1] + at)
-            out.append(pp[k + 2] + at)
+        n: i64 = len(pp)
+        k: i64 = 0
+        while k < n:
+            out = append(out, pp[k])
+            out = append(out, pp[k + 1] + at)
+            out = append(out, pp[k + 2] + at)
+            k += 3
+        return out
 
     def viterbi_str(self, norm: str) -> tuple[list[int], list[int], list[int]]:
         """Token ids with their ``[start, end)`` in normalized characters."""
@@ -682,7 +685,7 @@ class UgmTokenizer:
         chunks = self._chunks
         p = chunks.get(chunk)
         if p is None:
-            p = _vec_of(self.split_path(self.space + chunk))
+            p = self.split_path(self.space + chunk)
             if len(chunk) < _CACHE_MAX_WORD:
                 if len(chunks) >= _CACHE_MAX_ENTRIES:
                     chunks.clear()
@@ -1007,13 +1010,17 @@ def _scores_row(m: i64) -> vec[float]:
     return row
 
 
-def _vec_of(xs: list[int]) -> vec[i64]:
-    """``vec[i64](xs)``, without its detour: it asks a list for the buffer
-    protocol first (an exception made and dropped) and type-checks every
-    item after that (half a microsecond for a word's path)."""
-    out = vec[i64](capacity=len(xs))
-    for x in xs:
-        out = append(out, x)
+def _forward(back: vec[i64]) -> vec[i64]:
+    """A path gathered from its end (end, start, token of each token) in
+    the order of the text: token, start, end."""
+    n: i64 = len(back)
+    out = vec[i64](capacity=n)
+    k: i64 = n - 3
+    while k >= 0:
+        out = append(out, back[k + 2])
+        out = append(out, back[k + 1])
+        out = append(out, back[k])
+        k -= 3
     return out
 
 
