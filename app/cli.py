@@ -13,6 +13,10 @@ import os
 import sys
 from typing import Iterable, NoReturn, Sequence
 
+# before numpy is imported: its OpenBLAS would start a thread per core that
+# spins for ~50 ms of CPU at start-up, and nothing here calls BLAS
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 from tokenprism.core import Model, TokenPrismError, open_model
 from tokenprism.core.build_info import build_kind, module_status
 from tokenprism.core.errors import printable

@@ -11,7 +11,11 @@ Every measurement runs in a fresh subprocess, one per implementation, vocab
 and round; the rounds interleave the implementations (compiled, pure,
 llama.cpp, compiled, ...) so that a machine busy with something else slows
 all of them alike, and each figure is the best of ``--repeat`` rounds.
-Times are CPU time of the measuring process.
+Times are CPU time of the measuring process. Every worker, llama.cpp's
+too, runs with ``OPENBLAS_NUM_THREADS=1``: both import numpy, whose
+OpenBLAS starts a thread per core that spins for ~50 ms of CPU after the
+import, billed to whatever the process measures then (a small vocab's
+load, the first encodes), and neither side calls BLAS.
 
 - load: open the file until the tokenizer is built (``open_model`` /
   ``llama_model_load_from_file`` with ``vocab_only``). ready: load plus
@@ -284,7 +288,7 @@ def _run_worker(python: str, force_pure: bool, impl: str, path: str, text_dir: s
         args.append("--force-pure")
     if trace:
         args.append("--trace")
-    env = dict(os.environ, PYTHONHASHSEED="0")
+    env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1")
     res = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     if res.returncode != 0:
         return {"error": (res.stderr.strip().splitlines() or ["?"])[-1]}

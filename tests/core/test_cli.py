@@ -5,6 +5,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -259,3 +262,24 @@ def test_compare_two_models_from_a_file(capsys: pytest.CaptureFixture[str], tmp_
     assert counts[0] != counts[1]  # two models that really cut differently
     second = rows[1].split()[-5]
     assert second == f"{(counts[1] - counts[0]) / counts[0]:+.0%}"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts the threads in /proc")
+def test_the_command_line_starts_no_blas_threads() -> None:
+    """numpy's OpenBLAS starts a thread per core that spins for ~50 ms of
+    CPU at start-up; nothing in TokenPrism calls BLAS, so the entry point
+    asks for one thread (unless the user set a number)."""
+    code = (
+        "import os, numpy.linalg\n"  # (numpy.linalg: where OpenBLAS is loaded)
+        "print(len(os.listdir('/proc/self/task')), os.environ.get('OPENBLAS_NUM_THREADS'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    bare = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    ours = subprocess.run([sys.executable, "-c", "import tokenprism.app.cli\n" + code], capture_output=True,
+                          text=True, check=True, env=env)
+    mine = subprocess.run([sys.executable, "-c", "import tokenprism.app.cli\n" + code], capture_output=True,
+                          text=True, check=True, env=dict(env, OPENBLAS_NUM_THREADS="2"))
+    assert ours.stdout.split() == ["1", "1"]
+    if (os.cpu_count() or 1) > 1:
+        assert int(bare.stdout.split()[0]) > 1  # what it spares: without it, OpenBLAS's threads
+    assert mine.stdout.split()[1] == "2"  # the user's own setting stands
