@@ -57,7 +57,7 @@ class PieceTrie:
     ``joins``: a byte per pair of ASCII code points ``a * 128 + b``, 1 when
     some piece has ``b`` right after ``a`` (see :meth:`joined`)."""
 
-    def __init__(self, table: bytes, mask: int, first: list[int], joins: bytes = bytes(JOINS_SIZE)) -> None:
+    def __init__(self, table: bytes, mask: int, first: list[int], joins: bytes) -> None:
         self.table = table
         self.mask: i64 = mask
         self.first = first
