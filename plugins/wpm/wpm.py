@@ -552,16 +552,16 @@ class WpmTokenizer:
         # its own NFD), so the space-separated chunks tokenize independently.
         # str.split(" ") is far cheaper than the walk of _split, and chunks
         # repeat in real text, so most cost one dictionary lookup.
-        cap: i64 = (len(text) >> 1) + 16
-        ids = vec[i64](capacity=cap)
-        starts = vec[i64](capacity=cap)
-        ends = vec[i64](capacity=cap)
-        pos: i64 = 0
         cache = self._chunks
         # every chunk of an ASCII text is ASCII: one test instead of one a chunk
         all_ascii = _isascii(text)
         parts = text.split(" ")
         n_parts = len(parts)
+        # first every chunk's tokens, then the vectors at their exact size:
+        # a guess zero-fills memory it may not use (~2 us a page fault per
+        # 4 KB here) or grows them by copying
+        found: list[Chunk] = []
+        total: i64 = 0
         k = 0
         next_check = _CHECK_EVERY
         for c in parts:
@@ -569,16 +569,31 @@ class WpmTokenizer:
             if k >= next_check:
                 # a huge fragment without cut points is one call: report
                 # progress, let the GUI thread in, and let it cancel
-                checkpoint(k, n_parts)
+                checkpoint(k, 2 * n_parts)  # (two passes over the parts)
                 next_check = k + _CHECK_EVERY
             if not c:
-                # between two spaces (indentation): nothing to look up
-                pos += 1
-                continue
+                continue  # between two spaces (indentation): nothing to look up
             r = cache.get(c)
             if r is None:
                 r = self._chunk(c, all_ascii or _isascii(c))
                 next_check -= _NEW_COST
+            found.append(r)
+            total += r.n
+        ids = vec[i64](capacity=total)
+        starts = vec[i64](capacity=total)
+        ends = vec[i64](capacity=total)
+        pos: i64 = 0
+        f: i64 = 0
+        k = 0
+        for c in parts:
+            k += 1
+            if k & (_CHECK_EVERY - 1) == 0:
+                checkpoint(n_parts + k, 2 * n_parts)
+            if not c:
+                pos += 1
+                continue
+            r = found[f]
+            f += 1
             rids = r.ids
             rs = r.starts
             rends = r.ends
