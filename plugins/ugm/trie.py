@@ -239,14 +239,15 @@ def _pack(keys: npt.NDArray[np.int64], tok: npt.NDArray[np.int32], size: int, fi
     v = keys[used] & ((1 << _BITS) - 1)
     rec = np.zeros((size, 3), dtype="<u4")
     rec[used, 0] = v
-    inner = parent[parent > 0] - 1
+    has_parent = parent > 0
+    inner = parent[has_parent] - 1
     rec[inner, 0] = rec[inner, 0] | (1 << 24)  # has children (repeats write the same)
     rec[used, 1] = parent
     rec[used, 2] = tok[used] + 1
     # the pairs of ASCII code points some piece holds one after the other:
     # the edges from a node reached by the first to a child by the second
     a = (rec[inner, 0] & 0xFFFFFF).astype(np.int64) - 1
-    b = v[parent > 0] - 1
+    b = v[has_parent] - 1
     both = (a < 128) & (b < 128)
     joins = np.zeros(JOINS_SIZE, dtype=np.uint8)
     joins[a[both] * 128 + b[both]] = 1

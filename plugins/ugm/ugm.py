@@ -294,9 +294,8 @@ class UgmTokenizer:
         # normalized length <= (longest replacement + a ▁) per character
         self.expand = longest + 1
         self._chunks: dict[str, vec[i64]] = {}
-        self._ascii_stop_re: re.Pattern[str] | None = None
-        # the ASCII characters of _ascii_stop_re when it is just a class of them
-        self._ascii_stop_chars: bytes | None = None
+        # (_ascii_stops: the pattern, and its characters when it is a class of them)
+        self._ascii_stop: tuple[re.Pattern[str], bytes | None] | None = None
         # chunk_stop_re as a table by code point (built on first use: 1 MB)
         self._stop_flags = b""
         self._cut_re: re.Pattern[str] | None = None
@@ -574,15 +573,8 @@ class UgmTokenizer:
         p = self._paths.get(word)
         if p is None:
             p = self.split_path(word)
-            self._remember(word, p)
+            _keep(self._paths, word, len(word), p)
         return p
-
-    def _remember(self, word: str, p: vec[i64]) -> None:
-        if len(word) <= _CACHE_MAX_WORD:
-            paths = self._paths
-            if len(paths) >= _CACHE_MAX_ENTRIES:
-                paths.clear()
-            paths[word] = p
 
     def split_path(self, word: str) -> vec[i64]:
         """``best_path`` of ``word`` (where word-by-word sums are exact),
@@ -594,7 +586,7 @@ class UgmTokenizer:
         docstring). Parts repeat far more than words do (in source code,
         2 900 distinct words of 40 000 characters have 1 300 distinct parts
         of 6 800), and each is cached as a word of its own."""
-        joins = self.trie.joins
+        trie = self.trie
         m: i64 = len(word)
         out = vec[i64]()
         if m == 0:
@@ -606,8 +598,7 @@ class UgmTokenizer:
             if p & _CHECK_MASK == _CHECK_MASK:
                 checkpoint(0, 0)  # a huge word without spaces
             c: i64 = ord(word[p])
-            # PieceTrie.joined, written out (a call per character)
-            if prev < 128 and c < 128 and joins[prev * 128 + c] == 0:
+            if not trie.joined(prev, c):
                 out = self._add_part(word[s:p], s, out)
                 s = p
             prev = c
@@ -622,7 +613,7 @@ class UgmTokenizer:
         pp = self._paths.get(part)
         if pp is None:
             pp = self.best_path(part)
-            self._remember(part, pp)
+            _keep(self._paths, part, len(part), pp)
         n: i64 = len(pp)
         k: i64 = 0
         while k < n:
@@ -692,10 +683,7 @@ class UgmTokenizer:
         p = chunks.get(chunk)
         if p is None:
             p = self.split_path(self.space + chunk)
-            if len(chunk) < _CACHE_MAX_WORD:
-                if len(chunks) >= _CACHE_MAX_ENTRIES:
-                    chunks.clear()
-                chunks[chunk] = p
+            _keep(chunks, chunk, len(chunk) + 1, p)  # (+1: the ▁)
         return p
 
     def _encode_chunks(self, text: str) -> TokenColumns | None:
@@ -789,22 +777,21 @@ class UgmTokenizer:
         """Where ``chunk_stop_re`` matches in ASCII ``text``. In real text
         it mostly matches nowhere (control characters), and bytes.translate
         tells that in a twentieth of the time the pattern takes to scan."""
-        pattern = self._ascii_stops()
-        chars = self._ascii_stop_chars
+        pattern, chars = self._ascii_stops()
         if chars is not None:
             data = text.encode("ascii")
             if len(data.translate(None, chars)) == len(data):
                 return []
         return _match_starts(pattern, text, 0, len(text))
 
-    def _ascii_stops(self) -> re.Pattern[str]:
+    def _ascii_stops(self) -> tuple[re.Pattern[str], bytes | None]:
         """``chunk_stop_re`` for ASCII text: its huge classes make the
         regular-expression engine slow on every character. The ASCII
         characters where it matches are found by trying each one before
         every possible ASCII follower (its lookaheads see one character);
         when a match depends on the follower or is longer than one
-        character, the pattern itself is kept."""
-        r = self._ascii_stop_re
+        character, the pattern itself is kept (and no characters are given)."""
+        r = self._ascii_stop
         if r is None:
             full = self.chunk_stop_re
             chars: list[str] = []
@@ -821,11 +808,11 @@ class UgmTokenizer:
                     chars.append(chr(c))
                 elif hits:
                     exact = False
-            r = full
+            r = (full, None)
             if exact:
-                r = re.compile("[" + re.escape("".join(chars)) + "]" if chars else "(?!)")
-                self._ascii_stop_chars = "".join(chars).encode("ascii")
-            self._ascii_stop_re = r
+                r = (re.compile("[" + re.escape("".join(chars)) + "]" if chars else "(?!)"),
+                     "".join(chars).encode("ascii"))
+            self._ascii_stop = r
         return r
 
     def _whole(self, norm: str, passes: int = 1) -> tuple[list[int], list[int], list[int]]:
@@ -1001,6 +988,15 @@ class UgmTokenizer:
             dispose(src_s)  # (see _encode_str)
             dispose(src_e)
         return res
+
+
+def _keep(cache: dict[str, vec[i64]], key: str, chars: int, path: vec[i64]) -> None:
+    """Remember the path of a word of ``chars`` characters under ``key``,
+    unless the word is too long to be worth it; a full cache starts over."""
+    if chars <= _CACHE_MAX_WORD:
+        if len(cache) >= _CACHE_MAX_ENTRIES:
+            cache.clear()
+        cache[key] = path
 
 
 def _scores_row(m: i64) -> vec[float]:
