@@ -12,7 +12,8 @@ from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from .encoding import IntColumn
-from .tokenizer import FragmentResult
+from .special import Fragment
+from .tokenizer import FragmentResult, Tokenizer, columns_method
 
 
 @final
@@ -75,3 +76,54 @@ def with_tail(v: vec[i64], tail: vec[i64]) -> vec[i64]:
     """A new vector: ``v``'s values, then ``tail``'s (``v`` may be a
     plugin's own, which :func:`extend_shifted` must not append to)."""
     return extend_shifted(extend_shifted(vec[i64](capacity=len(v) + len(tail)), v, 0), tail, 0)
+
+
+def fragments_columns(tokenizer: Tokenizer, text: str, frags: list[Fragment],
+                      prefix: tuple[int, ...]) -> tuple[vec[i64], vec[i64], vec[i64]]:
+    """Token ids and UTF-8 byte spans of ``prefix`` (special ids before the
+    text) and of every fragment of ``text``: a special one is its token, a
+    plain one is tokenized (in new vectors of this call's own). Compiled:
+    some vocabularies cut text into thousands of fragments (gpt-neox's
+    runs of spaces are tokens of their own)."""
+    encode = columns_method(tokenizer)
+    n_pre: i64 = len(prefix)
+    ids = vec[i64](capacity=n_pre)
+    bstarts = vec[i64](capacity=n_pre)
+    bends = vec[i64](capacity=n_pre)
+    for t in prefix:
+        ids = append(ids, t)
+        bstarts = append(bstarts, 0)
+        bends = append(bends, 0)
+    ascii_text = text.isascii()
+    after_special = True
+    char_pos: i64 = 0
+    byte_pos: i64 = 0
+    for frag in frags:
+        start: i64 = frag.start
+        end: i64 = frag.end
+        if start > char_pos:
+            byte_pos += utf8_len(text, char_pos, start, ascii_text)
+            char_pos = start
+        nbytes = utf8_len(text, start, end, ascii_text)
+        if frag.token >= 0:
+            ids = append(ids, frag.token)
+            bstarts = append(bstarts, byte_pos)
+            bends = append(bends, byte_pos + nbytes)
+            after_special = True
+        else:
+            f_ids, f_starts, f_ends = encode(text[start:end], after_special)
+            ids = extend_shifted(ids, f_ids, 0)
+            bstarts = extend_shifted(bstarts, f_starts, byte_pos)
+            bends = extend_shifted(bends, f_ends, byte_pos)
+            after_special = False
+        char_pos = end
+        byte_pos += nbytes
+    return ids, bstarts, bends
+
+
+def utf8_len(text: str, start: i64, end: i64, ascii_text: bool = False) -> i64:
+    """UTF-8 length of ``text[start:end]`` (``ascii_text``: ``text`` is known to be ASCII)."""
+    if ascii_text:
+        return end - start
+    piece = text[start:end]
+    return len(piece) if piece.isascii() else len(piece.encode("utf-8"))

@@ -22,9 +22,9 @@ from .gguf_file import GGUFFile, read_gguf
 from .memory import trim_heap
 from .plugin_types import TokenizerSpec
 from .plugins import find_spec
-from .columns import as_column, extend_shifted, with_tail
+from .columns import as_column, fragments_columns, utf8_len, with_tail
 from .spans import span_columns
-from .special import Fragment, SpecialMatcher
+from .special import SpecialMatcher
 from .tokenizer import Tokenizer, TokenizerConfig, fragment_columns
 from .tokenizer import merge_ranks as plugin_merge_ranks
 from .tokenizer import prepare as plugin_prepare
@@ -124,10 +124,10 @@ class Model:
             # the usual case, one plain fragment: the plugin's columns as they are
             ids, bstarts, bends = fragment_columns(self.tokenizer, text, True)
         else:
-            ids, bstarts, bends = self._encode_parts(text, frags, prefix)
+            ids, bstarts, bends = fragments_columns(self.tokenizer, text, frags, prefix)
         if suffix:
             # onto copies: the fast path's vectors may be the plugin's own
-            total_bytes = _utf8_len(text, 0, len(text))
+            total_bytes = utf8_len(text, 0, len(text))
             at_end = vec[i64]([total_bytes] * len(suffix))
             ids = with_tail(ids, vec[i64](suffix))
             bstarts = with_tail(bstarts, at_end)
@@ -137,36 +137,6 @@ class Model:
         starts, ends, bstarts_c, bends_c, groups = span_columns(text, bstarts, bends)
         return Encoding(text, self, as_column(ids), starts, ends, bstarts_c, bends_c, groups,
                         add_special, parse_special)
-
-    def _encode_parts(self, text: str, frags: list[Fragment],
-                      prefix: tuple[int, ...]) -> tuple[vec[i64], vec[i64], vec[i64]]:
-        """Token ids and UTF-8 byte spans of the prefix and every fragment
-        (in new vectors of this call's own)."""
-        ids = vec[i64](prefix)
-        bstarts = vec[i64]([0] * len(prefix))
-        bends = vec[i64]([0] * len(prefix))
-        after_special = True
-        char_pos = 0
-        byte_pos = 0
-        for frag in frags:
-            if frag.start > char_pos:
-                byte_pos += _utf8_len(text, char_pos, frag.start)
-                char_pos = frag.start
-            nbytes = _utf8_len(text, frag.start, frag.end)
-            if frag.token >= 0:
-                ids = append(ids, frag.token)
-                bstarts = append(bstarts, byte_pos)
-                bends = append(bends, byte_pos + nbytes)
-                after_special = True
-            else:
-                f_ids, f_starts, f_ends = fragment_columns(self.tokenizer, text[frag.start:frag.end], after_special)
-                ids = extend_shifted(ids, f_ids, 0)
-                bstarts = extend_shifted(bstarts, f_starts, byte_pos)
-                bends = extend_shifted(bends, f_ends, byte_pos)
-                after_special = False
-            char_pos = frag.end
-            byte_pos += nbytes
-        return ids, bstarts, bends
 
     # ---- optional per-token columns ---------------------------------------
 
@@ -325,11 +295,6 @@ def clean_up_spaces(text: bytes) -> bytes:
                 out.pop()
         out.append(x)
     return bytes(out)
-
-
-def _utf8_len(text: str, start: int, end: int) -> int:
-    piece = text[start:end]
-    return len(piece) if piece.isascii() else len(piece.encode("utf-8"))
 
 
 def pause_gc() -> bool:

@@ -10,7 +10,7 @@ plain text fragments.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Protocol, Sequence
+from typing import Callable, Mapping, Protocol, Sequence, cast
 
 from librt.vecs import vec
 from mypy_extensions import i64
@@ -141,17 +141,29 @@ class WordTokenizer(Tokenizer, Protocol):
         ...
 
 
+ColumnsMethod = Callable[[str, bool], "tuple[vec[i64], vec[i64], vec[i64]]"]
+"""A plugin's ``encode_columns``, or the same made from ``encode_fragment``."""
+
+
+def columns_method(tokenizer: Tokenizer) -> ColumnsMethod:
+    """What :func:`fragment_columns` calls: the plugin's ``encode_columns``
+    when it has one, else its ``encode_fragment`` with the lists converted.
+    Looked up once by a caller with many fragments."""
+    method = getattr(tokenizer, "encode_columns", None)
+    if method is not None:
+        return cast(ColumnsMethod, method)
+
+    def from_lists(text: str, after_special: bool) -> tuple[vec[i64], vec[i64], vec[i64]]:
+        res = tokenizer.encode_fragment(text, after_special)
+        return vec[i64](res.ids), vec[i64](res.starts), vec[i64](res.ends)
+    return from_lists
+
+
 def fragment_columns(tokenizer: Tokenizer, text: str,
                      after_special: bool) -> tuple[vec[i64], vec[i64], vec[i64]]:
     """The ids, starts and ends of ``encode_fragment(text, after_special)``
-    as vectors: the plugin's ``encode_columns`` when it has one, else its
-    lists converted."""
-    method = getattr(tokenizer, "encode_columns", None)
-    if method is not None:
-        cols: tuple[vec[i64], vec[i64], vec[i64]] = method(text, after_special)
-        return cols
-    res = tokenizer.encode_fragment(text, after_special)
-    return vec[i64](res.ids), vec[i64](res.starts), vec[i64](res.ends)
+    as vectors."""
+    return columns_method(tokenizer)(text, after_special)
 
 
 def merge_ranks(tokenizer: Tokenizer) -> Sequence[int] | None:
