@@ -35,7 +35,7 @@ from mypy_extensions import i64
 # ``tokenprism`` namespace only exists once installed)
 from tokenprism.core.tokenizer import (  # type: ignore[import-not-found, unused-ignore]
     FragmentResult, TokenizerConfig, resolve_special_ids)
-from tokenprism.core.columns import TokenColumns  # type: ignore[import-not-found, unused-ignore]
+from tokenprism.core.columns import TokenColumns, packed  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.gil import STEP, WORD_STEP, checkpoint, offer_gil  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.memory import trim_heap  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.pair_cache import MISS, PairCache  # type: ignore[import-not-found, unused-ignore]
@@ -89,18 +89,29 @@ MODE_WHITESPACE = 2
 
 class WordResult:
     """Tokens of one word: ids and byte spans relative to the word, and the
-    word's length in UTF-8 bytes."""
+    word's length in UTF-8 bytes. Kept in the word cache as one native
+    vector (``cols``: id, start, end of each token in turn)."""
 
-    ids: list[int]
-    starts: list[int]
-    ends: list[int]
+    cols: vec[i64]
+    n: i64
     nbytes: int
 
     def __init__(self, ids: list[int], starts: list[int], ends: list[int], nbytes: int) -> None:
-        self.ids = ids
-        self.starts = starts
-        self.ends = ends
+        self.cols = packed(ids, starts, ends)
+        self.n = len(ids)
         self.nbytes = nbytes
+
+    @property
+    def ids(self) -> list[int]:
+        return [self.cols[3 * t] for t in range(self.n)]
+
+    @property
+    def starts(self) -> list[int]:
+        return [self.cols[3 * t + 1] for t in range(self.n)]
+
+    @property
+    def ends(self) -> list[int]:
+        return [self.cols[3 * t + 2] for t in range(self.n)]
 
 
 class BpeTokenizer:
@@ -557,11 +568,9 @@ class BpeTokenizer:
                 if len(cache) >= _CACHE_LIMIT:
                     cache.clear()
                 cache[w] = r
-            rid = r.ids
-            rs = r.starts
-            re_ = r.ends
-            for t in range(len(rid)):
-                out.add(rid[t], base + rs[t], base + re_[t])
+            rc = r.cols
+            for t in range(0, 3 * r.n, 3):
+                out.add(rc[t], base + rc[t + 1], base + rc[t + 2])
             base += r.nbytes
         return base
 

@@ -55,6 +55,7 @@ from librt.vecs import append, vec
 # ints when not compiled. Imported at run time, as vec[i64] names it.
 from mypy_extensions import i64
 
+from tokenprism.core.columns import packed
 from tokenprism.core.gil import checkpoint
 from tokenprism.core.spans import utf8_width
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
@@ -340,17 +341,6 @@ class Piece(Chunk):
     def __init__(self, cols: vec[i64], nbytes: int, word: str) -> None:
         super().__init__(cols, nbytes)
         self.word = word
-
-
-def _packed(ids: list[int], starts: list[int], ends: list[int]) -> vec[i64]:
-    """The ``cols`` of a :class:`Chunk` with these tokens."""
-    n: i64 = len(ids)
-    cols = vec[i64](capacity=3 * n)
-    for t in range(n):
-        cols = append(cols, ids[t])
-        cols = append(cols, starts[t])
-        cols = append(cols, ends[t])
-    return cols
 
 
 # what an empty chunk (between two spaces) adds: no token, no byte
@@ -722,7 +712,7 @@ class WpmTokenizer:
             starts: list[int] = []
             ends: list[int] = []
             self._ascii_word(c, ids, starts, ends)
-            ch = Chunk(_packed(ids, starts, ends), len(c))
+            ch = Chunk(packed(ids, starts, ends), len(c))
             self._remember_chunk(c, ch)
             return ch
         if asc and len(c) >= 2 and c[-1] in self._ascii_split and c[:-1].isalnum():
@@ -799,7 +789,7 @@ class WpmTokenizer:
             starts0: list[int] = []
             ends0: list[int] = []
             word0 = self._ascii_word(p, ids0, starts0, ends0)
-            return Piece(_packed(ids0, starts0, ends0), len(p), word0)
+            return Piece(packed(ids0, starts0, ends0), len(p), word0)
         # ASCII: whitespace is these six, and printable characters are all
         # kept (cheaper than the Unicode-wide strip set and class table)
         core = p.lstrip(_ASCII_WS) if ascii_p else p.lstrip(self._ws_chars)
@@ -842,9 +832,9 @@ class WpmTokenizer:
                         cstarts[t] = k + a
                         cends[t] = k + b
         if ascii_p:
-            return Piece(_packed(ids, cstarts, cends), len(p), word)
+            return Piece(packed(ids, cstarts, cends), len(p), word)
         offs = _utf8_offsets(p)
-        return Piece(_packed(ids, [offs[s] for s in cstarts], [offs[e] for e in cends]), offs[len(p)], word)
+        return Piece(packed(ids, [offs[s] for s in cstarts], [offs[e] for e in cends]), offs[len(p)], word)
 
     def prepare(self) -> None:
         """Build the vocabulary trie and the Unicode-wide tables now rather
