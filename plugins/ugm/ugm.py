@@ -59,7 +59,7 @@ from tokenprism.core.vocab import Attr, TokenType, Vocab
 from .charsmap import CHARSMAP_KEY, ESCAPED_SPACE, BytesNorm, Charsmap, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
 from .charsmap import stop_starts
-from .trie import NO_NODE, build_trie, code_points, step_node
+from .trie import NO_NODE, build_trie, piece_facts, step_node
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
@@ -218,20 +218,16 @@ class UgmTokenizer:
         # them out.
         valid = matchable
         valid_idx = matchable_idx  # (the same ids as an array: converting 250k ints costs ~4 ms)
-        lens, cps = code_points(pieces, valid)
-        if bool(((cps >= 0xD800) & (cps <= 0xDFFF)).any()):
+        space = self.space
+        facts = piece_facts(pieces, valid, ord(space))
+        if facts.surrogates:
             valid = [tid for tid in matchable if not _has_surrogate(pieces[tid])]
             valid_idx = np.asarray(valid, dtype=np.int64)
-            lens, cps = code_points(pieces, valid)
-        self.trie = build_trie(lens, cps, valid_idx, _FIRST_TABLE)
-        space = self.space
+            facts = piece_facts(pieces, valid, ord(space))
+        lens = facts.lens
+        self.trie = build_trie(pieces, valid, lens, _FIRST_TABLE)
         # ▁ inside a piece (past its first character)
-        inner = cps == ord(space)
-        starts = np.zeros(len(lens), dtype=np.int64)
-        np.cumsum(lens[:-1], out=starts[1:])
-        inner[starts[lens > 0]] = False
-        self.cut_on_space = not bool(inner.any())
-        del cps, inner
+        self.cut_on_space = not facts.inner_space
         self._bytes_pref: dict[bytes, int] | None = None
         self._lock = threading.Lock()
         self._cache: dict[str, WordEdges] = {}

@@ -10,13 +10,12 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenprism.plugins.ugm.trie import NO_NODE, PieceTrie, build_trie, code_points, step_node
+from tokenprism.plugins.ugm.trie import NO_NODE, PieceTrie, build_trie, piece_facts, step_node
 
 
 def _trie(pieces: list[str], first_below: int = 0x800) -> PieceTrie:
     ids = list(range(len(pieces)))
-    lens, cps = code_points(pieces, ids)
-    return build_trie(lens, cps, ids, first_below)
+    return build_trie(pieces, ids, piece_facts(pieces, ids, 0x2581).lens, first_below)
 
 
 def _prefix_dict(pieces: list[str]) -> dict[str, int]:
