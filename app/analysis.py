@@ -76,7 +76,7 @@ class ModelInfo:
     def __init__(self, model: Model) -> None:
         self.model = model
         self.path = model.path
-        attrs = np.asarray(model.vocab.attrs, dtype=np.int64)
+        attrs = model.vocab.arrays().attrs
         self.attrs = attrs
         styles = np.zeros(len(attrs), dtype=np.uint8)
         # assigned lowest priority first so the highest one sticks

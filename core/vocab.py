@@ -131,6 +131,20 @@ _EOG_TEXTS = frozenset((
 
 
 @dataclass(frozen=True)
+class VocabArrays:
+    """A :class:`Vocab`'s per-token columns as read-only numpy arrays: the
+    same values as its tuples, for vectorised work (a 250k vocabulary's
+    tuples took ~4 ms each to turn back into arrays)."""
+
+    scores: np.ndarray
+    """float32, as the file stores them."""
+    types: np.ndarray
+    """int64."""
+    attrs: np.ndarray
+    """int64, after the load-time fix-ups."""
+
+
+@dataclass(frozen=True)
 class Vocab:
     """Everything a tokenizer needs from a GGUF file, and nothing from Qt.
 
@@ -162,9 +176,18 @@ class Vocab:
     architecture: str = ""
     max_piece_chars: int = 0
     metadata: Mapping[str, MetadataValue] = field(default_factory=FrozenDict, repr=False)
+    columns: VocabArrays | None = field(default=None, repr=False, compare=False)
+    """What :meth:`arrays` returns, when the loader kept it."""
 
     def __len__(self) -> int:
         return len(self.pieces)
+
+    def arrays(self) -> VocabArrays:
+        """Scores, types and attributes as numpy arrays (kept from loading)."""
+        if self.columns is not None:
+            return self.columns
+        return _read_only_arrays(np.asarray(self.scores, dtype=np.float32), np.asarray(self.types, dtype=np.int64),
+                                 np.asarray(self.attrs, dtype=np.int64))
 
     def flag(self, name: str, default: bool) -> bool:
         """The flag ``name`` (see ``FLAG_KEYS``) if the file sets it, else ``default``."""
@@ -223,12 +246,14 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
     sc_v = _array(gf, KEY_SCORES, (T_FLOAT32, T_INT32), False)
     if sc_v is None:
         scores = (0.0,) * n
+        scores_arr = np.zeros(n, dtype=np.float32)
     else:
         arr = sc_v.value
         assert isinstance(arr, np.ndarray)
         if len(arr) < n:
             raise GGUFError(gf.path, f"{len(arr)} scores for {n} tokens", sc_v.offset, KEY_SCORES)
         arr = arr[:n]
+        scores_arr = np.asarray(arr, dtype=np.float32)
         bits = arr.view(np.uint32)
         if n > 1 and bool((bits == bits[0]).all()):
             # one float object for all (gemma-4: 262k equal scores, 6 MB)
@@ -300,7 +325,14 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
         special_tokens=tuple(special_tokens), eog_ids=frozenset(eog),
         name=general_name, architecture=arch, max_piece_chars=max_len,
         metadata=gf.metadata,
+        columns=_read_only_arrays(scores_arr, types_arr, attrs_arr),
     )
+
+
+def _read_only_arrays(scores: np.ndarray, types: np.ndarray, attrs: np.ndarray) -> VocabArrays:
+    for a in (scores, types, attrs):
+        a.flags.writeable = False  # one vocab is shared by every view and thread
+    return VocabArrays(scores, types, attrs)
 
 
 def _numbered(pieces: tuple[str, ...]) -> Iterator[Iterator[tuple[str, int]]]:

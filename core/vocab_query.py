@@ -276,9 +276,10 @@ class VocabIndex:
         n = len(vocab.pieces)
         self.size = n
         self.ids = np.arange(n, dtype=np.int64)
-        self.scores = np.asarray(vocab.scores, dtype=np.float64)
-        self.types = np.asarray(vocab.types, dtype=np.int64)
-        self.attrs = np.asarray(vocab.attrs, dtype=np.int64)
+        columns = vocab.arrays()
+        self.scores = columns.scores.astype(np.float64)
+        self.types = columns.types
+        self.attrs = columns.attrs
         self.kinds = kind_codes(self.attrs)
         self.display: list[str] = [model.display_piece(i) for i in range(n)]
         self.byte_lengths = np.fromiter((len(model.token_bytes(i)) for i in range(n)), dtype=np.int64, count=n)

@@ -193,9 +193,10 @@ class UgmTokenizer:
 
         # llama.cpp builds its matchers from the token types as stored,
         # before its load-time fix-ups change any attribute
-        types = np.asarray(vocab.types, dtype=np.int64)
+        columns = vocab.arrays()
+        types = columns.types
         pieces = vocab.pieces
-        s32 = np.asarray(vocab.scores, dtype=np.float32)
+        s32 = columns.scores
         is_normal = types == int(TokenType.NORMAL)
         is_ud = types == int(TokenType.USER_DEFINED)
         min_score = float(s32[is_normal].min()) if bool(is_normal.any()) else FLT_MAX
@@ -204,7 +205,7 @@ class UgmTokenizer:
         ud_pieces: list[str] = [pieces[t] for t in np.nonzero(is_ud)[0].tolist()]
         self.unk_score = _f32(_f32(min_score) - UNKNOWN_PENALTY)
         # the session scores by the attributes after the fix-ups
-        attrs = np.asarray(vocab.attrs, dtype=np.int64)
+        attrs = columns.attrs
         tok_score = np.where(attrs & Attr.USER_DEFINED, 0.0, s32.astype(np.float64))
         self.tok_score: list[float] = tok_score.tolist()
         self.matchable = matchable

@@ -64,3 +64,17 @@ def test_still_usable_as_dicts(char_model_path: Path) -> None:
     assert deep == v.special_ids and isinstance(deep, FrozenDict)
     merged = {**t2i, "zz": -1}  # building a new dict from one is fine
     assert merged["zz"] == -1 and "zz" not in t2i
+
+
+@pytest.mark.parametrize("name", ["llama-spm", "gpt-2", "bert-bge", "nomic-bert-moe"])
+def test_vocab_arrays_are_the_tuples_and_read_only(name: str, ref_model: Callable[[str], Any]) -> None:
+    import numpy as np
+
+    vocab = ref_model(name).vocab
+    cols = vocab.arrays()
+    assert cols.scores.dtype == np.float32 and cols.scores.tolist() == [float(np.float32(s)) for s in vocab.scores]
+    assert cols.types.tolist() == list(vocab.types)
+    assert cols.attrs.tolist() == list(vocab.attrs)
+    for a in (cols.scores, cols.types, cols.attrs):
+        with pytest.raises(ValueError):
+            a[0] = 1
