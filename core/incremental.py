@@ -38,6 +38,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .columns import utf8_len
 from .encoding import Column, Encoding, IntColumn
 from .gil import PAUSE_ITEMS, Cancelled, dispose, offer_gil, progress_hook
 from .model import Model, pause_gc, resume_gc, sanitize_text
@@ -150,9 +151,9 @@ def retokenize_splice(old: Encoding, new_text: str) -> tuple[Encoding, Splice | 
         right = len(old.starts) - (len(model.config.special_suffix) if old.add_special else 0)
     right = max(right, left)
 
-    byte_l = _utf8_len(text[:cut_l])
+    byte_l = utf8_len(text, 0, cut_l)
     ids, starts, ends, bstarts, bends = _encode_segments(model, text, segs, byte_l)
-    bdelta = _utf8_len(text[cut_l:cut_r]) - _utf8_len(old_text[cut_l:cut_r_old])
+    bdelta = utf8_len(text, cut_l, cut_r) - utf8_len(old_text, cut_l, cut_r_old)
 
     unk = model.config.special_ids.get("unk", -1)
     if unk >= 0 and _unknowns_touch(old, ids, left, right, unk):
@@ -287,7 +288,7 @@ def _encode_chunked(model: Model, text: str, add_special: bool, parse_special: b
         for values in lists:  # (new lists of _encode_segments: no one else has them)
             dispose(values)
         del lists
-        byte_pos += _utf8_len(text[s:e])
+        byte_pos += utf8_len(text, s, e)
         i += 1
     if report is not None and not report(total, total):
         return None
@@ -420,10 +421,10 @@ def _encode_segments(model: Model, text: str, segs: Sequence[tuple[int, int, int
     char_pos = segs[0][0] if segs else 0
     for s, e, token, flag in segs:
         if s > char_pos:
-            byte_pos += _utf8_len(text[char_pos:s])
+            byte_pos += utf8_len(text, char_pos, s)
             char_pos = s
         piece = text[s:e]
-        nbytes = _utf8_len(piece)
+        nbytes = utf8_len(piece, 0, len(piece))
         if token >= 0:
             ids.append(token)
             starts.append(s)
@@ -538,8 +539,3 @@ def _shift(values: tuple[int, ...], d: int) -> tuple[int, ...]:
     # let the interpreter switch threads between them
     parts = [tuple(map(d.__add__, values[i:i + _SHIFT_SLICE])) for i in range(0, len(values), _SHIFT_SLICE)]
     return tuple(chain.from_iterable(parts))
-
-
-def _utf8_len(s: str) -> int:
-    return len(s) if s.isascii() else len(s.encode("utf-8"))
-
