@@ -202,5 +202,8 @@ def test_prepare_builds_ahead_and_changes_no_id(kind: str) -> None:
         table = ready.tokenizer.rank_table()  # type: ignore[attr-defined]
         assert table.complete and table.done is table.ranks
         assert len(table.ranks) == len(set(ready.vocab.merges))
+    if kind == "ugm" and ready.tokenizer.by_chunks:  # type: ignore[attr-defined]
+        # the tables its first ASCII and non-ASCII encodes would make
+        assert ready.tokenizer._ascii_stop is not None and ready.tokenizer._stop_flags  # type: ignore[attr-defined]
     assert ready.encode(TEXT).ids == want
     assert ready.encode(TEXT, add_special=True).ids == lazy.encode(TEXT, add_special=True).ids
