@@ -1,12 +1,12 @@
 """The pieces of a vocabulary as a trie over code points: one hash table of
-edges in a ``bytes`` object, built a piece at a time and walked with
-native ints.
+edges in native vectors, built a piece at a time and walked with native
+ints.
 
 A ``dict`` holding every piece and every prefix of one is quick to query
 but costs one ``str`` per prefix (half a million for a 250k vocabulary):
 ~0.4 s to build when the model opens, ~100 MB, and a slice plus a hash of
-it at every step of the Viterbi pass. Here a node is a number, a step is
-a few byte reads, and the whole table is built from arrays.
+it at every step of the Viterbi pass. Here a node is a number and a step
+is a probe or two of a vector, with no object made.
 
 Layout: ``size`` slots (a power of two, at most :data:`_MAX_LOAD` full),
 linear probing, in two native vectors. The edge from node ``parent`` by
