@@ -140,6 +140,12 @@ def _kv_string(key: str, value: str) -> bytes:
     (_header() + struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 8, 2**61) + bytes(20), "cannot fit"),
     (_header() + struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 6, 2**40) + bytes(20), "cannot fit"),
     (_header(n_kv=2) + _kv_string("a", "x") + _kv_string("a", "y"), "duplicate metadata key"),
+    # a string of an array claiming 2**64 - 1 bytes (negative as a signed
+    # 8-byte read), or 2**40: the error gives the unsigned size asked for
+    (_header() + struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 8, 2) + struct.pack("<Q", 1) + b"a"
+     + b"\xff" * 8 + bytes(20), "k[1] needs 18446744073709551615 bytes"),
+    (_header() + struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 8, 2) + struct.pack("<Q", 2**40)
+     + bytes(20), "k[0] needs 1099511627776 bytes"),
 ])
 def test_hostile_headers_raise_clear_errors(tmp_path: Path, blob: bytes, needle: str) -> None:
     path = tmp_path / "bad.gguf"
