@@ -90,6 +90,10 @@ _COLLAPSED_OTHER = 0xD0
 # the char that stands for each class of non-ASCII code points in our own
 # collapsed text (keyed by llama.cpp's collapsed byte; 0x0B = whitespace)
 COLLAPSED_REP: dict[int, int] = {0x0B: 0x80, 0xD0: 0x81, 0xD1: 0x82, 0xD2: 0x83, 0xD3: 0x84, 0xD4: 0x85, 0xD5: 0x86}
+# every character, as a class Python's re compiles at once: a range over
+# every code point made it fill a 64k-entry map char by char (~5 ms for
+# one ``$``)
+_ANY_CHAR = "[\\s\\S]"
 _C_SPACE: list[tuple[int, int]] = [(0x09, 0x0D), (0x20, 0x20)]  # isspace() in the "C" locale
 
 Ranges = list[tuple[int, int]]
@@ -156,19 +160,17 @@ class UnicodeTables:
     """llama.cpp's code point flags, as range sets and a lookup."""
 
     def __init__(self) -> None:
-        data = ud.FLAG_RANGES
-        self.starts: list[int] = [data[i] for i in range(0, len(data), 2)]
-        self.flags: list[int] = [data[i + 1] for i in range(0, len(data), 2)]
+        data = np.asarray(ud.FLAG_RANGES, dtype=np.int64)
+        row_starts = data[0::2]
+        row_flags = data[1::2]
+        self.starts: list[int] = row_starts.tolist()
+        self.flags: list[int] = row_flags.tolist()
         self.whitespace: frozenset[int] = frozenset(ud.WHITESPACE)
         low = ud.LOWERCASE
-        self.lower: dict[int, int] = {low[i]: low[i + 1] for i in range(0, len(low), 2)}
+        self.lower: dict[int, int] = dict(zip(low[0::2], low[1::2]))
         self.cats: dict[int, Ranges] = {}
         for bit in (ud.NUMBER, ud.LETTER, ud.PUNCTUATION, ud.ACCENT_MARK, ud.SYMBOL):
-            rs: Ranges = []
-            for k in range(len(self.starts) - 1):
-                if self.flags[k] & bit:
-                    rs.append((self.starts[k], self.starts[k + 1] - 1))
-            self.cats[bit] = _normalize(rs)
+            self.cats[bit] = _flag_runs(row_starts, row_flags, bit)
         self.ws_ranges: Ranges = _normalize([(c, c) for c in ud.WHITESPACE])
         self.nonascii_ws: Ranges = _normalize([(c, c) for c in ud.WHITESPACE if c >= 0x80])
         nonascii: Ranges = [(0x80, MAX_CP)]
@@ -188,14 +190,9 @@ class UnicodeTables:
         its class (``COLLAPSED_REP``)."""
         b = self._collapse_bytes
         if b is None:
-            buf = bytearray(range(128)) + bytearray([COLLAPSED_REP[_COLLAPSED_OTHER]]) * (MAX_CP + 1 - 128)
-            for val, part in self.collapsed_sets.items():
-                rep = COLLAPSED_REP[val]
-                for lo, hi in part:
-                    buf[lo:hi + 1] = bytes([rep]) * (hi - lo + 1)
-            for lo, hi in self.nonascii_ws:
-                buf[lo:hi + 1] = bytes([COLLAPSED_REP[0x0B]]) * (hi - lo + 1)
-            b = np.frombuffer(bytes(buf), dtype=np.uint8)
+            runs = [(lo, hi, COLLAPSED_REP[val]) for val, part in self.collapsed_sets.items() for lo, hi in part]
+            runs += [(lo, hi, COLLAPSED_REP[0x0B]) for lo, hi in self.nonascii_ws]
+            b = _paint_runs(runs)
             self._collapse_bytes = b
         return b
 
@@ -212,7 +209,40 @@ class UnicodeTables:
         return self.lower.get(cpt, cpt)
 
 
-_NO_TABLE: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
+def _flag_runs(starts: npt.NDArray[np.int64], flags: npt.NDArray[np.int64], bit: int) -> Ranges:
+    """The code points whose flags have ``bit``: row ``k`` of llama.cpp's
+    flag table covers ``starts[k]`` up to the next row's start, and each
+    run of consecutive rows with the bit is one range (found by numpy: a
+    loop over the 2 273 rows per category was 1 ms of every first load)."""
+    on = np.zeros(len(flags) + 1, dtype=np.int8)
+    # the last row only marks where the table ends
+    on[1:len(flags)] = (flags[:-1] & bit) != 0
+    edges = np.diff(on)
+    first = np.flatnonzero(edges == 1)
+    past = np.flatnonzero(edges == -1)
+    return _normalize(list(zip(starts[first].tolist(), (starts[past] - 1).tolist())))
+
+
+def _paint_runs(runs: list[tuple[int, int, int]]) -> npt.NDArray[np.uint8]:
+    """The 0..MAX_CP table of :meth:`UnicodeTables.collapse_bytes`: ASCII
+    maps to itself and each ``(lo, hi, byte)`` run to its byte, later runs
+    over earlier ones. The classes partition the non-ASCII code points
+    (one category each, whitespace taken out of all), so sorted they tile
+    0x80..MAX_CP and the table is one ``np.repeat`` (painting 1.1M entries
+    range by range took ~1.8 ms of every first load)."""
+    table = np.array(runs, dtype=np.int64).reshape(-1, 3)
+    table = table[np.argsort(table[:, 0], kind="stable")]
+    los, his = table[:, 0], table[:, 1]
+    if len(table) and los[0] == 0x80 and his[-1] == MAX_CP and bool((los[1:] == his[:-1] + 1).all()):
+        # ASCII as 128 runs of one: the table is allocated once
+        reps = np.concatenate((np.arange(128, dtype=np.uint8), table[:, 2].astype(np.uint8)))
+        return np.repeat(reps, np.concatenate((np.ones(128, dtype=np.int64), his - los + 1)))
+    # overlapping or gapped classes (not llama.cpp's tables): in order
+    out = np.full(MAX_CP + 1, COLLAPSED_REP[_COLLAPSED_OTHER], dtype=np.uint8)
+    out[:128] = np.arange(128, dtype=np.uint8)
+    for lo, hi, rep in runs:
+        out[lo:hi + 1] = rep
+    return out
 
 
 def collapse_text(table: npt.NDArray[np.uint8], text: str) -> str:
@@ -325,7 +355,7 @@ class _Translator:
             return re.escape(chr(u[0][0]))
         if len(comp) < len(u):
             if not comp:
-                return "[\\x00-\\U0010ffff]"
+                return _ANY_CHAR
             return "[^" + _class_body(comp) + "]"
         return "[" + _class_body(u) + "]"
 
@@ -470,10 +500,10 @@ class _Translator:
                 out.append(self.emit_set(_complement([(0x0A, 0x0A), (0x0D, 0x0D)], self.top)))
             elif c == "$":
                 self.pos += 1
-                out.append("(?![\\x00-\\U0010ffff])")
+                out.append(f"(?!{_ANY_CHAR})")
             elif c == "^":
                 self.pos += 1
-                out.append("(?<![\\x00-\\U0010ffff])")
+                out.append(f"(?<!{_ANY_CHAR})")
                 self.uses_anchor_start = True
             else:
                 self.pos += 1
@@ -566,7 +596,6 @@ class Splitter:
         self.stages: list[Stage] = [make_stage(r, exact) for r in regexes]
         self.tab = tables()
         self.collapses = any(st.collapsed for st in self.stages)
-        self.collapse_bytes: npt.NDArray[np.uint8] = self.tab.collapse_bytes() if self.collapses else _NO_TABLE
         self.memos: list[dict[str, list[str]]] = [{} for _ in range(len(self.stages) + 1)]
 
     def split(self, text: str) -> list[str]:
@@ -574,7 +603,9 @@ class Splitter:
             return []
         stages = self.stages
         is_ascii = text.isascii()
-        ctext = text if is_ascii or not self.collapses else collapse_text(self.collapse_bytes, text)
+        # the 1.1 MB table is made on the first non-ASCII text (1.3 ms,
+        # once a process), not on every first open
+        ctext = text if is_ascii or not self.collapses else collapse_text(self.tab.collapse_bytes(), text)
         pat = stages[0].pattern
         if len(stages) == 1 and stages[0].tiles and pat is not None:
             if not stages[0].collapsed or is_ascii:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from tests.refdata import LLAMA_CPP_SRC, needs_llama_src
@@ -138,3 +139,66 @@ def test_afmoe_digits_and_kimi() -> None:
 def test_regex_mixing_categories_and_non_ascii_is_rejected() -> None:
     with pytest.raises(ValueError):
         P.translate_regex("\\p{L}\u00e9")
+
+
+def _rows(bit: int) -> list[tuple[int, int]]:
+    """The code points of one category, row by row of the flag table (the
+    plain loop the tables were first built with)."""
+    data = ud.FLAG_RANGES
+    starts, flags = data[0::2], data[1::2]
+    return P._normalize([(starts[k], starts[k + 1] - 1) for k in range(len(starts) - 1) if flags[k] & bit])
+
+
+@pytest.mark.parametrize("bit", [ud.NUMBER, ud.LETTER, ud.PUNCTUATION, ud.ACCENT_MARK, ud.SYMBOL, ud.CONTROL])
+def test_category_ranges_equal_the_row_loop(bit: int) -> None:
+    assert P._flag_runs(*_flag_arrays(), bit) == _rows(bit)
+    if bit != ud.CONTROL:
+        assert P.tables().cats[bit] == _rows(bit)
+
+
+def _flag_arrays() -> tuple[np.ndarray, np.ndarray]:
+    data = np.asarray(ud.FLAG_RANGES, dtype=np.int64)
+    return data[0::2], data[1::2]
+
+
+def _painted(runs: list[tuple[int, int, int]]) -> np.ndarray:
+    out = bytearray(range(128)) + bytes([P.COLLAPSED_REP[0xD0]]) * (P.MAX_CP + 1 - 128)
+    for lo, hi, rep in runs:
+        out[lo:hi + 1] = bytes([rep]) * (hi - lo + 1)
+    return np.frombuffer(bytes(out), dtype=np.uint8)
+
+
+def test_collapse_table_equals_painting_each_class() -> None:
+    tab = P.tables()
+    runs = [(lo, hi, P.COLLAPSED_REP[val]) for val, part in tab.collapsed_sets.items() for lo, hi in part]
+    runs += [(lo, hi, P.COLLAPSED_REP[0x0B]) for lo, hi in tab.nonascii_ws]
+    table = tab.collapse_bytes()
+    assert table.dtype == np.uint8 and len(table) == P.MAX_CP + 1
+    assert np.array_equal(table, _painted(runs))
+    # spot checks against the classes themselves
+    assert table[ord("a")] == ord("a") and table[0x3000] == P.COLLAPSED_REP[0x0B]
+    assert table[ord("é")] == P.COLLAPSED_REP[0xD2] and table[0x0660] == P.COLLAPSED_REP[0xD1]
+
+
+@pytest.mark.parametrize("runs", [
+    [(0x80, 0x100, 0x82), (0x90, 0x95, 0x83), (0x101, P.MAX_CP, 0x81)],  # overlap: the later run wins
+    [(0x80, 0x100, 0x82), (0x200, P.MAX_CP, 0x83)],  # a gap keeps the default class
+    [(0x80, P.MAX_CP, 0x84), (0x80, 0x80, 0x85)],  # same start, later one wins
+])
+def test_collapse_table_of_runs_that_do_not_tile(runs: list[tuple[int, int, int]]) -> None:
+    assert np.array_equal(P._paint_runs(runs), _painted(runs))
+
+
+@pytest.mark.parametrize("text", ["ab  \n", "ab", "", "\U0010ffff \ud800", "x\n y"])
+def test_anchors_translate_to_text_ends(text: str) -> None:
+    end = re.compile(P.translate_regex("\\s+$")[0])
+    start = re.compile(P.translate_regex("^\\S")[0])
+    want_end = re.search(r"\s+\Z", text)
+    got = end.search(text)
+    assert (got and got.span()) == (want_end and want_end.span())
+    assert [m.span() for m in start.finditer(text)] == [m.span() for m in re.finditer(r"\A\S", text)]
+    # and inside a window, as the splitter runs it on pieces
+    if len(text) > 2:
+        got = end.search(text, 0, 2)
+        want = re.compile(r"\s+\Z").search(text, 0, 2)
+        assert (got and got.span()) == (want and want.span())
