@@ -137,3 +137,29 @@ def _literal(vocab: Any) -> Any:
     if key not in _LITERAL:
         _LITERAL[key] = SpmTokenizer(vocab, by_word=False)
     return _LITERAL[key]
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.text(alphabet="\u2581a\x00é🙂", max_size=6), min_size=1, max_size=8))
+def test_crosses_word_is_a_mark_after_the_leading_ones(pieces: list[str]) -> None:
+    """The by-word path is allowed only where no piece holds ``▁`` after
+    another character; checked against that definition written plainly
+    (NUL and astral characters included)."""
+    from tokenprism.plugins.spm.spm import _crosses_word
+
+    want = any("\u2581" in p.lstrip("\u2581") for p in pieces)
+    assert _crosses_word(tuple(pieces)) == want
+
+
+@pytest.mark.parametrize(("pieces", "want"), [
+    (("▁a", "▁▁", "▁▁▁b", "c"), False),
+    (("▁a▁",), True),
+    (("a▁",), True),
+    (("▁▁a▁▁",), True),
+    (("\x00▁",), True),
+    (("▁", ""), False),
+])
+def test_crosses_word_cases(pieces: tuple[str, ...], want: bool) -> None:
+    from tokenprism.plugins.spm.spm import _crosses_word
+
+    assert _crosses_word(pieces) == want
