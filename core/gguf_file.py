@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
-from librt.strings import read_i64_le
+from librt.strings import BytesWriter, read_i64_le, write_i64_le
 from mypy_extensions import i64
 
 from .errors import GGUFError
@@ -188,12 +188,12 @@ class _Cursor:
         """``n`` length-prefixed strings, undecoded: one pass over the length
         prefixes only (bounds checks, no objects)."""
         begin = self.pos
-        # the lengths, not the offsets: almost all are below 257, which
-        # CPython keeps as shared int objects, so a list of them allocates
-        # nothing per string (a list of ~800k offsets made as many ints,
-        # ~25 MB of heap touched once); the offsets are their running sum
-        lens: list[int] = []
-        longest: i64 = 0
+        # each prefix's offset from ``begin`` as 8 native bytes: numpy takes
+        # them as they are (a list of lengths made one int object per
+        # string, and turning that list into an array was a quarter of
+        # reading a file); n is at most the bytes left / 8, so this is no
+        # bigger than what the file holds
+        out = BytesWriter()
         buf = self.buf
         pos: i64 = begin
         for i in range(n):
@@ -201,6 +201,7 @@ class _Cursor:
                 self.pos = pos
                 self.need(8, field)
                 buf = self.buf
+            write_i64_le(out, pos - begin)
             # one native 8-byte read (librt) instead of struct or eight byte
             # reads: this loop runs ~800k times on large vocabularies
             ln: i64 = read_i64_le(buf, pos)
@@ -208,9 +209,6 @@ class _Cursor:
                 # 2**63 bytes or more: past any file (need() says so)
                 self.pos = pos + 8
                 self.need(int.from_bytes(buf[pos:pos + 8], "little"), f"{field}[{i}]")
-            lens.append(ln)
-            if ln > longest:
-                longest = ln
             pos += 8
             if ln > len(buf) - pos:
                 self.pos = pos
@@ -220,12 +218,11 @@ class _Cursor:
         self.pos = pos
         # decoded on first use (string_array.py): opening gemma-4 need not
         # make 515k merge strings a BPE tokenizer mostly never reads
-        offsets = prefix_offsets(lens, longest)
+        offsets = np.frombuffer(out.getvalue(), dtype="<i8").astype(np.int64, copy=False)
         if len(buf) <= _SHARE_FACTOR * (pos - begin):
             # the buffer is mostly this array (a vocab-only file's tokens or
             # merges): kept as it is, not copied a second time
-            offsets += begin
-            return StringArray(buf, offsets, pos)
+            return StringArray(buf, offsets + begin, pos)
         return StringArray(buf[begin:pos], offsets)
 
     def scalar(self, vtype: int, field: str) -> object:
@@ -273,22 +270,6 @@ class _Cursor:
             value = arr
             self.pos += n * size
         return MetadataValue(T_ARRAY, value, elem, start)
-
-
-def prefix_offsets(lens: list[int], longest: int) -> np.ndarray:
-    """Where each length prefix starts, from the strings' lengths (each
-    checked against the file, so the sum fits in an int64; ``longest`` is
-    their maximum)."""
-    offsets = np.zeros(len(lens), dtype=np.int64)
-    if len(lens) > 1:
-        if longest < 256:
-            # bytes from a list of small ints is one C loop, several times np.array's
-            steps = np.frombuffer(bytearray(lens), dtype=np.uint8).astype(np.int64)
-        else:
-            steps = np.array(lens, dtype=np.int64)
-        steps += 8
-        np.cumsum(steps[:-1], out=offsets[1:])
-    return offsets
 
 
 # Separators tried in turn: ASCII control bytes that real vocabularies
