@@ -286,9 +286,9 @@ def split_strings(buf: bytes, end: int, starts: np.ndarray) -> list[str]:
     (offsets into ``buf``, checked by the reader), the last one ending at
     ``end``.
 
-    Unless some string holds the separator byte, every 8-byte prefix is
-    overwritten in a copy by 8 separators, and one decode and one split
-    make a chunk's strings at once, instead of a slice and a decode per
+    Unless some string holds the separator byte, a copy keeps one byte of
+    every 8-byte prefix and sets it to the separator, and one decode and
+    one split make a chunk's strings at once, instead of a slice and a decode per
     string (~800k on large vocabularies)."""
     out: list[str] = []
     n = len(starts)
@@ -309,15 +309,22 @@ def split_strings(buf: bytes, end: int, starts: np.ndarray) -> list[str]:
 
 def _split_chunk(buf: bytes, begin: int, end: int, offs: np.ndarray) -> list[str] | None:
     n = len(offs)
-    region = np.frombuffer(buf, dtype=np.uint8, count=end - begin, offset=begin).copy()
+    region = np.frombuffer(buf, dtype=np.uint8, count=end - begin, offset=begin)
+    # the strings with one byte left of each 8-byte prefix: a split on one
+    # character takes CPython's single-character path, where a split on
+    # eight ran its two-way search once per string (40% of the split)
+    keep = np.ones(end - begin, dtype=bool)
+    for k in range(7):
+        keep[offs + k] = False
+    packed = region[keep]
+    marks = offs - 7 * np.arange(n, dtype=np.int64)
     for sep in _SEPARATORS:
-        for k in range(8):
-            region[offs + k] = sep
+        packed[marks] = sep
         # exactly the prefixes' separators: no string holds the byte, so
-        # each run of 8 is one prefix and each part decodes as its string
-        # alone would (counted by numpy: 4x bytes.count)
-        if int(np.count_nonzero(region == sep)) == 8 * n:
-            parts = region.tobytes().decode("utf-8", "surrogateescape").split(chr(sep) * 8)
+        # each part decodes as its string alone would (ASCII never joins
+        # a UTF-8 sequence around it; counted by numpy: 4x bytes.count)
+        if int(np.count_nonzero(packed == sep)) == n:
+            parts = packed.tobytes().decode("utf-8", "surrogateescape").split(chr(sep))
             if len(parts) == n + 1:
                 del parts[0]
                 return parts

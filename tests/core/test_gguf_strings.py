@@ -7,6 +7,8 @@ import struct
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tokenprism.core.gguf_file import T_ARRAY, T_STRING, read_gguf
 from tokenprism.core.string_array import StringArray
@@ -99,3 +101,15 @@ def test_raw_parts_only_while_undecoded(tmp_path: Path) -> None:
     arr.tolist()
     # decoded: the bytes are let go, and nobody gets half of them
     assert arr.raw() is None and arr.region == b"" and len(arr) == 3 and arr[1] == "\u2581t he"
+
+
+_PIECES = [b"", b"a", b"\x1e", b"\x1f", b"\x1d", b"\x1c", b"\x01", b"\x02", b"\x00", b"\xe2\x96", b"\x81",
+           "\u2581".encode(), "\U0001f642".encode()[:3], "\U0001f642".encode(), b"\xff", b"\x1e" * 8]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(items=st.lists(st.lists(st.sampled_from(_PIECES), max_size=5).map(b"".join), min_size=1, max_size=40))
+def test_random_strings_match_per_string_decode(tmp_path: Path, items: list[bytes]) -> None:
+    """Any mix of separator bytes, NULs and cut UTF-8 sequences, in and
+    across strings, reads back as each string decoded on its own."""
+    assert _read_back(tmp_path, items) == _expected(items)
