@@ -168,21 +168,41 @@ class UnicodeTables:
         self.whitespace: frozenset[int] = frozenset(ud.WHITESPACE)
         low = ud.LOWERCASE
         self.lower: dict[int, int] = dict(zip(low[0::2], low[1::2]))
-        self.cats: dict[int, Ranges] = {}
-        for bit in (ud.NUMBER, ud.LETTER, ud.PUNCTUATION, ud.ACCENT_MARK, ud.SYMBOL):
-            self.cats[bit] = _flag_runs(row_starts, row_flags, bit)
-        self.ws_ranges: Ranges = _normalize([(c, c) for c in ud.WHITESPACE])
         self.nonascii_ws: Ranges = _normalize([(c, c) for c in ud.WHITESPACE if c >= 0x80])
-        nonascii: Ranges = [(0x80, MAX_CP)]
-        known: Ranges = list(self.nonascii_ws)
-        self.cat_nonascii: dict[int, int] = {}
-        self.collapsed_sets: dict[int, Ranges] = {}
-        for bit, val in _UCAT_CPT.items():
-            part = _subtract(_intersect(self.cats[bit], nonascii), self.nonascii_ws)
-            self.collapsed_sets[val] = part
-            known.extend(part)
-        self.collapsed_sets[_COLLAPSED_OTHER] = _subtract(nonascii, known)
+        # the range sets of the categories are made when a regex first
+        # needs them (~1.2 ms; a category regex over ASCII text needs none)
+        self._row_starts = row_starts
+        self._row_flags = row_flags
+        self._cats: Optional[dict[int, Ranges]] = None
+        self._collapsed: Optional[dict[int, Ranges]] = None
         self._collapse_bytes: Optional[npt.NDArray[np.uint8]] = None
+
+    def categories(self) -> dict[int, Ranges]:
+        """The code points of each category bit, as merged ranges."""
+        cats = self._cats
+        if cats is None:
+            cats = {bit: _flag_runs(self._row_starts, self._row_flags, bit)
+                    for bit in (ud.NUMBER, ud.LETTER, ud.PUNCTUATION, ud.ACCENT_MARK, ud.SYMBOL)}
+            self._cats = cats
+        return cats
+
+    def collapsed_classes(self) -> dict[int, Ranges]:
+        """The non-ASCII code points each collapsed byte stands for
+        (llama.cpp's byte for a category, ``_COLLAPSED_OTHER`` for the
+        rest), whitespace left out of all of them."""
+        sets = self._collapsed
+        if sets is None:
+            cats = self.categories()
+            nonascii: Ranges = [(0x80, MAX_CP)]
+            known: Ranges = list(self.nonascii_ws)
+            sets = {}
+            for bit, val in _UCAT_CPT.items():
+                part = _subtract(_intersect(cats[bit], nonascii), self.nonascii_ws)
+                sets[val] = part
+                known.extend(part)
+            sets[_COLLAPSED_OTHER] = _subtract(nonascii, known)
+            self._collapsed = sets
+        return sets
 
     def collapse_bytes(self) -> npt.NDArray[np.uint8]:
         """The collapsed char of every code point, as its latin-1 byte: ASCII
@@ -190,7 +210,7 @@ class UnicodeTables:
         its class (``COLLAPSED_REP``)."""
         b = self._collapse_bytes
         if b is None:
-            runs = [(lo, hi, COLLAPSED_REP[val]) for val, part in self.collapsed_sets.items() for lo, hi in part]
+            runs = [(lo, hi, COLLAPSED_REP[val]) for val, part in self.collapsed_classes().items() for lo, hi in part]
             runs += [(lo, hi, COLLAPSED_REP[0x0B]) for lo, hi in self.nonascii_ws]
             b = _paint_runs(runs)
             self._collapse_bytes = b
@@ -337,7 +357,7 @@ class _Translator:
             out = _intersect(s, [(0, 0x7F)])
             if _contains(s, 0x0B):
                 out.extend(tab.nonascii_ws)
-            for val, part in tab.collapsed_sets.items():
+            for val, part in tab.collapsed_classes().items():
                 if _contains(s, val):
                     out.extend(part)
             return _normalize(out)

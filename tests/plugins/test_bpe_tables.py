@@ -153,7 +153,7 @@ def _rows(bit: int) -> list[tuple[int, int]]:
 def test_category_ranges_equal_the_row_loop(bit: int) -> None:
     assert P._flag_runs(*_flag_arrays(), bit) == _rows(bit)
     if bit != ud.CONTROL:
-        assert P.tables().cats[bit] == _rows(bit)
+        assert P.tables().categories()[bit] == _rows(bit)
 
 
 def _flag_arrays() -> tuple[np.ndarray, np.ndarray]:
@@ -170,7 +170,7 @@ def _painted(runs: list[tuple[int, int, int]]) -> np.ndarray:
 
 def test_collapse_table_equals_painting_each_class() -> None:
     tab = P.tables()
-    runs = [(lo, hi, P.COLLAPSED_REP[val]) for val, part in tab.collapsed_sets.items() for lo, hi in part]
+    runs = [(lo, hi, P.COLLAPSED_REP[val]) for val, part in tab.collapsed_classes().items() for lo, hi in part]
     runs += [(lo, hi, P.COLLAPSED_REP[0x0B]) for lo, hi in tab.nonascii_ws]
     table = tab.collapse_bytes()
     assert table.dtype == np.uint8 and len(table) == P.MAX_CP + 1
