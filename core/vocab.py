@@ -67,8 +67,10 @@ _TYPE_TO_ATTR = {
     TokenType.USER_DEFINED: Attr.USER_DEFINED,
     TokenType.BYTE: Attr.BYTE,
 }
-# the same as an array indexed by token type (UNDEFINED: no bits)
-_TYPE_TO_ATTR_TABLE = np.array([Attr.UNDEFINED] + [_TYPE_TO_ATTR[TokenType(t)] for t in range(1, 7)], dtype=np.int64)
+# the same as an array indexed by token type (UNDEFINED: no bits), with one
+# more entry that every type past BYTE is clipped to
+_TYPE_TO_ATTR_TABLE = np.array([Attr.UNDEFINED] + [_TYPE_TO_ATTR[TokenType(t)] for t in range(1, 7)]
+                               + [Attr.UNDEFINED], dtype=np.int64)
 
 # special-id keys, in llama.cpp's order; the last three are deprecated
 # aliases of the fim keys and are read after them, as llama.cpp does
@@ -289,8 +291,9 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
     pieces, token_to_id, max_len = _index_pieces(raw_pieces)
     # one vectorised lookup instead of a dict lookup per token; the
     # fix-ups below touch only a few ids
-    known = (types_arr >= 0) & (types_arr < len(_TYPE_TO_ATTR_TABLE))
-    attrs_arr = np.where(known, _TYPE_TO_ATTR_TABLE[np.where(known, types_arr, 0)], Attr.UNDEFINED)
+    # (types below 0 clip to UNDEFINED's 0, past BYTE to the extra entry;
+    # one temporary, not four: each n-long array is fresh memory to fault in)
+    attrs_arr = _TYPE_TO_ATTR_TABLE[np.clip(types_arr, 0, len(_TYPE_TO_ATTR_TABLE) - 1)]
 
     special_ids: dict[str, int] = {}
     for name, key in SPECIAL_KEYS:

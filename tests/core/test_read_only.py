@@ -78,3 +78,21 @@ def test_vocab_arrays_are_the_tuples_and_read_only(name: str, ref_model: Callabl
     for a in (cols.scores, cols.types, cols.attrs):
         with pytest.raises(ValueError):
             a[0] = 1
+
+
+def test_attributes_of_every_stored_token_type(tmp_path: Path) -> None:
+    """Each GGUF token type gives llama.cpp's attribute bit; a type outside
+    0..6 (negative, or past BYTE) gives none, as an unknown type does in
+    llama.cpp."""
+    from tests.ggufmaker import write_vocab_gguf
+    from tokenprism.core.gguf_file import read_gguf
+    from tokenprism.core.vocab import Attr, vocab_from_gguf
+
+    types = [-5, 0, 1, 2, 3, 4, 5, 6, 7, 99, -2**31]
+    tokens = [f"t{i}" for i in range(len(types))]
+    p = write_vocab_gguf(tmp_path / "types.gguf", tokens, types=types)
+    v = vocab_from_gguf(read_gguf(p))
+    want = [0, 0, Attr.NORMAL, Attr.UNKNOWN, Attr.CONTROL, Attr.USER_DEFINED, Attr.UNUSED, Attr.BYTE, 0, 0, 0]
+    assert list(v.attrs) == want
+    assert v.arrays().attrs.tolist() == want
+    assert list(v.types) == types
