@@ -21,14 +21,14 @@ from .errors import GGUFError, TokenPrismError
 from .gguf_file import GGUFFile, read_gguf
 from .memory import trim_heap
 from .plugin_types import TokenizerSpec
-from .plugins import find_spec
+from .plugins import find_spec, tokenizer_specs
 from .columns import as_column, fragments_columns, utf8_len, with_tail
 from .spans import span_columns
 from .special import SpecialMatcher
 from .tokenizer import Tokenizer, TokenizerConfig, fragment_columns
 from .tokenizer import merge_ranks as plugin_merge_ranks
 from .tokenizer import prepare as plugin_prepare
-from .vocab import Attr, Vocab, vocab_from_gguf
+from .vocab import KEY_MODEL, Attr, Vocab, vocab_from_gguf
 
 
 def sanitize_text(text: str) -> str:
@@ -338,10 +338,22 @@ def open_model(path: str | os.PathLike[str]) -> Model:
         resume_gc(was)
 
 
+def _reads_token_table(gguf: GGUFFile) -> bool:
+    """Whether the plugin for this file's tokenizer reads the piece -> id
+    table (True when unsure: an unknown model is reported after the
+    vocabulary is read, as before)."""
+    v = gguf.metadata.get(KEY_MODEL)
+    model = v.value if v is not None and isinstance(v.value, str) else ""
+    for spec in tokenizer_specs():
+        if model in spec.model_types:
+            return spec.reads_token_table
+    return True
+
+
 def _open(p: str) -> Model:
     gguf = read_gguf(p)
     try:
-        vocab = vocab_from_gguf(gguf)
+        vocab = vocab_from_gguf(gguf, _reads_token_table(gguf))
     except GGUFError:
         raise
     except (ValueError, TypeError, IndexError, KeyError, OverflowError) as e:

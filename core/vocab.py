@@ -15,9 +15,10 @@ from itertools import chain
 from typing import Final, Iterator, Mapping, Sequence
 
 import numpy as np
+from mypy_extensions import i64
 
 from .errors import GGUFError
-from .frozen import FrozenDict
+from .frozen import FrozenDict, TokenIndex
 from .gil import offer_gil
 from .gguf_file import T_ARRAY, T_BOOL, T_FLOAT32, T_INT8, T_INT32, T_STRING, T_UINT8, GGUFFile, MetadataValue
 from .string_array import StringArray
@@ -132,6 +133,15 @@ _EOG_TEXTS = frozenset((
 ))
 
 
+# every text _apply_special_fixups and _apply_strip_rules look up by name
+# (the load does not build the piece -> id table for them: see _last_ids)
+_FIXUP_TEXTS: frozenset[str] = frozenset(
+    [t for _, texts in _AUTO_SPECIAL for t in texts] + list(_EOG_TEXTS)
+    + ["<|channel|>", "<|message|>", "<|start|>", "<|constrain|>", "<|end|>", "</s>", "<|return|>",
+       "<|call|>", "<|calls|>", "<|flush|>", "<|tool_response>", "<|plamo:eos|>",
+       "<mask>", "<unk>", "<s>", "<|endoftext|>", "[MASK]"])
+
+
 @dataclass(frozen=True)
 class VocabArrays:
     """A :class:`Vocab`'s per-token columns as read-only numpy arrays: the
@@ -168,6 +178,9 @@ class Vocab:
     """Merge lines in rank order: a tuple, or, read from a file, an
     undecoded :class:`~tokenprism.core.string_array.StringArray`."""
     token_to_id: Mapping[str, int]
+    """Piece -> id (the last of duplicates). Read from a file, a
+    :class:`~tokenprism.core.frozen.TokenIndex` that builds its dict on
+    first use; :func:`token_table` gives the dict itself."""
     special_ids: Mapping[str, int]
     flags: Mapping[str, bool]
     precompiled_charsmap: bytes
@@ -199,6 +212,17 @@ class Vocab:
         return (self.attrs[token_id] & attr) != 0
 
 
+def token_table(vocab: Vocab) -> dict[str, int]:
+    """``vocab``'s piece -> id table as a plain ``dict`` (the tokenizers'
+    hot loops read it as one), built now if the vocabulary has not yet."""
+    t = vocab.token_to_id
+    if isinstance(t, TokenIndex):
+        return t.table()
+    if isinstance(t, dict):
+        return t
+    return dict(t)
+
+
 def _string(gf: GGUFFile, key: str, default: str) -> str:
     v = gf.metadata.get(key)
     if v is None:
@@ -225,11 +249,13 @@ def _int_value(v: MetadataValue) -> int | None:
     return v.value
 
 
-def vocab_from_gguf(gf: GGUFFile) -> Vocab:
+def vocab_from_gguf(gf: GGUFFile, table_now: bool = True) -> Vocab:
     """Build the :class:`Vocab` of a parsed GGUF file.
 
     Raises :class:`GGUFError` when tokenizer keys are missing, have the wrong
-    type, or disagree in length.
+    type, or disagree in length. ``table_now``: build the piece -> id table
+    now (the tokenizer will read it: the fix-ups then ask it, as it is
+    warm); else it waits for its first reader.
     """
     model = _string(gf, KEY_MODEL, "")
     if not model:
@@ -289,20 +315,8 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
         charsmap = cm_v.value
 
     pieces, token_to_id, max_len = _index_pieces(raw_pieces)
-    # one vectorised lookup instead of a dict lookup per token; the
-    # fix-ups below touch only a few ids
-    # (types below 0 clip to UNDEFINED's 0, past BYTE to the extra entry;
-    # one temporary, not four: each n-long array is fresh memory to fault in)
-    attrs_arr = _TYPE_TO_ATTR_TABLE[np.clip(types_arr, 0, len(_TYPE_TO_ATTR_TABLE) - 1)]
-
-    special_ids: dict[str, int] = {}
-    for name, key in SPECIAL_KEYS:
-        v = gf.metadata.get(key)
-        if v is None:
-            continue
-        iv = _int_value(v)
-        if iv is not None and 0 <= iv < n:
-            special_ids[name] = iv
+    attrs_arr = attrs_of_types(types_arr)
+    special_ids = special_ids_of(gf, n)
 
     flags: dict[str, bool] = {}
     for name, key in FLAG_KEYS.items():
@@ -312,13 +326,8 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
 
     general_name = _string(gf, "general.name", "")
     arch = _string(gf, "general.architecture", "")
-    eog = _apply_special_fixups(pieces, token_to_id, attrs_arr, special_ids)
-
-    special_arr = np.flatnonzero(attrs_arr & (Attr.CONTROL | Attr.USER_DEFINED | Attr.UNKNOWN))
-    special_tokens: list[int] = special_arr.tolist()
-    # llama.cpp sorts by text length, longest first; ties keep id order here
-    special_tokens.sort(key=lambda i: -len(pieces[i].encode("utf-8", "surrogateescape")))
-    _apply_strip_rules(pieces, token_to_id, attrs_arr, special_tokens, general_name, pre, arch)
+    eog, special_tokens = fix_up(pieces, attrs_arr, special_ids, general_name, pre, arch,
+                                 token_to_id.table() if table_now else None)
     attrs: list[int] = attrs_arr.tolist()
 
     return Vocab(
@@ -330,6 +339,52 @@ def vocab_from_gguf(gf: GGUFFile) -> Vocab:
         metadata=gf.metadata,
         columns=_read_only_arrays(scores_arr, types_arr, attrs_arr),
     )
+
+
+def attrs_of_types(types: np.ndarray) -> np.ndarray:
+    """llama.cpp's attribute bits of stored token types, before the
+    fix-ups: one vectorised lookup (types below 0 clip to UNDEFINED's 0,
+    past BYTE to the table's extra entry; one n-long temporary, as each is
+    fresh memory to fault in)."""
+    out: np.ndarray = _TYPE_TO_ATTR_TABLE[np.clip(types, 0, len(_TYPE_TO_ATTR_TABLE) - 1)]
+    return out
+
+
+def special_ids_of(gf: GGUFFile, n: int) -> dict[str, int]:
+    """The special ids the file names (``SPECIAL_KEYS``), those in range."""
+    special_ids: dict[str, int] = {}
+    for name, key in SPECIAL_KEYS:
+        v = gf.metadata.get(key)
+        if v is None:
+            continue
+        iv = _int_value(v)
+        if iv is not None and 0 <= iv < n:
+            special_ids[name] = iv
+    return special_ids
+
+
+def fix_up(pieces: tuple[str, ...], attrs: np.ndarray, special_ids: dict[str, int], name: str, pre: str,
+           arch: str, table: Mapping[str, int] | None = None) -> tuple[set[int], list[int]]:
+    """llama.cpp's load-time fix-ups, in place on ``attrs`` and
+    ``special_ids``: the end-of-generation ids, and the special tokens
+    longest text first.
+
+    The fix-ups look texts up by name. ``table`` is the piece -> id table
+    to ask; by default only the texts they can ask for are found
+    (:func:`_last_ids`): their own, the pieces of the special ids, and
+    the control pieces that say "unused"."""
+    if table is None:
+        wanted = set(_FIXUP_TEXTS)
+        wanted.update([pieces[i] for i in special_ids.values()])
+        control: list[int] = np.flatnonzero(attrs & Attr.CONTROL).tolist()
+        wanted.update([pieces[i] for i in control if "unused" in pieces[i]])
+        table = _last_ids(pieces, wanted)
+    eog = _apply_special_fixups(pieces, table, attrs, special_ids)
+    special_tokens: list[int] = np.flatnonzero(attrs & (Attr.CONTROL | Attr.USER_DEFINED | Attr.UNKNOWN)).tolist()
+    # llama.cpp sorts by text length, longest first; ties keep id order here
+    special_tokens.sort(key=lambda i: -len(pieces[i].encode("utf-8", "surrogateescape")))
+    _apply_strip_rules(pieces, table, attrs, special_tokens, name, pre, arch)
+    return eog, special_tokens
 
 
 def _read_only_arrays(scores: np.ndarray, types: np.ndarray, attrs: np.ndarray) -> VocabArrays:
@@ -351,23 +406,67 @@ def _numbered(pieces: tuple[str, ...]) -> Iterator[Iterator[tuple[str, int]]]:
 _INDEX_SLICE: Final = 32768
 
 
-def _index_pieces(raw: tuple[str, ...]) -> tuple[tuple[str, ...], dict[str, int], int]:
+def _build_table(pieces: tuple[str, ...]) -> dict[str, int]:
     # built in order, so the last duplicate wins, as in llama.cpp's
     # token_to_id; read-only at once (no copy of a 262k-entry table)
-    token_to_id: dict[str, int] = FrozenDict(chain.from_iterable(_numbered(raw)))
-    pieces = raw
-    if "" in token_to_id:
-        # llama.cpp renames empty pieces so they stay addressable
-        pieces = tuple([p if p else f"[EMPTY_{i}]" for i, p in enumerate(raw)])
-        token_to_id = FrozenDict(chain.from_iterable(_numbered(pieces)))
+    return FrozenDict(chain.from_iterable(_numbered(pieces)))
+
+
+def _index_pieces(raw: tuple[str, ...]) -> tuple[tuple[str, ...], TokenIndex, int]:
+    """The pieces (empty ones renamed, as llama.cpp does so that they stay
+    addressable), their piece -> id table (built on first use) and the
+    longest piece's length, from one compiled pass."""
     max_len = 0
-    for p in pieces:  # compiled: a native length read per piece, 5x max(map(len, ...))
-        if len(p) > max_len:
-            max_len = len(p)
-    return pieces, token_to_id, max_len
+    empty = False
+    for p in raw:  # compiled: a native length read per piece
+        n = len(p)
+        if n > max_len:
+            max_len = n
+        elif n == 0:
+            empty = True
+    pieces = raw
+    if empty:
+        pieces = tuple([p if p else f"[EMPTY_{i}]" for i, p in enumerate(raw)])
+        for p in pieces:
+            if len(p) > max_len:
+                max_len = len(p)
+    return pieces, TokenIndex(pieces, _build_table), max_len
 
 
-def _apply_special_fixups(pieces: tuple[str, ...], token_to_id: dict[str, int], attrs: np.ndarray,
+def _last_ids(pieces: tuple[str, ...], wanted: set[str]) -> dict[str, int]:
+    """The id the piece -> id table gives each text of ``wanted`` that is a
+    piece (the last of duplicates), without the table: the load-time
+    fix-ups ask for a few dozen texts, and a 250k-piece table costs
+    ~38 ms. A piece is hashed only when its first two code points are
+    those of some wanted text (a 64k-entry byte map of them), so the pass
+    is a few native reads per piece."""
+    pairs = bytearray(65536)
+    for text in wanted:
+        if text:
+            pairs[_pair_key(text)] = 1
+    keys = bytes(pairs)
+    found: dict[str, int] = {}
+    i: i64 = 0
+    for p in pieces:
+        m: i64 = len(p)
+        if m > 0:
+            # (the key of _pair_key, with native ints)
+            a: i64 = ord(p[0])
+            b: i64 = ord(p[1]) if m > 1 else 0x110000
+            if keys[(a * 40503 + b) & 0xFFFF] != 0 and p in wanted:
+                found[p] = int(i)
+        i += 1
+    return found
+
+
+def _pair_key(text: str) -> int:
+    """A 16-bit key of the first two code points of a non-empty ``text``."""
+    a: i64 = ord(text[0])
+    b: i64 = ord(text[1]) if len(text) > 1 else 0x110000
+    return int((a * 40503 + b) & 0xFFFF)
+
+
+def _apply_special_fixups(pieces: tuple[str, ...], token_to_id: Mapping[str, int], attrs: np.ndarray,
                           special_ids: dict[str, int]) -> set[int]:
     for name, texts in _AUTO_SPECIAL:
         if name in special_ids:
@@ -412,7 +511,7 @@ def _apply_special_fixups(pieces: tuple[str, ...], token_to_id: dict[str, int], 
     return eog
 
 
-def _apply_strip_rules(pieces: tuple[str, ...], token_to_id: dict[str, int], attrs: np.ndarray,
+def _apply_strip_rules(pieces: tuple[str, ...], token_to_id: Mapping[str, int], attrs: np.ndarray,
                        special_tokens: list[int], name: str, pre: str, arch: str) -> None:
     lname = name.lower()
     if any(s in pre for s in ("jina-v2-de", "jina-v2-es", "jina-v2-code")) or \

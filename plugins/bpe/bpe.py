@@ -39,7 +39,7 @@ from tokenprism.core.columns import TokenColumns, packed  # type: ignore[import-
 from tokenprism.core.gil import STEP, WORD_STEP, checkpoint, offer_gil  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.memory import trim_heap  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.pair_cache import MISS, PairCache  # type: ignore[import-not-found, unused-ignore]
-from tokenprism.core.vocab import Vocab  # type: ignore[import-not-found, unused-ignore]
+from tokenprism.core.vocab import Vocab, token_table  # type: ignore[import-not-found, unused-ignore]
 
 from . import pretokenizers as pt
 from .pretokenize import Splitter, UnicodeTables, tables
@@ -145,8 +145,7 @@ class BpeTokenizer:
         # model gpt2 with pre "whitespace"), here such a pair has no rank
         self.check_space: bool = not self.byte_encode and not self.escape
 
-        t2i = vocab.token_to_id
-        self.t2i: dict[str, int] = t2i if isinstance(t2i, dict) else dict(t2i)
+        self.t2i: dict[str, int] = token_table(vocab)
         self.splitter = Splitter(ptype.regexes)
         self.tab: UnicodeTables = tables()
         self._ranks: Optional[RankTable] = None

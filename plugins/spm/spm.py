@@ -41,7 +41,7 @@ from tokenprism.core.errors import TokenPrismError
 from tokenprism.core.gil import STEP, WORD_STEP, checkpoint
 from tokenprism.core.pair_cache import MISS, PairCache
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
-from tokenprism.core.vocab import Vocab
+from tokenprism.core.vocab import Vocab, token_table
 
 SPACE_MARK: Final = "\u2581"  # ▁
 # constants marked Final compile to C values; a plain module global is a
@@ -113,8 +113,7 @@ class SpmTokenizer:
             normalizes=True,
         )
         # plain dicts: the hot loop must not go through Mapping
-        t2i = vocab.token_to_id
-        self._ids: dict[str, int] = t2i if isinstance(t2i, dict) else dict(t2i)
+        self._ids: dict[str, int] = token_table(vocab)
         self._scores: tuple[float, ...] = vocab.scores
         self._ranks: list[int] | None = None
         self._n_tokens: int = len(vocab.scores)

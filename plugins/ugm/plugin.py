@@ -10,4 +10,6 @@ from .ugm import build_ugm
 
 @hookimpl
 def tokenprism_tokenizers() -> list[TokenizerSpec]:
-    return [TokenizerSpec("ugm", ("t5",), build_ugm, "Unigram (SentencePiece) with precompiled charsmap")]
+    # the Viterbi pass walks its own trie: the piece -> id table is never read
+    return [TokenizerSpec("ugm", ("t5",), build_ugm, "Unigram (SentencePiece) with precompiled charsmap",
+                          reads_token_table=False)]

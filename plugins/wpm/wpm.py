@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_right
-from typing import Final, cast
+from typing import Final
 
 import numpy as np
 from librt.strings import read_i64_le
@@ -59,7 +59,7 @@ from tokenprism.core.columns import packed
 from tokenprism.core.gil import checkpoint
 from tokenprism.core.spans import utf8_width
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
-from tokenprism.core.vocab import Vocab
+from tokenprism.core.vocab import Vocab, token_table
 
 from . import unicode_tables as _ut
 
@@ -526,7 +526,7 @@ class WpmTokenizer:
         )
         self._pieces: list[str] = list(vocab.pieces)
         self._unk: int = special.get("unk", -1)
-        self._t2i: dict[str, int] = cast("dict[str, int]", vocab.token_to_id)
+        self._t2i: dict[str, int] = token_table(vocab)
         tables = _get_tables(lowercase, strip_accents)
         self._tables = tables
         self._ascii_class: bytes = tables.ascii_class

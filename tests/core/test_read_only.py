@@ -12,6 +12,7 @@ import pytest
 
 from tokenprism.core import open_model
 from tokenprism.core.frozen import FrozenDict
+from tokenprism.core.vocab import token_table
 from tokenprism.core.gguf_file import read_gguf
 
 MUTATIONS: list[Callable[[Any], object]] = [
@@ -56,8 +57,10 @@ def test_fresh_read_is_read_only_and_arrays_too(char_model_path: Path) -> None:
 def test_still_usable_as_dicts(char_model_path: Path) -> None:
     v = open_model(char_model_path).vocab
     t2i = v.token_to_id
-    # the plugins' hot loops take a dict as it is, without a copy
-    assert isinstance(t2i, dict) and t2i.get("a") == v.pieces.index("a")
+    assert t2i.get("a") == v.pieces.index("a")
+    # the plugins' hot loops take the dict itself, made once
+    table = token_table(v)
+    assert isinstance(table, FrozenDict) and table is token_table(v) and table == t2i
     clone = pickle.loads(pickle.dumps(t2i))
     assert clone == t2i and isinstance(clone, FrozenDict)
     deep = copy.deepcopy(v.special_ids)
