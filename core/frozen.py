@@ -59,7 +59,7 @@ class FrozenDict(_Refuses, dict[K, V]):
 class TokenIndex(_Refuses, Mapping[str, int]):
     """A vocabulary's piece → id table, built on first use.
 
-    A 250k-piece dict costs ~38 ms and ~20 MB to build, and a tokenizer
+    A 250k-piece dict costs ~35 ms and ~15 MB to build, and a tokenizer
     that walks its own trie (Unigram) never reads it: the vocabulary
     holds this instead, and :meth:`table` builds the read-only dict (in
     id order, so the last of duplicate pieces wins, as in llama.cpp) the

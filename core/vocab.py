@@ -437,7 +437,7 @@ def _last_ids(pieces: tuple[str, ...], wanted: set[str]) -> dict[str, int]:
     """The id the piece -> id table gives each text of ``wanted`` that is a
     piece (the last of duplicates), without the table: the load-time
     fix-ups ask for a few dozen texts, and a 250k-piece table costs
-    ~38 ms. A piece is hashed only when its first two code points are
+    ~35 ms. A piece is hashed only when its first two code points are
     those of some wanted text (a 64k-entry byte map of them), so the pass
     is a few native reads per piece."""
     pairs = bytearray(65536)
