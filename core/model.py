@@ -21,7 +21,7 @@ from .errors import GGUFError, TokenPrismError
 from .gguf_file import GGUFFile, read_gguf
 from .memory import trim_heap
 from .plugin_types import TokenizerSpec
-from .plugins import find_spec, tokenizer_specs
+from .plugins import find_spec, spec_for_model
 from .columns import as_column, fragments_columns, utf8_len, with_tail
 from .spans import span_columns
 from .special import SpecialMatcher
@@ -338,27 +338,21 @@ def open_model(path: str | os.PathLike[str]) -> Model:
         resume_gc(was)
 
 
-def _reads_token_table(gguf: GGUFFile) -> bool:
-    """Whether the plugin for this file's tokenizer reads the piece -> id
-    table (True when unsure: an unknown model is reported after the
-    vocabulary is read, as before)."""
-    v = gguf.metadata.get(KEY_MODEL)
-    model = v.value if v is not None and isinstance(v.value, str) else ""
-    for spec in tokenizer_specs():
-        if model in spec.model_types:
-            return spec.reads_token_table
-    return True
-
-
 def _open(p: str) -> Model:
     gguf = read_gguf(p)
+    # the plugin is known from the model name before the vocabulary is
+    # read: one whose tokenizer never reads the piece -> id table need not
+    # have it built (an unknown model is reported after the vocabulary is
+    # read, as a broken vocabulary is the more useful error)
+    v = gguf.metadata.get(KEY_MODEL)
+    known = spec_for_model(v.value) if v is not None and isinstance(v.value, str) else None
     try:
-        vocab = vocab_from_gguf(gguf, _reads_token_table(gguf))
+        vocab = vocab_from_gguf(gguf, known is None or known.reads_token_table)
     except GGUFError:
         raise
     except (ValueError, TypeError, IndexError, KeyError, OverflowError) as e:
         raise GGUFError(p, f"invalid tokenizer data: {e}") from None
-    spec = find_spec(vocab, p)
+    spec = known if known is not None else find_spec(vocab, p)
     try:
         tokenizer = spec.build(vocab)
     except TokenPrismError as e:

@@ -54,13 +54,21 @@ def tokenizer_specs() -> list[TokenizerSpec]:
     return specs
 
 
+def spec_for_model(model: str, specs: list[TokenizerSpec] | None = None) -> TokenizerSpec | None:
+    """The spec that handles ``tokenizer.ggml.model`` = ``model``, or None."""
+    for spec in tokenizer_specs() if specs is None else specs:
+        if model in spec.model_types:
+            return spec
+    return None
+
+
 def find_spec(vocab: Vocab, path: str = "") -> TokenizerSpec:
     """The spec that handles ``vocab.model``; raises
     :class:`UnsupportedTokenizerError` naming the installed ones otherwise."""
     specs = tokenizer_specs()
-    for spec in specs:
-        if vocab.model in spec.model_types:
-            return spec
+    found = spec_for_model(vocab.model, specs)
+    if found is not None:
+        return found
     known = ", ".join(f"{s.name} ({'/'.join(s.model_types)})" for s in specs) or "none"
     raise UnsupportedTokenizerError(
         path, f"no installed plugin handles tokenizer type {vocab.model!r}; installed: {known}",

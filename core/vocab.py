@@ -448,22 +448,17 @@ def _last_ids(pieces: tuple[str, ...], wanted: set[str]) -> dict[str, int]:
     found: dict[str, int] = {}
     i: i64 = 0
     for p in pieces:
-        m: i64 = len(p)
-        if m > 0:
-            # (the key of _pair_key, with native ints)
-            a: i64 = ord(p[0])
-            b: i64 = ord(p[1]) if m > 1 else 0x110000
-            if keys[(a * 40503 + b) & 0xFFFF] != 0 and p in wanted:
-                found[p] = int(i)
+        if p and keys[_pair_key(p)] != 0 and p in wanted:
+            found[p] = int(i)
         i += 1
     return found
 
 
-def _pair_key(text: str) -> int:
+def _pair_key(text: str) -> i64:
     """A 16-bit key of the first two code points of a non-empty ``text``."""
     a: i64 = ord(text[0])
     b: i64 = ord(text[1]) if len(text) > 1 else 0x110000
-    return int((a * 40503 + b) & 0xFFFF)
+    return (a * 40503 + b) & 0xFFFF
 
 
 def _apply_special_fixups(pieces: tuple[str, ...], token_to_id: Mapping[str, int], attrs: np.ndarray,
