@@ -33,6 +33,7 @@ COMPILED = [
     "core/special.py",
     "core/pair_cache.py",
     "core/columns.py",
+    "core/piece_codes.py",
     "plugins/spm/spm.py",
     "plugins/bpe/bpe.py",
     "plugins/bpe/ranks.py",

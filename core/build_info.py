@@ -11,6 +11,7 @@ HOT_MODULES = (
     "tokenprism.core.special",
     "tokenprism.core.pair_cache",
     "tokenprism.core.columns",
+    "tokenprism.core.piece_codes",
     "tokenprism.plugins.spm.spm",
     "tokenprism.plugins.bpe.bpe",
     "tokenprism.plugins.bpe.ranks",

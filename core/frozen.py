@@ -12,7 +12,10 @@ left uncompiled on purpose: mypyc's native classes cannot subclass ``dict``.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Iterator, Mapping, NoReturn, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Sequence, TypeVar
+
+from .piece_codes import PieceCodes, PieceIndex, codes_of, last_ids
+from .string_array import StringArray
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -59,19 +62,30 @@ class FrozenDict(_Refuses, dict[K, V]):
 class TokenIndex(_Refuses, Mapping[str, int]):
     """A vocabulary's piece → id table, built on first use.
 
-    A 250k-piece dict costs ~35 ms and ~15 MB to build, and a tokenizer
-    that walks its own trie (Unigram) never reads it: the vocabulary
-    holds this instead, and :meth:`table` builds the read-only dict (in
-    id order, so the last of duplicate pieces wins, as in llama.cpp) the
-    first time anyone asks, once, whichever thread asks first.
+    A 250k-piece dict costs ~35 ms and ~15 MB to build, and a 32k-piece
+    one most of a small vocabulary's open: the vocabulary holds this
+    instead. Three forms, each made the first time it is asked for, once,
+    whichever thread asks first:
+
+    - :meth:`codes`: the pieces' code points (``core.piece_codes``), read
+      from the file's bytes while ``pieces`` are undecoded;
+    - :meth:`native`: a hash index over them, what the compiled
+      tokenizers look pieces up in (no ``str`` per piece made);
+    - :meth:`table`: the read-only dict, in id order (the last of
+      duplicate pieces wins, as in llama.cpp).
+
+    Lookups (``get``, ``in``, ``[]``) use the dict once built, else the
+    native index; iteration and ``len`` build the dict.
     """
 
-    __slots__ = ("_pieces", "_build", "_table", "_lock")
+    __slots__ = ("_pieces", "_build", "_table", "_codes", "_native", "_lock")
 
-    def __init__(self, pieces: tuple[str, ...], build: Callable[[tuple[str, ...]], dict[str, int]]) -> None:
+    def __init__(self, pieces: Sequence[str], build: Callable[[tuple[str, ...]], dict[str, int]]) -> None:
         self._pieces = pieces
         self._build = build
         self._table: dict[str, int] | None = None
+        self._codes: PieceCodes | None = None
+        self._native: PieceIndex | None = None
         self._lock = threading.Lock()
 
     def table(self) -> dict[str, int]:
@@ -81,22 +95,71 @@ class TokenIndex(_Refuses, Mapping[str, int]):
             with self._lock:
                 t = self._table
                 if t is None:
-                    t = self._build(self._pieces)
+                    p = self._pieces
+                    t = self._build(p.totuple() if isinstance(p, StringArray) else tuple(p))
                     self._table = t
         return t
+
+    def codes(self) -> PieceCodes:
+        """The pieces' code points, made if not yet."""
+        c = self._codes
+        if c is None:
+            with self._lock:
+                c = self._codes
+                if c is None:
+                    p = self._pieces
+                    c = p.codes() if isinstance(p, StringArray) else codes_of(p)
+                    self._codes = c
+        return c
+
+    def native(self) -> PieceIndex:
+        """The compiled tokenizers' hash index, built if not yet."""
+        x = self._native
+        if x is None:
+            codes = self.codes()
+            with self._lock:
+                x = self._native
+                if x is None:
+                    x = PieceIndex(codes)
+                    self._native = x
+        return x
+
+    def some(self, texts: Iterable[str]) -> dict[str, int]:
+        """The ids of those of ``texts`` that are pieces: from the dict or
+        the native index when either is built, else from one pass over
+        the code points that builds neither (``piece_codes.last_ids``)."""
+        wanted = list(texts)
+        if self._table is None and self._native is None:
+            return last_ids(self.codes(), wanted)
+        out: dict[str, int] = {}
+        for t in wanted:
+            tid = self._id(t)
+            if tid >= 0:
+                out[t] = tid
+        return out
 
     def built(self) -> bool:
         """Whether :meth:`table` has been built (for tests and benchmarks)."""
         return self._table is not None
 
+    def _id(self, key: object) -> int:
+        t = self._table
+        if t is not None:
+            return t.get(key, -1) if isinstance(key, str) else -1
+        return self.native().find(key) if isinstance(key, str) else -1
+
     def __getitem__(self, key: str) -> int:
-        return self.table()[key]
+        tid = self._id(key)
+        if tid < 0:
+            raise KeyError(key)
+        return tid
 
     def get(self, key: str, default: Any = None) -> Any:
-        return self.table().get(key, default)
+        tid = self._id(key)
+        return default if tid < 0 else tid
 
     def __contains__(self, key: object) -> bool:
-        return key in self.table()
+        return self._id(key) >= 0
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.table())

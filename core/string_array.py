@@ -20,6 +20,8 @@ from typing import Iterator, Sequence, overload
 
 import numpy as np
 
+from .piece_codes import PieceCodes, codes_from_bytes, codes_of
+
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 _EMPTY.flags.writeable = False
@@ -112,6 +114,23 @@ class StringArray(Sequence[str]):
         """Every string, decoded, as the tuple this array keeps (no copy:
         a vocabulary's pieces are this tuple itself)."""
         return self._all()
+
+    def codes(self) -> PieceCodes:
+        """Every string's code points, from the raw bytes while undecoded
+        (no ``str`` made: see ``core.piece_codes``)."""
+        raw = self.raw()
+        if raw is not None and self._n:
+            region, starts, end = raw
+            return codes_from_bytes(region, int(starts[0]), end, self._n)
+        return codes_of(self._all())
+
+    def has_empty(self) -> bool:
+        """Whether some string is empty (read from the lengths while undecoded)."""
+        raw = self.raw()
+        if raw is not None:
+            starts = raw[1]
+            return bool(np.any(self.ends_of(starts, raw[2]) - starts == 8))
+        return not all(self._all())
 
     def tolist(self) -> list[str]:
         """Every string, decoded (at once, and kept for later reads)."""

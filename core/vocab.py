@@ -15,11 +15,11 @@ from itertools import chain
 from typing import Final, Iterator, Mapping, Sequence
 
 import numpy as np
-from mypy_extensions import i64
 
 from .errors import GGUFError
 from .frozen import FrozenDict, TokenIndex
 from .gil import offer_gil
+from .piece_codes import PieceCodes, PieceIndex, codes_of
 from .gguf_file import T_ARRAY, T_BOOL, T_FLOAT32, T_INT8, T_INT32, T_STRING, T_UINT8, GGUFFile, MetadataValue
 from .string_array import StringArray
 
@@ -134,7 +134,7 @@ _EOG_TEXTS = frozenset((
 
 
 # every text _apply_special_fixups and _apply_strip_rules look up by name
-# (the load does not build the piece -> id table for them: see _last_ids)
+# (an open that leaves the piece -> id table unbuilt finds just these)
 _FIXUP_TEXTS: frozenset[str] = frozenset(
     [t for _, texts in _AUTO_SPECIAL for t in texts] + list(_EOG_TEXTS)
     + ["<|channel|>", "<|message|>", "<|start|>", "<|constrain|>", "<|end|>", "</s>", "<|return|>",
@@ -170,7 +170,10 @@ class Vocab:
 
     model: str
     pre: str
-    pieces: tuple[str, ...]
+    pieces: Sequence[str]
+    """Read from a file for a tokenizer that does not read the piece ->
+    id dict, an undecoded :class:`~tokenprism.core.string_array.StringArray`
+    (one item decodes alone, iterating decodes all once); else a tuple."""
     scores: tuple[float, ...]
     types: tuple[int, ...]
     attrs: tuple[int, ...]
@@ -223,6 +226,41 @@ def token_table(vocab: Vocab) -> dict[str, int]:
     return dict(t)
 
 
+def decoded_pieces(vocab: Vocab) -> tuple[str, ...]:
+    """Every piece of ``vocab`` as one tuple, all decoded now if not yet:
+    a loop over every piece should take this (an item of an undecoded
+    array decodes alone, ~1 µs each)."""
+    p = vocab.pieces
+    if isinstance(p, StringArray):
+        return p.totuple()
+    return p if isinstance(p, tuple) else tuple(p)
+
+
+def piece_codes(vocab: Vocab) -> PieceCodes:
+    """``vocab``'s pieces as code points (``core.piece_codes``), made now
+    if not yet: read from the file's bytes, with no ``str`` per piece."""
+    t = vocab.token_to_id
+    if isinstance(t, TokenIndex):
+        return t.codes()
+    return codes_of(vocab.pieces)
+
+
+def piece_index(vocab: Vocab) -> PieceIndex:
+    """``vocab``'s native piece -> id index, built now if not yet: what a
+    compiled tokenizer looks pieces up in when it does not read the dict
+    (see ``TokenizerSpec.reads_token_table``)."""
+    t = vocab.token_to_id
+    if isinstance(t, TokenIndex):
+        return t.native()
+    # some other mapping: its texts at their ids (the index leaves out
+    # empty pieces, which a file's vocabulary never has: they are renamed)
+    texts = [""] * len(vocab.pieces)
+    for text, tid in t.items():
+        if 0 <= tid < len(texts):
+            texts[tid] = text
+    return PieceIndex(codes_of(texts))
+
+
 def _string(gf: GGUFFile, key: str, default: str) -> str:
     v = gf.metadata.get(key)
     if v is None:
@@ -264,8 +302,7 @@ def vocab_from_gguf(gf: GGUFFile, table_now: bool = True) -> Vocab:
 
     tok_v = _array(gf, KEY_TOKENS, (T_STRING,), True)
     assert tok_v is not None and isinstance(tok_v.value, StringArray)
-    # the array's own tuple: the pieces, not a list and two tuples of them
-    raw_pieces: tuple[str, ...] = tok_v.value.totuple()
+    raw_pieces = tok_v.value
     n = len(raw_pieces)
     if n == 0:
         raise GGUFError(gf.path, "the vocabulary is empty", tok_v.offset, KEY_TOKENS)
@@ -314,7 +351,7 @@ def vocab_from_gguf(gf: GGUFFile, table_now: bool = True) -> Vocab:
         assert isinstance(cm_v.value, bytes)
         charsmap = cm_v.value
 
-    pieces, token_to_id, max_len = _index_pieces(raw_pieces)
+    pieces, token_to_id, max_len = _index_pieces(raw_pieces, table_now)
     attrs_arr = attrs_of_types(types_arr)
     special_ids = special_ids_of(gf, n)
 
@@ -327,7 +364,7 @@ def vocab_from_gguf(gf: GGUFFile, table_now: bool = True) -> Vocab:
     general_name = _string(gf, "general.name", "")
     arch = _string(gf, "general.architecture", "")
     eog, special_tokens = fix_up(pieces, attrs_arr, special_ids, general_name, pre, arch,
-                                 token_to_id.table() if table_now else None)
+                                 token_to_id.table() if table_now else token_to_id)
     attrs: list[int] = attrs_arr.tolist()
 
     return Vocab(
@@ -363,22 +400,21 @@ def special_ids_of(gf: GGUFFile, n: int) -> dict[str, int]:
     return special_ids
 
 
-def fix_up(pieces: tuple[str, ...], attrs: np.ndarray, special_ids: dict[str, int], name: str, pre: str,
-           arch: str, table: Mapping[str, int] | None = None) -> tuple[set[int], list[int]]:
+def fix_up(pieces: Sequence[str], attrs: np.ndarray, special_ids: dict[str, int], name: str, pre: str,
+           arch: str, table: Mapping[str, int]) -> tuple[set[int], list[int]]:
     """llama.cpp's load-time fix-ups, in place on ``attrs`` and
     ``special_ids``: the end-of-generation ids, and the special tokens
-    longest text first.
-
-    The fix-ups look texts up by name. ``table`` is the piece -> id table
-    to ask; by default only the texts they can ask for are found
-    (:func:`_last_ids`): their own, the pieces of the special ids, and
-    the control pieces that say "unused"."""
-    if table is None:
+    longest text first. ``table`` is the piece -> id table they look texts
+    up in. From a :class:`TokenIndex` with nothing built, only the texts
+    they can ask for are found, in one pass that builds no table: their
+    own, the pieces of the special ids, and the control pieces that say
+    "unused"."""
+    if isinstance(table, TokenIndex) and not table.built():
         wanted = set(_FIXUP_TEXTS)
         wanted.update([pieces[i] for i in special_ids.values()])
         control: list[int] = np.flatnonzero(attrs & Attr.CONTROL).tolist()
         wanted.update([pieces[i] for i in control if "unused" in pieces[i]])
-        table = _last_ids(pieces, wanted)
+        table = table.some(wanted)
     eog = _apply_special_fixups(pieces, table, attrs, special_ids)
     special_tokens: list[int] = np.flatnonzero(attrs & (Attr.CONTROL | Attr.USER_DEFINED | Attr.UNKNOWN)).tolist()
     # llama.cpp sorts by text length, longest first; ties keep id order here
@@ -412,56 +448,33 @@ def _build_table(pieces: tuple[str, ...]) -> dict[str, int]:
     return FrozenDict(chain.from_iterable(_numbered(pieces)))
 
 
-def _index_pieces(raw: tuple[str, ...]) -> tuple[tuple[str, ...], TokenIndex, int]:
+def _index_pieces(raw: StringArray, decode: bool) -> tuple[Sequence[str], TokenIndex, int]:
     """The pieces (empty ones renamed, as llama.cpp does so that they stay
     addressable), their piece -> id table (built on first use) and the
-    longest piece's length, from one compiled pass."""
+    longest piece's length. ``decode``: the pieces as a tuple now (the
+    tokenizer reads the dict); else they stay undecoded and the length
+    comes from their code points (the native index's, made now)."""
+    if not decode and not raw.has_empty():
+        index = TokenIndex(raw, _build_table)
+        return raw, index, int(index.codes().max_length())
+    pieces: tuple[str, ...] = raw.totuple()
     max_len = 0
     empty = False
-    for p in raw:  # compiled: a native length read per piece
+    for p in pieces:  # compiled: a native length read per piece
         n = len(p)
         if n > max_len:
             max_len = n
         elif n == 0:
             empty = True
-    pieces = raw
     if empty:
-        pieces = tuple([p if p else f"[EMPTY_{i}]" for i, p in enumerate(raw)])
+        pieces = tuple([p if p else f"[EMPTY_{i}]" for i, p in enumerate(pieces)])
         for p in pieces:
             if len(p) > max_len:
                 max_len = len(p)
     return pieces, TokenIndex(pieces, _build_table), max_len
 
 
-def _last_ids(pieces: tuple[str, ...], wanted: set[str]) -> dict[str, int]:
-    """The id the piece -> id table gives each text of ``wanted`` that is a
-    piece (the last of duplicates), without the table: the load-time
-    fix-ups ask for a few dozen texts, and a 250k-piece table costs
-    ~35 ms. A piece is hashed only when its first two code points are
-    those of some wanted text (a 64k-entry byte map of them), so the pass
-    is a few native reads per piece."""
-    pairs = bytearray(65536)
-    for text in wanted:
-        if text:
-            pairs[_pair_key(text)] = 1
-    keys = bytes(pairs)
-    found: dict[str, int] = {}
-    i: i64 = 0
-    for p in pieces:
-        if p and keys[_pair_key(p)] != 0 and p in wanted:
-            found[p] = int(i)
-        i += 1
-    return found
-
-
-def _pair_key(text: str) -> i64:
-    """A 16-bit key of the first two code points of a non-empty ``text``."""
-    a: i64 = ord(text[0])
-    b: i64 = ord(text[1]) if len(text) > 1 else 0x110000
-    return (a * 40503 + b) & 0xFFFF
-
-
-def _apply_special_fixups(pieces: tuple[str, ...], token_to_id: Mapping[str, int], attrs: np.ndarray,
+def _apply_special_fixups(pieces: Sequence[str], token_to_id: Mapping[str, int], attrs: np.ndarray,
                           special_ids: dict[str, int]) -> set[int]:
     for name, texts in _AUTO_SPECIAL:
         if name in special_ids:
@@ -506,7 +519,7 @@ def _apply_special_fixups(pieces: tuple[str, ...], token_to_id: Mapping[str, int
     return eog
 
 
-def _apply_strip_rules(pieces: tuple[str, ...], token_to_id: Mapping[str, int], attrs: np.ndarray,
+def _apply_strip_rules(pieces: Sequence[str], token_to_id: Mapping[str, int], attrs: np.ndarray,
                        special_tokens: list[int], name: str, pre: str, arch: str) -> None:
     lname = name.lower()
     if any(s in pre for s in ("jina-v2-de", "jina-v2-es", "jina-v2-code")) or \

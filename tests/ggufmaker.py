@@ -3,6 +3,7 @@ character-level test plugin that exercises the plugin host."""
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 from typing import Sequence
 
@@ -12,7 +13,19 @@ import numpy as np
 from tokenprism.core.hookspecs import hookimpl
 from tokenprism.core.plugin_types import TokenizerSpec
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
+from tokenprism.core.string_array import StringArray
 from tokenprism.core.vocab import Vocab
+
+
+def string_array(items: Sequence[bytes], lead: bytes = b"") -> StringArray:
+    """An undecoded GGUF string array of ``items`` (after ``lead`` bytes),
+    as the reader makes one."""
+    region = bytearray(lead)
+    starts = []
+    for it in items:
+        starts.append(len(region))
+        region += struct.pack("<Q", len(it)) + it
+    return StringArray(bytes(region), np.array(starts, dtype=np.int64))
 
 
 def write_vocab_gguf(path: Path, tokens: Sequence[str], model: str = "test-chars", *,

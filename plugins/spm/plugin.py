@@ -11,4 +11,5 @@ from .spm import build_spm
 
 @hookimpl
 def tokenprism_tokenizers() -> list[TokenizerSpec]:
-    return [TokenizerSpec("spm", ("llama",), build_spm, "SentencePiece BPE with byte fallback")]
+    return [TokenizerSpec("spm", ("llama",), build_spm, "SentencePiece BPE with byte fallback",
+                          reads_token_table=False)]

@@ -41,7 +41,8 @@ from tokenprism.core.errors import TokenPrismError
 from tokenprism.core.gil import STEP, WORD_STEP, checkpoint
 from tokenprism.core.pair_cache import MISS, PairCache
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
-from tokenprism.core.vocab import Vocab, token_table
+from tokenprism.core.piece_codes import PieceCodes, PieceIndex
+from tokenprism.core.vocab import Vocab, piece_codes, piece_index
 
 SPACE_MARK: Final = "\u2581"  # ▁
 # constants marked Final compile to C values; a plain module global is a
@@ -112,8 +113,8 @@ class SpmTokenizer:
             byte_level=False,
             normalizes=True,
         )
-        # plain dicts: the hot loop must not go through Mapping
-        self._ids: dict[str, int] = token_table(vocab)
+        # the native index: a lookup hashes the text in place (no slice)
+        self._ids: PieceIndex = piece_index(vocab)
         self._scores: tuple[float, ...] = vocab.scores
         self._ranks: list[int] | None = None
         self._n_tokens: int = len(vocab.scores)
@@ -121,7 +122,7 @@ class SpmTokenizer:
         self._char_table: list[int] = []
         self._pairs = PairCache(self._n_tokens, self._n_tokens)
         self._byte_ids: list[int] = _byte_token_ids(self._ids, special_ids.get("unk", -1))
-        self.by_word: bool = by_word and not _crosses_word(vocab.pieces)
+        self.by_word: bool = by_word and not _crosses_word(piece_codes(vocab))
         self._cache: dict[str, WordTokens] = {}
         self._cache_prefixed: dict[str, WordTokens] = {}
         # words after exactly one space, keyed without it (see _encode_text)
@@ -325,13 +326,13 @@ class SpmTokenizer:
                 if t == -2:
                     t = self._char_id(table, c)
             else:
-                t = ids.get(chr(c), -1)
+                t = ids.char(c)
             sym.append(t)
         boff.append(acc)
         return sym, boff
 
     def _char_id(self, table: list[int], c: int) -> int:
-        t = self._ids.get(chr(c), -1)
+        t = self._ids.char(c)
         table[c] = t  # the same value whichever thread writes it
         return t
 
@@ -340,11 +341,11 @@ class SpmTokenizer:
         ``lid`` and ``rid``, or -1; kept by the two ids when both are
         tokens (``core.pair_cache``)."""
         if lid < 0 or rid < 0:
-            return self._ids.get(s[start:end], -1)
+            return self._ids.get(s, start, end)
         cache = self._pairs
         t = cache.get(lid, rid)
         if t == MISS:
-            t = self._ids.get(s[start:end], -1)
+            t = self._ids.get(s, start, end)
             cache.put(lid, rid, t)
         return t
 
@@ -537,32 +538,34 @@ def _rank_table(scores: tuple[float, ...]) -> list[int]:
     return ranks
 
 
-def _crosses_word(pieces: tuple[str, ...]) -> bool:
+def _crosses_word(codes: PieceCodes) -> bool:
     """Whether some piece has ``▁`` right after another character, that is,
-    a ``▁`` left once its leading ones are stripped.
-
-    A compiled scan that finds no ``▁`` past the first character in almost
-    every piece (1.2-2 ms for 32k pieces as one joined UTF-32 array, a
-    tenth of opening a small vocabulary)."""
-    mark = SPACE_MARK
-    for p in pieces:
-        k = p.find(mark, 1)
-        while k > 0:
-            if p[k - 1] != mark:
+    a ``▁`` left once its leading ones are stripped. A native read per
+    code point (no piece decoded)."""
+    cps = codes.cps
+    offs = codes.offs
+    i: i64 = 1
+    while i < len(offs):
+        j = offs[i - 1] + 1
+        while j < offs[i]:
+            if cps[j] == _SPACE_MARK_CP and cps[j - 1] != _SPACE_MARK_CP:
                 return True
-            k = p.find(mark, k + 1)
+            j += 1
+        i += 1
     return False
 
 
-def _byte_token_ids(ids: dict[str, int], unk: int) -> list[int]:
+def _byte_token_ids(ids: PieceIndex, unk: int) -> list[int]:
     """The token llama.cpp's ``byte_to_token`` gives each byte: ``<0xNN>``,
     else the byte itself as a piece. llama.cpp aborts when both are
     missing; the unknown token (or -1, an error when used) stands in."""
     out: list[int] = []
     for b in range(256):
-        tid = ids.get(f"<0x{b:02X}>", -1)
+        tid = ids.find(f"<0x{b:02X}>")
         if tid < 0:
-            tid = ids.get(bytes([b]).decode("utf-8", "surrogateescape"), unk)
+            tid = ids.find(bytes([b]).decode("utf-8", "surrogateescape"))
+            if tid < 0:
+                tid = unk
         out.append(tid)
     return out
 

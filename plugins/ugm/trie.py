@@ -26,6 +26,7 @@ import numpy.typing as npt
 from librt.vecs import append, vec
 
 from tokenprism.core.gil import offer_gil
+from tokenprism.core.piece_codes import PieceCodes
 
 from mypy_extensions import i32, i64
 
@@ -126,31 +127,48 @@ class PieceFacts:
         """Some piece holds ``space`` past its first character."""
 
 
-def piece_facts(pieces: Sequence[str], ids: list[int], space: i64) -> PieceFacts:
-    """:class:`PieceFacts` of ``pieces[t]`` for every ``t`` in ``ids``.
+def piece_facts(codes: PieceCodes, ids: list[int], space: i64) -> PieceFacts:
+    """:class:`PieceFacts` of piece ``t`` for every ``t`` in ``ids``.
     Compiled: a native read per code point, where joining and encoding
     the pieces for numpy took 30 ms for a 250k vocabulary."""
     lens = vec[i64](capacity=len(ids))
     surrogates = False
     inner_space = False
+    cps = codes.cps
+    offs = codes.offs
     for tid in ids:
-        piece = pieces[tid]
-        m: i64 = len(piece)
-        lens = append(lens, m)
-        j: i64 = 0
-        while j < m:
-            c: i64 = ord(piece[j])
+        a = offs[tid]
+        b = offs[tid + 1]
+        lens = append(lens, b - a)
+        j: i64 = a
+        while j < b:
+            c: i64 = i64(cps[j])
             if 0xD800 <= c <= 0xDFFF:
                 surrogates = True
-            elif c == space and j > 0:
+            elif c == space and j > a:
                 inner_space = True
             j += 1
     return PieceFacts(np.frombuffer(memoryview(lens), dtype=np.int64), surrogates, inner_space)
 
 
-def build_trie(pieces: Sequence[str], ids: list[int], lens: npt.NDArray[np.int64],
+def without_surrogates(codes: PieceCodes, ids: list[int]) -> list[int]:
+    """The ids of ``ids`` whose pieces hold no lone surrogate."""
+    cps = codes.cps
+    offs = codes.offs
+    out: list[int] = []
+    for tid in ids:
+        j = offs[tid]
+        b = offs[tid + 1]
+        while j < b and not 0xD800 <= cps[j] <= 0xDFFF:
+            j += 1
+        if j == b:
+            out.append(tid)
+    return out
+
+
+def build_trie(codes: PieceCodes, ids: list[int], lens: npt.NDArray[np.int64],
                first_below: int) -> PieceTrie:
-    """The trie of ``pieces[t]`` for every ``t`` in ``ids`` (ascending; a
+    """The trie of piece ``t`` for every ``t`` in ``ids`` (ascending; a
     piece listed twice keeps the last id, as llama.cpp's trie does; empty
     pieces match nothing); ``lens`` are their lengths. ``first`` covers
     code points below ``first_below``."""
@@ -165,7 +183,7 @@ def build_trie(pieces: Sequence[str], ids: list[int], lens: npt.NDArray[np.int64
     while True:
         if size >= 1 << 31:
             raise ValueError("too many pieces for the piece trie")
-        trie = _place(pieces, ids, size)
+        trie = _place(codes, ids, size)
         if trie is not None:
             break
         size *= 2
@@ -176,7 +194,7 @@ def build_trie(pieces: Sequence[str], ids: list[int], lens: npt.NDArray[np.int64
 _MAX_LOAD: Final = 0.6
 
 
-def _place(pieces: Sequence[str], ids: list[int], size: i64) -> PieceTrie | None:
+def _place(codes: PieceCodes, ids: list[int], size: i64) -> PieceTrie | None:
     """The trie in a table of ``size`` slots, its pieces inserted one at a
     time; None when it would be more than ``_MAX_LOAD`` full.
 
@@ -197,19 +215,20 @@ def _place(pieces: Sequence[str], ids: list[int], size: i64) -> PieceTrie | None
     limit: i64 = int(_MAX_LOAD * float(size))
     used: i64 = 0
     done: i64 = 0
+    cps = codes.cps
+    offs = codes.offs
     for tid in ids:
         done += 1
         if done & 0x3FFF == 0:
             offer_gil()  # built in the loader thread: the GUI must not wait for it
-        piece = pieces[tid]
-        m: i64 = len(piece)
-        if m == 0:
+        j: i64 = offs[tid]
+        m: i64 = offs[tid + 1]
+        if m == j:
             continue
         node: i64 = 0
         prev: i64 = 0x7FFFFFFF  # (the root's "code point": no pair)
-        j: i64 = 0
         while j < m:
-            cp: i64 = ord(piece[j])
+            cp: i64 = i64(cps[j])
             want: i64 = (node << 32) | (cp + 1)
             h: i64 = (node * 0x9E3779B1) ^ (cp * 0x85EBCA6B)  # (the slot formula, the same in PieceTrie.step)
             slot: i64 = (h ^ (h >> 21)) & mask

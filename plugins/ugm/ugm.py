@@ -54,12 +54,12 @@ from tokenprism.core.errors import GGUFError
 from tokenprism.core.gil import STEP, WORD_STEP, checkpoint, dispose, offer_gil
 from tokenprism.core.spans import utf8_width
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
-from tokenprism.core.vocab import Attr, TokenType, Vocab
+from tokenprism.core.vocab import Attr, TokenType, Vocab, decoded_pieces, piece_codes
 
 from .charsmap import CHARSMAP_KEY, ESCAPED_SPACE, BytesNorm, Charsmap, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
 from .charsmap import stop_starts
-from .trie import NO_NODE, build_trie, piece_facts, step_node
+from .trie import NO_NODE, build_trie, piece_facts, step_node, without_surrogates
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
@@ -220,13 +220,14 @@ class UgmTokenizer:
         valid = matchable
         valid_idx = matchable_idx  # (the same ids as an array: converting 250k ints costs ~4 ms)
         space = self.space
-        facts = piece_facts(pieces, valid, ord(space))
+        codes = piece_codes(vocab)
+        facts = piece_facts(codes, valid, ord(space))
         if facts.surrogates:
-            valid = [tid for tid in matchable if not _has_surrogate(pieces[tid])]
+            valid = without_surrogates(codes, matchable)
             valid_idx = np.asarray(valid, dtype=np.int64)
-            facts = piece_facts(pieces, valid, ord(space))
+            facts = piece_facts(codes, valid, ord(space))
         lens = facts.lens
-        self.trie = build_trie(pieces, valid, lens, _FIRST_TABLE)
+        self.trie = build_trie(codes, valid, lens, _FIRST_TABLE)
         # ▁ inside a piece (past its first character)
         self.cut_on_space = not facts.inner_space
         self._bytes_pref: dict[bytes, int] | None = None
@@ -924,7 +925,7 @@ class UgmTokenizer:
                 bp = self._bytes_pref
                 if bp is None:
                     bp = {}
-                    pieces = self.vocab.pieces
+                    pieces = decoded_pieces(self.vocab)
                     for tid in self.matchable:
                         b = pieces[tid].encode("utf-8", "surrogateescape")
                         for k in range(1, len(b)):
@@ -1031,10 +1032,6 @@ def _forward(back: vec[i64]) -> vec[i64]:
         out = append(out, back[k])
         k -= 3
     return out
-
-
-def _has_surrogate(s: str) -> bool:
-    return not s.isascii() and _SURROGATE_RE.search(s) is not None
 
 
 def _to_bytes(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:

@@ -11,4 +11,5 @@ from .wpm import build_wpm
 
 @hookimpl
 def tokenprism_tokenizers() -> list[TokenizerSpec]:
-    return [TokenizerSpec("wpm", ("bert",), build_wpm, "WordPiece (BERT)")]
+    return [TokenizerSpec("wpm", ("bert",), build_wpm, "WordPiece (BERT)",
+                          reads_token_table=False)]

@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_right
-from typing import Final
+from typing import Final, Sequence
 
 import numpy as np
 from librt.strings import read_i64_le
@@ -59,7 +59,8 @@ from tokenprism.core.columns import packed
 from tokenprism.core.gil import checkpoint
 from tokenprism.core.spans import utf8_width
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
-from tokenprism.core.vocab import Vocab, token_table
+from tokenprism.core.piece_codes import PieceCodes, PieceIndex
+from tokenprism.core.vocab import Vocab, piece_codes, piece_index
 
 from . import unicode_tables as _ut
 
@@ -452,29 +453,30 @@ class _Trie:
     piece character (bert-bge: 210k, ~10 ms), which is why short texts
     do without it."""
 
-    def __init__(self, t2i: dict[str, int]) -> None:
-        total = 0
-        for piece in t2i:
-            total += len(piece)
+    def __init__(self, codes: PieceCodes) -> None:
+        total = len(codes.cps)
         # pieces share prefixes: a vocabulary's trie has about a third as
         # many nodes as its pieces have characters (bert-bge: 65k of 210k)
         size = 1 << 10
         while size < total // 2:
             size <<= 1
-        while not self._build(t2i, size):
+        while not self._build(codes, size):
             size <<= 1
 
-    def _build(self, t2i: dict[str, int], size: int) -> bool:
+    def _build(self, codes: PieceCodes, size: int) -> bool:
         """Fill a table of ``size`` slots; False when it gets too full."""
         mask = size - 1
         limit = size - (size >> 2)
         root = size
         cells = [-1] * (2 * size)
         used = 0
-        for piece, tid in t2i.items():
+        cps = codes.cps
+        offs = codes.offs
+        # in id order: a piece listed twice keeps its last id, as in llama.cpp
+        for tid in range(len(offs) - 1):
             node = root
-            for i in range(len(piece)):
-                cp = ord(piece[i])
+            for i in range(offs[tid], offs[tid + 1]):
+                cp = int(cps[i])
                 s = _slot(cells, mask, node, cp)
                 if cells[s << 1] < 0:
                     cells[s << 1] = node * _EDGE_BASE + cp
@@ -524,9 +526,9 @@ class WpmTokenizer:
             byte_level=False,
             normalizes=True,
         )
-        self._pieces: list[str] = list(vocab.pieces)
+        self._pieces: Sequence[str] = vocab.pieces
         self._unk: int = special.get("unk", -1)
-        self._t2i: dict[str, int] = token_table(vocab)
+        self._t2i: PieceIndex = piece_index(vocab)
         tables = _get_tables(lowercase, strip_accents)
         self._tables = tables
         self._ascii_class: bytes = tables.ascii_class
@@ -848,7 +850,7 @@ class WpmTokenizer:
         worst makes it twice)."""
         t = self._trie
         if t is None:
-            t = _Trie(self._t2i)
+            t = _Trie(piece_codes(self.vocab))
             self._trie = t
         return t
 
@@ -915,7 +917,7 @@ class WpmTokenizer:
                 j = n
             found = -1
             while j > i:
-                found = t2i.get(w1[i:j], -1)
+                found = t2i.get(w1, i, j)
                 if found >= 0:
                     break
                 j -= 1

@@ -1,9 +1,9 @@
-"""The load-time fix-ups find the few texts they look up with one scan
-(``_last_ids``) instead of the whole piece -> id table, which is built
-only when a tokenizer asks for it. Checked: the same fix-ups over the
-whole table give the same attributes, special ids, end-of-generation ids
-and special-token order, on every reference vocabulary and on made-up
-ones full of duplicates."""
+"""The load-time fix-ups look their texts up in the native piece index
+(``core.piece_codes``) when the tokenizer does not read the piece -> id
+dict, which is then built only when someone asks for it. Checked: the
+same fix-ups over the whole dict give the same attributes, special ids,
+end-of-generation ids and special-token order, on every reference
+vocabulary and on made-up ones full of duplicates."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ from tests.refdata import SKIP_REASON, VOCAB_DIR, vocab_path
 from tokenprism.core import open_model
 from tokenprism.core.frozen import TokenIndex
 from tokenprism.core.gguf_file import read_gguf
+from tokenprism.core.string_array import StringArray
 from tokenprism.core.vocab import (
-    _FIXUP_TEXTS, Vocab, _last_ids, attrs_of_types, fix_up, special_ids_of, token_table, vocab_from_gguf,
+    _FIXUP_TEXTS, Vocab, attrs_of_types, fix_up, special_ids_of, token_table, vocab_from_gguf,
 )
 
 NAMES = sorted(p.name[len("ggml-vocab-"):-len(".gguf")] for p in Path(VOCAB_DIR).glob("ggml-vocab-*.gguf")) \
@@ -30,6 +31,8 @@ def _check_against_whole_table(path: str | Path) -> Vocab:
     gf = read_gguf(path)
     v = vocab_from_gguf(gf, table_now=False)
     assert not v.token_to_id.built()  # type: ignore[attr-defined]
+    if not any(v.pieces[i] == f"[EMPTY_{i}]" for i in range(len(v))):
+        assert isinstance(v.pieces, StringArray) and not v.pieces.decoded()
     attrs = attrs_of_types(v.arrays().types)
     special = special_ids_of(gf, len(v))
     eog, order = fix_up(v.pieces, attrs, special, v.name, v.pre, v.architecture,
@@ -59,34 +62,29 @@ def test_fixups_with_duplicates_and_special_ids(tmp_path: Path) -> None:
         _check_against_whole_table(p)
 
 
-def test_last_ids_equal_a_dict_in_id_order() -> None:
-    rng = random.Random(11)
-    alphabet = ["<", "|", "e", "n", "d", ">", "▁", "[", "]", "é", "\U0001f642", ""]
-    pieces = tuple("".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 5))) for _ in range(5000))
-    wanted = set(rng.sample(sorted(set(pieces)), 40)) | {"<|end|>", "never a piece", "<", "▁"}
-    whole: dict[str, int] = {}
-    for i, p in enumerate(pieces):
-        whole[p] = i
-    assert _last_ids(pieces, wanted) == {t: whole[t] for t in wanted if t in whole and t}
-
-
-def test_a_unigram_open_never_builds_the_table(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["nomic-bert-moe", "llama-spm", "bert-bge"])
+def test_unigram_spm_and_wpm_opens_never_build_the_table(name: str) -> None:
     if not NAMES:
         pytest.skip(SKIP_REASON)
-    m = open_model(vocab_path("nomic-bert-moe"))
+    m = open_model(vocab_path(name))
     t2i = m.vocab.token_to_id
     assert isinstance(t2i, TokenIndex) and not t2i.built()
-    ids = m.encode("Hello <mask> world, ünïcödé 日本").token_ids
-    assert not t2i.built()
-    # built when asked, and right
-    assert t2i["<mask>"] == m.vocab.pieces.index("<mask>") and t2i.built()
+    pieces = m.vocab.pieces
+    assert isinstance(pieces, StringArray) and not pieces.decoded()
+    ids = m.encode("Hello <mask> world, ünïcödé 日本 [MASK] </s>").token_ids
+    m.prepare()
+    assert not t2i.built() and not pieces.decoded()
+    # lookups answered by the native index; the dict built when asked, and right
+    last = {p: i for i, p in enumerate(pieces)}
+    assert all(t2i[pieces[t]] == last[pieces[t]] for t in ids) and not t2i.built()
+    assert dict(token_table(m.vocab)) == last and t2i.built()
     assert len(ids) > 3
 
 
-def test_other_plugins_build_it_once_at_open() -> None:
+def test_bpe_builds_it_once_at_open() -> None:
     if not NAMES:
         pytest.skip(SKIP_REASON)
-    for name in ("llama-spm", "gpt-2", "bert-bge"):
+    for name in ("gpt-2", "llama-bpe"):
         v = open_model(vocab_path(name)).vocab
         t2i = v.token_to_id
         assert isinstance(t2i, TokenIndex) and t2i.built()  # built at open, the fix-ups asked it

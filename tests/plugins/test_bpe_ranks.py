@@ -6,7 +6,6 @@ vocabularies and on hostile bytes."""
 from __future__ import annotations
 
 import os
-import struct
 import threading
 
 import numpy as np
@@ -15,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.ggufmaker import string_array
 from tests.refdata import SKIP_REASON, VOCAB_DIR
 from tokenprism.core import open_model, read_gguf
 from tokenprism.core.resources import demo_models
@@ -31,13 +31,6 @@ def _files_with_merges() -> list[object]:
             if "tokenizer.ggml.merges" in read_gguf(os.path.join(VOCAB_DIR, n)).metadata]
 
 
-def _array(items: list[bytes]) -> StringArray:
-    region = bytearray()
-    starts = []
-    for it in items:
-        starts.append(len(region))
-        region += struct.pack("<Q", len(it)) + it
-    return StringArray(bytes(region), np.array(starts, dtype=np.int64))
 
 
 def _expected_ranks(texts: list[str]) -> dict[str, int]:
@@ -79,7 +72,7 @@ HOSTILE = [
 
 
 def test_hostile_bytes_give_the_ranks_of_the_decoded_texts() -> None:
-    arr = _array(HOSTILE)
+    arr = string_array(HOSTILE)
     texts = [b.decode("utf-8", "surrogateescape") for b in HOSTILE]
     want = _expected_ranks(texts)
     assert want["a b"] == 0 and want["\u2581t he"] == 5
@@ -98,17 +91,17 @@ def test_hostile_bytes_give_the_ranks_of_the_decoded_texts() -> None:
 def test_decoded_merges_are_ranked_at_once() -> None:
     t = RankTable(("a b", "c d", "a b"))
     assert t.complete and t.ranks == {"a b": 0, "c d": 1}
-    arr = _array([b"a b"])
+    arr = string_array([b"a b"])
     arr.tolist()
     assert RankTable(arr).complete  # decoded already: nothing to gain from waiting
-    assert RankTable(()).complete and RankTable(_array([])).ranks == {}
+    assert RankTable(()).complete and RankTable(string_array([])).ranks == {}
 
 
 def test_threads_loading_the_same_buckets_agree() -> None:
     items = [f"{chr(0x4E00 + i % 500)}{i} {i % 7}".encode() for i in range(20_000)]
     texts = [b.decode() for b in items]
     want = _expected_ranks(texts)
-    table = RankTable(_array(items))
+    table = RankTable(string_array(items))
     errors: list[str] = []
 
     def worker(seed: int) -> None:
@@ -128,7 +121,7 @@ def test_threads_loading_the_same_buckets_agree() -> None:
 
 def test_merges_containing_searches_the_bytes() -> None:
     items = [b"a b", "x \u2581y".encode(), b"\x04\x00", "\u2581 \u2581".encode(), "q \u2581".encode()]
-    arr = _array(items)
+    arr = string_array(items)
     got = merges_containing(arr, " \u2581")
     assert got == ["x \u2581y", "\u2581 \u2581", "q \u2581"] and not arr.decoded()
     assert merges_containing(tuple(arr.tolist()), " \u2581") == got
@@ -167,7 +160,7 @@ def test_surrogates_no_merge_can_hold_have_no_bucket() -> None:
 @pytest.mark.parametrize("path", _files_with_merges()[:1] + [pytest.param("hostile", id="hostile")])
 def test_complete_all_swaps_in_the_full_dict_without_misleading_readers(path: str) -> None:
     if path == "hostile":
-        merges = _array(HOSTILE)
+        merges = string_array(HOSTILE)
     else:
         merges = read_gguf(path).metadata["tokenizer.ggml.merges"].value
     texts = StringArray(merges.region, merges.starts, merges.end).tolist()

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.refdata import Case, parity_params, vocab_path
+from tokenprism.core.vocab import decoded_pieces
 
 SPM_VOCABS = ["llama-spm", "phi-3", "baichuan"]
 
@@ -150,7 +151,7 @@ def test_piece_crossing_a_word_start_disables_the_shortcut(ref_model: Any) -> No
 
     vocab = ref_model("llama-spm").vocab
     new_id = len(vocab.pieces)
-    pieces = vocab.pieces + ("o▁w",)
+    pieces = decoded_pieces(vocab) + ("o▁w",)
     t2i = dict(vocab.token_to_id)
     t2i["o▁w"] = new_id
     v2 = dataclasses.replace(vocab, pieces=pieces, scores=vocab.scores + (100.0,),

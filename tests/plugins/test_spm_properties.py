@@ -145,10 +145,11 @@ def test_crosses_word_is_a_mark_after_the_leading_ones(pieces: list[str]) -> Non
     """The by-word path is allowed only where no piece holds ``▁`` after
     another character; checked against that definition written plainly
     (NUL and astral characters included)."""
+    from tokenprism.core.piece_codes import codes_of
     from tokenprism.plugins.spm.spm import _crosses_word
 
     want = any("\u2581" in p.lstrip("\u2581") for p in pieces)
-    assert _crosses_word(tuple(pieces)) == want
+    assert _crosses_word(codes_of(pieces)) == want
 
 
 @pytest.mark.parametrize(("pieces", "want"), [
@@ -160,6 +161,7 @@ def test_crosses_word_is_a_mark_after_the_leading_ones(pieces: list[str]) -> Non
     (("▁", ""), False),
 ])
 def test_crosses_word_cases(pieces: tuple[str, ...], want: bool) -> None:
+    from tokenprism.core.piece_codes import codes_of
     from tokenprism.plugins.spm.spm import _crosses_word
 
-    assert _crosses_word(pieces) == want
+    assert _crosses_word(codes_of(pieces)) == want

@@ -10,12 +10,14 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tokenprism.core.piece_codes import codes_of
 from tokenprism.plugins.ugm.trie import NO_NODE, PieceTrie, build_trie, piece_facts, step_node
 
 
 def _trie(pieces: list[str], first_below: int = 0x800) -> PieceTrie:
     ids = list(range(len(pieces)))
-    return build_trie(pieces, ids, piece_facts(pieces, ids, 0x2581).lens, first_below)
+    codes = codes_of(pieces)
+    return build_trie(codes, ids, piece_facts(codes, ids, 0x2581).lens, first_below)
 
 
 def _prefix_dict(pieces: list[str]) -> dict[str, int]:
