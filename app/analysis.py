@@ -27,6 +27,7 @@ import numpy as np
 from tokenprism.core import Attr, Encoding, Model
 from tokenprism.core.encoding import Column
 from tokenprism.core.incremental import Splice, changed_chars, encode_chunked, retokenize_splice
+from tokenprism.core.vocab import decoded_pieces
 
 INCREMENTAL_MIN = 2048
 """Shorter texts are always encoded whole (it takes about a millisecond)."""
@@ -97,6 +98,10 @@ class ModelInfo:
         # GUI. Model.merge_ranks keeps it, and gives None for a tokenizer
         # (a third-party plugin) without merge_ranks.
         model.merge_ranks()
+        # a tokenizer that finds pieces in the file's bytes leaves them
+        # undecoded, and the views read one per token shown: decoded all
+        # at once here (~35 ms for 250k), never one by one on the GUI thread
+        decoded_pieces(model.vocab)
 
     @property
     def name(self) -> str:

@@ -221,23 +221,21 @@ class PieceIndex:
                 offer_gil()
 
     def _put(self, h: i64, tid: i64, a: i64, b: i64) -> None:
+        # a duplicate's slot is the earlier one's: the later id wins
+        self.slots[self._slot_for(h, self.codes.cps, a, b)] = (_tag_of(h) << 32) | (tid + 1)
+
+    def _slot_for(self, h: i64, other: vec[i32], a: i64, b: i64) -> i64:
+        """The slot of the piece ``other[a:b]`` (hash ``h``), or the empty
+        slot where it would go."""
         slots = self.slots
         mask = self.mask
         tag = _tag_of(h)
         s = _slot_of(h, mask)
         while True:
             e = slots[s]
-            if e == 0:
-                break
-            if e >> 32 == tag:
-                other = (e & _ID_MASK) - 1
-                if self._same(other, a, b):
-                    break  # a duplicate: the later id wins
+            if e == 0 or (e >> 32 == tag and self._equal((e & _ID_MASK) - 1, other, a, b)):
+                return s
             s = (s + 1) & mask
-        slots[s] = (tag << 32) | (tid + 1)
-
-    def _same(self, tid: i64, a: i64, b: i64) -> bool:
-        return self._equal(tid, self.codes.cps, a, b)
 
     def _equal(self, tid: i64, other: vec[i32], a: i64, b: i64) -> bool:
         """Whether piece ``tid`` is ``other[a:b]``."""
@@ -307,17 +305,8 @@ class PieceIndex:
         return self.get(text, 0, len(text))
 
     def _find_codes(self, cps: vec[i32], a: i64, b: i64, h: i64) -> i64:
-        slots = self.slots
-        mask = self.mask
-        tag = _tag_of(h)
-        slot = _slot_of(h, mask)
-        while True:
-            e = slots[slot]
-            if e == 0:
-                return -1
-            if e >> 32 == tag and self._equal((e & _ID_MASK) - 1, cps, a, b):
-                return (e & _ID_MASK) - 1
-            slot = (slot + 1) & mask
+        # an empty slot is 0: its "id" is -1
+        return (self.slots[self._slot_for(h, cps, a, b)] & _ID_MASK) - 1
 
     def __len__(self) -> int:
         return len(self.codes)

@@ -39,7 +39,8 @@ from tokenprism.core.columns import TokenColumns, packed  # type: ignore[import-
 from tokenprism.core.gil import STEP, WORD_STEP, checkpoint, offer_gil  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.memory import trim_heap  # type: ignore[import-not-found, unused-ignore]
 from tokenprism.core.pair_cache import MISS, PairCache  # type: ignore[import-not-found, unused-ignore]
-from tokenprism.core.vocab import Vocab, token_table  # type: ignore[import-not-found, unused-ignore]
+from tokenprism.core.piece_codes import PieceIndex  # type: ignore[import-not-found, unused-ignore]
+from tokenprism.core.vocab import Vocab, piece_index  # type: ignore[import-not-found, unused-ignore]
 
 from . import pretokenizers as pt
 from .pretokenize import Splitter, UnicodeTables, tables
@@ -145,7 +146,8 @@ class BpeTokenizer:
         # model gpt2 with pre "whitespace"), here such a pair has no rank
         self.check_space: bool = not self.byte_encode and not self.escape
 
-        self.t2i: dict[str, int] = token_table(vocab)
+        # the native index: a lookup hashes the text in place (no slice)
+        self.t2i: PieceIndex = piece_index(vocab)
         self.splitter = Splitter(ptype.regexes)
         self.tab: UnicodeTables = tables()
         self._ranks: Optional[RankTable] = None
@@ -157,8 +159,8 @@ class BpeTokenizer:
         # the merge loop of byte-level words (see _pair_rank)
         self._rank_cache = PairCache(len(vocab.pieces), len(vocab.merges))
         self._join_cache = PairCache(len(vocab.pieces), len(vocab.pieces))
-        self._byte_ids: list[int] = [self.t2i.get(g, -1) for g in BYTE_GLYPHS] if self.byte_encode else []
-        self.dna_oov: int = self.t2i.get("<oov>", -1) if model == "hybriddna" else -1
+        self._byte_ids: list[int] = [self.t2i.find(g) for g in BYTE_GLYPHS] if self.byte_encode else []
+        self.dna_oov: int = self.t2i.find("<oov>") if model == "hybriddna" else -1
 
         defaults = dict(pt.MODEL_DEFAULT_SPECIAL.get(model, {}))
         if pre.bos_none:
@@ -224,7 +226,7 @@ class BpeTokenizer:
                 k = m.find(" ", 1)  # as llama.cpp splits a merge line
                 if k < 0:
                     continue
-                tid = t2i.get(m[:k] + m[k + 1:], -1)
+                tid = t2i.find(m[:k] + m[k + 1:])
                 if tid >= 0 and out[tid] < 0:
                     out[tid] = rank
             self._token_ranks = out
@@ -264,7 +266,7 @@ class BpeTokenizer:
         for piece in self.merge_heap(g):
             end = pos + len(piece)
             nxt[pos] = end if end < n else -1
-            sym[pos] = t2i.get(piece, -1)
+            sym[pos] = t2i.find(piece)
             pos = end
         return nxt
 
@@ -333,7 +335,7 @@ class BpeTokenizer:
             glyphs = raw.decode("latin-1").translate(_GLYPH_TRANS)
         t2i = self.t2i
         if self.ignore_merges:
-            tid = t2i.get(glyphs, -1)
+            tid = t2i.find(glyphs)
             if tid >= 0:
                 return WordResult([tid], [0], [nbytes], nbytes)
         ids: list[int] = []
@@ -365,7 +367,7 @@ class BpeTokenizer:
         t2i = self.t2i
         for k in range(len(s)):
             for b in s[k].encode("utf-8", "surrogateescape"):
-                bt = t2i.get(_RAW_BYTE_TEXT[b], -1)
+                bt = t2i.find(_RAW_BYTE_TEXT[b])
                 if bt >= 0:
                     ids.append(bt)
                     starts.append(pos + k)
@@ -445,11 +447,11 @@ class BpeTokenizer:
         ``lid`` and ``rid`` (-1: none), kept as :meth:`_pair_rank` keeps
         ranks."""
         if lid < 0 or rid < 0:
-            return self.t2i.get(g[i:k], -1)
+            return self.t2i.get(g, i, k)
         cache = self._join_cache
         t = cache.get(lid, rid)
         if t == MISS:
-            t = self.t2i.get(g[i:k], -1)
+            t = self.t2i.get(g, i, k)
             cache.put(lid, rid, t)
         return t
     def word_utf8(self, word: str) -> WordResult:
@@ -460,7 +462,7 @@ class BpeTokenizer:
         nbytes = len(word) if is_ascii else len(word.encode("utf-8", "surrogatepass"))
         t2i = self.t2i
         if self.ignore_merges or (self.newline_fix and esc.strip("\n") == ""):
-            tid = t2i.get(esc, -1)
+            tid = t2i.find(esc)
             if tid >= 0:
                 return WordResult([tid], [0], [nbytes], nbytes)
         # byte offset of each char of the word
@@ -477,7 +479,7 @@ class BpeTokenizer:
         n = len(esc)
         if n == 0:
             return WordResult(ids, starts, ends, nbytes)
-        sym = [t2i.get(c, -1) for c in esc]
+        sym = [t2i.char(ord(c)) for c in esc]
         nxt = self._merge(esc, sym)
         i = 0
         while i >= 0:
@@ -505,7 +507,7 @@ class BpeTokenizer:
             spaced = self.escape and word[pos + k] == " "
             j = 0
             for by in s[k].encode("utf-8", "surrogatepass"):
-                bt = t2i.get(_HEX_BYTE_TEXT[by], -1)
+                bt = t2i.find(_HEX_BYTE_TEXT[by])
                 if bt >= 0:
                     ids.append(bt)
                     if spaced:
@@ -593,8 +595,8 @@ class BpeTokenizer:
         """``llm_tokenizer_hybriddna_session``: text inside ``<dna>..</dna>``
         becomes 6-mer tokens (uppercased, the last one padded with ``A``)."""
         t2i = self.t2i
-        begin_id = t2i.get("<dna>", -1)
-        end_id = t2i.get("</dna>", -1)
+        begin_id = t2i.find("<dna>")
+        end_id = t2i.find("</dna>")
         oov = self.dna_oov
         if begin_id < 0 or end_id < 0 or oov < 0:
             self.encode_text(text, out, 0)
@@ -631,7 +633,9 @@ class BpeTokenizer:
             kmer = up[i:i + k]
             if len(kmer) < k:
                 kmer = kmer + b"A" * (k - len(kmer))
-            tid = t2i.get(kmer.decode("utf-8", "surrogateescape") + _DNA_MARKER, self.dna_oov)
+            tid = t2i.find(kmer.decode("utf-8", "surrogateescape") + _DNA_MARKER)
+            if tid < 0:
+                tid = self.dna_oov
             out.add(tid, base + i, base + min(i + k, len(up)))
             i += k
         return base + len(raw)

@@ -10,4 +10,5 @@ from .bpe import build_bpe
 
 @hookimpl  # type: ignore[untyped-decorator, unused-ignore]
 def tokenprism_tokenizers() -> list[TokenizerSpec]:
-    return [TokenizerSpec("bpe", ("gpt2", "gemma4", "hybriddna", "whitespace"), build_bpe, "Byte-level BPE")]
+    return [TokenizerSpec("bpe", ("gpt2", "gemma4", "hybriddna", "whitespace"), build_bpe, "Byte-level BPE",
+                          reads_token_table=False)]

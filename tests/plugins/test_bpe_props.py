@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.refdata import VOCAB_DIR
+from tokenprism.core.vocab import token_table
 
 pytestmark = pytest.mark.skipif(VOCAB_DIR is None, reason="reference vocabs not found")
 
@@ -179,7 +180,7 @@ def test_merge_heap_equals_scan(ref_model) -> None:  # type: ignore[no-untyped-d
 
 def _final_symbols(tok, w: str) -> list[str]:  # type: ignore[no-untyped-def]
     """The texts of the final symbols ``tok._merge`` leaves of ``w``."""
-    nxt = tok._merge(w, [tok.t2i.get(c, -1) for c in w])
+    nxt = tok._merge(w, [token_table(tok.vocab).get(c, -1) for c in w])
     out = []
     i = 0
     while i >= 0:
@@ -270,7 +271,7 @@ def _string_word(tok, word: str) -> tuple[list[int], list[int], list[int]]:  # t
     from tokenprism.plugins.bpe.bpe import _GLYPH_TRANS, _RAW_BYTE_TEXT
 
     g = word.encode("utf-8", "surrogatepass").decode("latin-1").translate(_GLYPH_TRANS)
-    t2i = tok.t2i
+    t2i = token_table(tok.vocab)
     if tok.ignore_merges and g in t2i:
         return [t2i[g]], [0], [len(g)]
     ids: list[int] = []
@@ -327,7 +328,7 @@ def test_merges_whose_join_is_no_token(tmp_path) -> None:  # type: ignore[no-unt
     path = write_vocab_gguf(tmp_path / "nojoin.gguf", tokens, "gpt2", merges=merges,
                             extra={"tokenizer.ggml.pre": "gpt-2"})
     tok = open_model(path).tokenizer
-    t2i = tok.t2i
+    t2i = token_table(tok.vocab)
     assert "ab" not in t2i and "xy" not in t2i
     r = tok.word_bytelevel("abcxy")
     # "abc" made through the non-token "ab"; "xy" falls back to its bytes
@@ -358,7 +359,7 @@ def test_utf8_words_equal_the_string_merge(ref_model) -> None:  # type: ignore[n
         ends: list[int] = []
         pos = 0
         for s in _scan_merge(tok, list(esc)):
-            tok._symbol_utf8(word, s, tok.t2i.get(s, -1), pos, offs, ids, starts, ends)
+            tok._symbol_utf8(word, s, token_table(tok.vocab).get(s, -1), pos, offs, ids, starts, ends)
             pos += len(s)
         tok.cache.clear()
         r = tok.word_utf8(word)
