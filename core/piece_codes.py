@@ -63,6 +63,16 @@ class PieceCodes:
             i += 1
         return best
 
+    def has_empty(self) -> bool:
+        """Whether some piece is empty."""
+        offs = self.offs
+        i: i64 = 1
+        while i < len(offs):
+            if offs[i] == offs[i - 1]:
+                return True
+            i += 1
+        return False
+
     def text(self, i: i64) -> str:
         """Piece ``i`` as a ``str`` (for tests and error messages)."""
         return "".join([chr(c) for c in self.cps[self.offs[i]:self.offs[i + 1]]])
@@ -94,7 +104,9 @@ def codes_from_bytes(region: bytes, first: i64, end: i64, n: i64) -> PieceCodes:
     length, then its bytes), the last one ending at ``end``: what
     ``StringArray`` holds undecoded. Raises ValueError when the lengths
     do not add up to ``end`` (the reader checked them already)."""
-    cps = vec[i32](capacity=end - first)
+    # room for one code point per string byte, the most there can be
+    # (the vector is zeroed: room for the prefixes too cost 4x the pages)
+    cps = vec[i32](capacity=max(end - first - 8 * n, 0))
     offs = vec[i64](capacity=n + 1)
     offs = append(offs, 0)
     pos: i64 = first

@@ -124,14 +124,6 @@ class StringArray(Sequence[str]):
             return codes_from_bytes(region, int(starts[0]), end, self._n)
         return codes_of(self._all())
 
-    def has_empty(self) -> bool:
-        """Whether some string is empty (read from the lengths while undecoded)."""
-        raw = self.raw()
-        if raw is not None:
-            starts = raw[1]
-            return bool(np.any(self.ends_of(starts, raw[2]) - starts == 8))
-        return not all(self._all())
-
     def tolist(self) -> list[str]:
         """Every string, decoded (at once, and kept for later reads)."""
         return list(self._all())

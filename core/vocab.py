@@ -454,9 +454,11 @@ def _index_pieces(raw: StringArray, decode: bool) -> tuple[Sequence[str], TokenI
     longest piece's length. ``decode``: the pieces as a tuple now (the
     tokenizer reads the dict); else they stay undecoded and the length
     comes from their code points (the native index's, made now)."""
-    if not decode and not raw.has_empty():
+    if not decode:
         index = TokenIndex(raw, _build_table)
-        return raw, index, int(index.codes().max_length())
+        codes = index.codes()
+        if not codes.has_empty():
+            return raw, index, int(codes.max_length())
     pieces: tuple[str, ...] = raw.totuple()
     max_len = 0
     empty = False

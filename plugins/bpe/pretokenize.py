@@ -587,10 +587,14 @@ class Stage:
     """One regex of the list: a compiled Python regex or a custom splitter."""
 
     def __init__(self, source: str, kind: int, pattern: Optional[re.Pattern[str]], tiles: bool,
-                 slice_pieces: bool, collapsed: bool) -> None:
+                 slice_pieces: bool, collapsed: bool, py: str = "") -> None:
         self.source = source
         self.kind = kind
         self.pattern = pattern
+        self.py = py
+        """The Python regex of a :data:`STAGE_REGEX` stage whose ``pattern``
+        is compiled on the first text that is not ASCII (see
+        :func:`non_ascii_class`); else empty."""
         self.collapsed = collapsed
         """``pattern`` runs on the collapsed text."""
         self.tiles = tiles
@@ -605,7 +609,35 @@ def make_stage(regex: str, exact: bool = False) -> Stage:
         return Stage(regex, STAGE_AFMOE_DIGITS, None, True, False, False)
     custom = _CUSTOM_AS_REGEX.get(regex)
     py, collapsed, anchored = translate_regex(custom if custom is not None else regex, exact)
+    if custom is None and not collapsed and non_ascii_class(regex):
+        # re fills a 64k-entry map for such a class (deepseek's CJK
+        # ranges: ~1.8 ms of an open), and ASCII text never needs it
+        return Stage(regex, STAGE_REGEX, None, False, anchored, False, py)
     return Stage(regex, STAGE_REGEX, re.compile(py), custom is not None, anchored, collapsed)
+
+
+def non_ascii_class(regex: str) -> bool:
+    """Whether ``regex`` is one character class, repeated or not, of
+    characters and ranges at or above U+0080 only (``[一-龥가-힣]+``): it
+    matches nothing in ASCII text. Anything less plain (escapes, negation,
+    a literal ``-``) says no."""
+    if regex.endswith("+"):
+        regex = regex[:-1]
+    if len(regex) < 3 or regex[0] != "[" or regex[-1] != "]":
+        return False
+    body = regex[1:-1]
+    i = 0
+    n = len(body)
+    while i < n:
+        if ord(body[i]) < 0x80:
+            return False  # ASCII, '-' , '^', '\\', '[' or ']' included
+        if i + 1 < n and body[i + 1] == "-":
+            if i + 2 >= n or ord(body[i + 2]) < 0x80:
+                return False
+            i += 3
+        else:
+            i += 1
+    return n > 0
 
 
 class Splitter:
@@ -682,7 +714,13 @@ class Splitter:
             afmoe_split(self.tab, text, a, b, out)
         else:
             pat = st.pattern
-            assert pat is not None
+            if pat is None:
+                if text.isascii():  # (O(1) for a str) nothing here to match
+                    if b > a:
+                        out.append(b)
+                    return
+                pat = re.compile(st.py)
+                st.pattern = pat  # (two threads may both compile it: the same pattern)
             if st.slice_pieces:
                 regex_split(pat, text[a:b], 0, b - a, a, out)
             else:

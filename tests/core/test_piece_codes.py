@@ -41,6 +41,7 @@ def test_codes_decode_like_surrogateescape(items: list[bytes], lead: bytes) -> N
     again = codes_of(want)
     assert list(again.cps) == list(codes.cps) and list(again.offs) == list(codes.offs)
     assert codes.max_length() == max((len(s) for s in want), default=0)
+    assert codes.has_empty() == ("" in want)
     # and once the array is decoded, from its strings
     assert arr.totuple() == tuple(want)
     assert _texts(arr.codes()) == want

@@ -378,3 +378,40 @@ def test_collapse_text_equals_translate(text: str) -> None:
 
     table = tables().collapse_bytes()
     assert collapse_text(table, text) == text.translate(table.tobytes().decode("latin-1"))
+
+
+@pytest.mark.parametrize(("regex", "want"), [
+    ("[一-龥ࠀ-一가-\ud7ff]+", True),  # deepseek-coder's
+    ("[一-龥]", True),
+    ("[é]+", True),
+    ("[一-龥a]+", False),  # an ASCII member
+    ("[-一]+", False), ("[一-]+", False), ("[一-龥-가]+", False),  # a literal '-'
+    ("[^一-龥]+", False), ("[\\u4e00-\\u9fa5]+", False), ("[一-\x7f]+", False),
+    ("[]", False), ("[一-龥]*", False), ("一+", False), ("[一-龥]+|a", False),
+])
+def test_non_ascii_class(regex: str, want: bool) -> None:
+    from tokenprism.plugins.bpe.pretokenize import non_ascii_class
+
+    assert non_ascii_class(regex) is want
+    if want:  # and what it says holds: no ASCII character matches
+        assert not any(re.fullmatch(regex, chr(c) * 2) for c in range(128))
+
+
+def test_a_non_ascii_stage_compiles_on_the_first_text_that_needs_it() -> None:
+    """deepseek-coder's CJK stage is left uncompiled until a text is not
+    ASCII; the words are those of the stage compiled at once, before and
+    after."""
+    from tokenprism.plugins.bpe.pretokenize import Splitter
+    from tokenprism.plugins.bpe.pretokenizers import PRE_TYPES
+
+    regexes = PRE_TYPES["DEEPSEEK_CODER"].regexes
+    lazy = Splitter(regexes)
+    eager = Splitter(regexes)
+    for st in eager.stages:
+        if st.pattern is None:
+            st.pattern = re.compile(st.py)
+    assert [st.pattern is None for st in lazy.stages].count(True) == 1
+    texts = ["Hello, world 123\n", "x = [a-b] + {c}", "日本語のテキスト and 한국어 text 中文", "ascii again"]
+    for k, text in enumerate(texts):
+        assert lazy.split(text) == eager.split(text)
+        assert all(st.pattern is not None for st in lazy.stages) == (k >= 2)
