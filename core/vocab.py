@@ -17,7 +17,7 @@ from typing import Final, Iterator, Mapping, Sequence
 import numpy as np
 
 from .errors import GGUFError
-from .frozen import FrozenDict, TokenIndex
+from .frozen import Column, FrozenDict, TokenIndex
 from .gil import offer_gil
 from .piece_codes import PieceCodes, PieceIndex, codes_of
 from .gguf_file import T_ARRAY, T_BOOL, T_FLOAT32, T_INT8, T_INT32, T_STRING, T_UINT8, GGUFFile, MetadataValue
@@ -174,9 +174,11 @@ class Vocab:
     """Read from a file for a tokenizer that does not read the piece ->
     id dict, an undecoded :class:`~tokenprism.core.string_array.StringArray`
     (one item decodes alone, iterating decodes all once); else a tuple."""
-    scores: tuple[float, ...]
-    types: tuple[int, ...]
-    attrs: tuple[int, ...]
+    scores: Sequence[float]
+    types: Sequence[int]
+    attrs: Sequence[int]
+    """Read from a file, each a :class:`~tokenprism.core.frozen.Column`:
+    a tuple made on first use (``frozen.as_tuple`` gives it)."""
     merges: Sequence[str]
     """Merge lines in rank order: a tuple, or, read from a file, an
     undecoded :class:`~tokenprism.core.string_array.StringArray`."""
@@ -307,11 +309,10 @@ def vocab_from_gguf(gf: GGUFFile, table_now: bool = True) -> Vocab:
     if n == 0:
         raise GGUFError(gf.path, "the vocabulary is empty", tok_v.offset, KEY_TOKENS)
 
-    scores: tuple[float, ...]
     sc_v = _array(gf, KEY_SCORES, (T_FLOAT32, T_INT32), False)
     if sc_v is None:
-        scores = (0.0,) * n
         scores_arr = np.zeros(n, dtype=np.float32)
+        scores: Column[float] = Column(scores_arr)
     else:
         arr = sc_v.value
         assert isinstance(arr, np.ndarray)
@@ -319,12 +320,7 @@ def vocab_from_gguf(gf: GGUFFile, table_now: bool = True) -> Vocab:
             raise GGUFError(gf.path, f"{len(arr)} scores for {n} tokens", sc_v.offset, KEY_SCORES)
         arr = arr[:n]
         scores_arr = np.asarray(arr, dtype=np.float32)
-        bits = arr.view(np.uint32)
-        if n > 1 and bool((bits == bits[0]).all()):
-            # one float object for all (gemma-4: 262k equal scores, 6 MB)
-            scores = (arr[:1].tolist()[0],) * n
-        else:
-            scores = tuple(arr.tolist())
+        scores = Column(arr)  # (int32 scores stay ints, as the file has them)
 
     ty_v = _array(gf, KEY_TYPES, (T_INT32,), False)
     types_arr: np.ndarray
@@ -336,7 +332,6 @@ def vocab_from_gguf(gf: GGUFFile, table_now: bool = True) -> Vocab:
         if len(arr) < n:
             raise GGUFError(gf.path, f"{len(arr)} token types for {n} tokens", ty_v.offset, KEY_TYPES)
         types_arr = arr[:n].astype(np.int64)
-    types: tuple[int, ...] = tuple(types_arr.tolist())
 
     merges: Sequence[str] = ()
     mg_v = _array(gf, KEY_MERGES, (T_STRING,), False)
@@ -365,11 +360,10 @@ def vocab_from_gguf(gf: GGUFFile, table_now: bool = True) -> Vocab:
     arch = _string(gf, "general.architecture", "")
     eog, special_tokens = fix_up(pieces, attrs_arr, special_ids, general_name, pre, arch,
                                  token_to_id.table() if table_now else token_to_id)
-    attrs: list[int] = attrs_arr.tolist()
 
     return Vocab(
-        model=model, pre=pre, pieces=pieces, scores=scores, types=types,
-        attrs=tuple(attrs), merges=merges, token_to_id=token_to_id,
+        model=model, pre=pre, pieces=pieces, scores=scores, types=Column(types_arr),
+        attrs=Column(attrs_arr), merges=merges, token_to_id=token_to_id,
         special_ids=FrozenDict(special_ids), flags=FrozenDict(flags), precompiled_charsmap=charsmap,
         special_tokens=tuple(special_tokens), eog_ids=frozenset(eog),
         name=general_name, architecture=arch, max_piece_chars=max_len,

@@ -38,6 +38,7 @@ from mypy_extensions import i64
 from tokenprism.core.arrays import distinct_sorted
 from tokenprism.core.columns import TokenColumns
 from tokenprism.core.errors import TokenPrismError
+from tokenprism.core.frozen import as_tuple
 from tokenprism.core.gil import STEP, WORD_STEP, checkpoint
 from tokenprism.core.pair_cache import MISS, PairCache
 from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
@@ -115,7 +116,7 @@ class SpmTokenizer:
         )
         # the native index: a lookup hashes the text in place (no slice)
         self._ids: PieceIndex = piece_index(vocab)
-        self._scores: tuple[float, ...] = vocab.scores
+        self._scores: tuple[float, ...] = as_tuple(vocab.scores)
         self._ranks: list[int] | None = None
         self._n_tokens: int = len(vocab.scores)
         # made on first use (see _chars)

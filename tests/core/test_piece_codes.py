@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.ggufmaker import string_array
-from tokenprism.core.piece_codes import PieceCodes, PieceIndex, codes_from_bytes, codes_of
+from tokenprism.core.piece_codes import PieceCodes, PieceIndex, codes_from_bytes, codes_of, last_ids
 
 # bytes that make UTF-8 interesting: lead bytes of every length, the
 # bounds of each second-byte range (overlongs, surrogates, > U+10FFFF),
@@ -63,6 +63,14 @@ def test_index_answers_as_a_dict_in_id_order(pieces: list[str], probes: list[str
         assert index.get("x" + text + "y", 1, 1 + len(text)) == want
         if len(text) == 1:
             assert index.char(ord(text)) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet="<|e▁\U0001f642>", max_size=4), max_size=80),
+       st.lists(st.text(alphabet="<|e▁\U0001f642>", max_size=4), max_size=12))
+def test_last_ids_find_what_the_index_finds(pieces: list[str], texts: list[str]) -> None:
+    want = {t: i for t in texts if (i := PieceIndex(codes_of(pieces)).find(t)) >= 0}
+    assert last_ids(codes_of(pieces), texts) == want
 
 
 def test_index_with_many_pieces_and_clashing_hashes() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.refdata import Case, parity_params, vocab_path
+from tokenprism.core.frozen import as_tuple
 from tokenprism.core.vocab import decoded_pieces
 
 SPM_VOCABS = ["llama-spm", "phi-3", "baichuan"]
@@ -154,8 +155,8 @@ def test_piece_crossing_a_word_start_disables_the_shortcut(ref_model: Any) -> No
     pieces = decoded_pieces(vocab) + ("o▁w",)
     t2i = dict(vocab.token_to_id)
     t2i["o▁w"] = new_id
-    v2 = dataclasses.replace(vocab, pieces=pieces, scores=vocab.scores + (100.0,),
-                             types=vocab.types + (1,), attrs=vocab.attrs + (vocab.attrs[15043],),
+    v2 = dataclasses.replace(vocab, pieces=pieces, scores=as_tuple(vocab.scores) + (100.0,),
+                             types=as_tuple(vocab.types) + (1,), attrs=as_tuple(vocab.attrs) + (vocab.attrs[15043],),
                              token_to_id=t2i)
     tok = build_spm(v2)
     assert not tok.by_word
