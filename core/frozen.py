@@ -14,8 +14,12 @@ from __future__ import annotations
 import threading
 
 import numpy as np
-from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Sequence, TypeVar, overload
+from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Sequence, TypeVar, cast, overload
 
+from librt.vecs import vec
+from mypy_extensions import i32, i64
+
+from . import piece_codes
 from .piece_codes import PieceCodes, PieceIndex, codes_of, last_ids
 from .string_array import StringArray
 
@@ -61,6 +65,46 @@ class FrozenDict(_Refuses, dict[K, V]):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({dict.__repr__(self)})"
+
+
+NATIVE: bool = not piece_codes.__file__.endswith(".py")
+"""Whether ``core.piece_codes`` is compiled. Built a code point at a time
+in the interpreter, its codes and hash index made a pure-Python open 5-9x
+slower than a dict (gemma-4: 1.6 s): the pure build makes the codes with
+numpy and answers lookups from the dict (:class:`DictIndex`)."""
+
+
+class DictIndex:
+    """:class:`~tokenprism.core.piece_codes.PieceIndex`'s lookups answered
+    by the piece -> id dict: what the pure-Python build hands the
+    tokenizers (a compiled one would refuse it)."""
+
+    __slots__ = ("_table",)
+
+    def __init__(self, table: dict[str, int]) -> None:
+        self._table = table
+
+    def get(self, s: str, start: int, end: int) -> int:
+        return self._table.get(s[start:end], -1)
+
+    def find(self, text: str) -> int:
+        return self._table.get(text, -1)
+
+    def char(self, cp: int) -> int:
+        return self._table.get(chr(cp), -1)
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+
+def _codes_by_numpy(pieces: tuple[str, ...]) -> PieceCodes:
+    """:func:`~tokenprism.core.piece_codes.codes_of` without a loop per
+    code point in the interpreter: one UTF-32 encode of all pieces."""
+    n = len(pieces)
+    offs = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=n), out=offs[1:])
+    cps = np.frombuffer("".join(pieces).encode("utf-32-le", "surrogatepass"), dtype=np.int32)
+    return PieceCodes(vec[i32](cps.tolist()), vec[i64](offs.tolist()))
 
 
 class TokenIndex(_Refuses, Mapping[str, int]):
@@ -112,14 +156,22 @@ class TokenIndex(_Refuses, Mapping[str, int]):
                 c = self._codes
                 if c is None:
                     p = self._pieces
-                    c = p.codes() if isinstance(p, StringArray) else codes_of(p)
+                    if not NATIVE:
+                        c = _codes_by_numpy(p.totuple() if isinstance(p, StringArray) else tuple(p))
+                    else:
+                        c = p.codes() if isinstance(p, StringArray) else codes_of(p)
                     self._codes = c
         return c
 
     def native(self) -> PieceIndex:
-        """The compiled tokenizers' hash index, built if not yet."""
+        """The compiled tokenizers' hash index, built if not yet. In the
+        pure-Python build, a :class:`DictIndex` over the dict instead."""
         x = self._native
         if x is None:
+            if not NATIVE:
+                x = cast(PieceIndex, DictIndex(self.table()))
+                self._native = x
+                return x
             codes = self.codes()
             with self._lock:
                 x = self._native
@@ -133,7 +185,7 @@ class TokenIndex(_Refuses, Mapping[str, int]):
         the native index when either is built, else from one pass over
         the code points that builds neither (``piece_codes.last_ids``)."""
         wanted = list(texts)
-        if self._table is None and self._native is None:
+        if self._table is None and self._native is None and NATIVE:
             return last_ids(self.codes(), wanted)
         out: dict[str, int] = {}
         for t in wanted:

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.ggufmaker import string_array
+from tokenprism.core.frozen import DictIndex
 from tokenprism.core.piece_codes import PieceCodes, PieceIndex, codes_from_bytes, codes_of, last_ids
 
 # bytes that make UTF-8 interesting: lead bytes of every length, the
@@ -63,6 +64,13 @@ def test_index_answers_as_a_dict_in_id_order(pieces: list[str], probes: list[str
         assert index.get("x" + text + "y", 1, 1 + len(text)) == want
         if len(text) == 1:
             assert index.char(ord(text)) == want
+    # the pure build's stand-in answers the same
+    alike = DictIndex(last)
+    for text in pieces + probes:
+        assert alike.find(text) == index.find(text)
+        assert alike.get("x" + text + "y", 1, 1 + len(text)) == index.find(text)
+        if len(text) == 1:
+            assert alike.char(ord(text)) == index.char(ord(text))
 
 
 @settings(max_examples=300, deadline=None)
