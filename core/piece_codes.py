@@ -98,15 +98,16 @@ def codes_of(pieces: Sequence[str]) -> PieceCodes:
     return PieceCodes(cps, offs)
 
 
-def codes_from_bytes(region: bytes, first: i64, end: i64, n: i64) -> PieceCodes:
+def codes_from_bytes(region: bytes, first: i64, end: i64, n: i64, capacity: i64 = -1) -> PieceCodes:
     """The code points of the ``n`` GGUF strings that follow one another
     from offset ``first`` of ``region`` (each an 8-byte little-endian
     length, then its bytes), the last one ending at ``end``: what
     ``StringArray`` holds undecoded. Raises ValueError when the lengths
-    do not add up to ``end`` (the reader checked them already)."""
-    # room for one code point per string byte, the most there can be
-    # (the vector is zeroed: room for the prefixes too cost 4x the pages)
-    cps = vec[i32](capacity=max(end - first - 8 * n, 0))
+    do not add up to ``end`` (the reader checked them already).
+    ``capacity``: how many code points to make room for at once (the
+    vector is zeroed: each unused slot costs a page's share of a fault);
+    by default one per string byte, the most there can be."""
+    cps = vec[i32](capacity=capacity if capacity >= 0 else max(end - first - 8 * n, 0))
     offs = vec[i64](capacity=n + 1)
     offs = append(offs, 0)
     pos: i64 = first

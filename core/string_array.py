@@ -27,6 +27,20 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 _EMPTY.flags.writeable = False
 
 
+def _code_points_about(region: bytes, first: int, end: int, n: int) -> int:
+    """About how many code points the ``n`` strings between ``first`` and
+    ``end`` decode to: their bytes less the UTF-8 continuation bytes
+    (exact for valid UTF-8; an escaped continuation byte or a length
+    prefix byte in that range only makes the guess short, and the vector
+    grows). Counted 256 KB at a time, so the temporaries stay small."""
+    buf = np.frombuffer(region, dtype=np.uint8, count=end - first, offset=first)
+    cont = 0
+    for a in range(0, len(buf), 1 << 18):
+        part = buf[a:a + (1 << 18)]
+        cont += int(np.count_nonzero((part & 0xC0) == 0x80))
+    return max(end - first - 8 * n - cont, 0) + n // 64 + 64
+
+
 class StringArray(Sequence[str]):
     """An immutable sequence of the strings of one GGUF string array.
 
@@ -121,7 +135,8 @@ class StringArray(Sequence[str]):
         raw = self.raw()
         if raw is not None and self._n:
             region, starts, end = raw
-            return codes_from_bytes(region, int(starts[0]), end, self._n)
+            first = int(starts[0])
+            return codes_from_bytes(region, first, end, self._n, _code_points_about(region, first, end, self._n))
         return codes_of(self._all())
 
     def tolist(self) -> list[str]:

@@ -243,7 +243,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Trained]:
 
 def _score(t: Trained, ids: list[int]) -> float:
     tok = t.model.tokenizer
-    return sum(tok.unk_score if i == tok.unk_id else tok.tok_score[i] for i in ids)
+    return sum(tok.unk_score if i == tok.unk_id else tok.token_score(i) for i in ids)
 
 
 def _compare(t: Trained, texts: list[str], reference: Any = None) -> list[str]:
