@@ -295,23 +295,7 @@ class PieceIndex:
 
     def char(self, cp: i64) -> i64:
         """The id of the one-code-point piece ``chr(cp)``, or -1."""
-        h = cp & _HASH_MASK
-        slots = self.slots
-        mask = self.mask
-        tag = _tag_of(h)
-        slot = _slot_of(h, mask)
-        offs = self.codes.offs
-        cps = self.codes.cps
-        while True:
-            e = slots[slot]
-            if e == 0:
-                return -1
-            if e >> 32 == tag:
-                tid = (e & _ID_MASK) - 1
-                c = offs[tid]
-                if offs[tid + 1] - c == 1 and cps[c] == cp:
-                    return tid
-            slot = (slot + 1) & mask
+        return self.get(chr(cp), 0, 1)
 
     def find(self, text: str) -> i64:
         """The id of the piece ``text``, or -1."""
