@@ -24,6 +24,7 @@ from .piece_codes import PieceCodes, PieceIndex, codes_of, last_ids
 from .string_array import StringArray
 
 T = TypeVar("T")
+X = TypeVar("X")
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -136,49 +137,43 @@ class TokenIndex(_Refuses, Mapping[str, int]):
         self._native: PieceIndex | None = None
         self._lock = threading.Lock()
 
+    def _once(self, name: str, make: Callable[[], X]) -> X:
+        """The slot ``name``, made by ``make`` the first time, under the
+        lock (checked again inside it: made once, whichever thread asks
+        first). ``make`` must not take the lock itself."""
+        x = getattr(self, name)
+        if x is None:
+            with self._lock:
+                x = getattr(self, name)
+                if x is None:
+                    x = make()
+                    setattr(self, name, x)
+        return cast(X, x)
+
     def table(self) -> dict[str, int]:
         """The dict itself (a :class:`FrozenDict`), built if not yet."""
-        t = self._table
-        if t is None:
-            with self._lock:
-                t = self._table
-                if t is None:
-                    p = self._pieces
-                    t = self._build(p.totuple() if isinstance(p, StringArray) else tuple(p))
-                    self._table = t
-        return t
+        return self._once("_table", lambda: self._build(as_tuple(self._pieces)))
 
     def codes(self) -> PieceCodes:
         """The pieces' code points, made if not yet."""
-        c = self._codes
-        if c is None:
-            with self._lock:
-                c = self._codes
-                if c is None:
-                    p = self._pieces
-                    if not NATIVE:
-                        c = _codes_by_numpy(p.totuple() if isinstance(p, StringArray) else tuple(p))
-                    else:
-                        c = p.codes() if isinstance(p, StringArray) else codes_of(p)
-                    self._codes = c
-        return c
+        def make() -> PieceCodes:
+            p = self._pieces
+            if not NATIVE:
+                return _codes_by_numpy(as_tuple(p))
+            return p.codes() if isinstance(p, StringArray) else codes_of(p)
+        return self._once("_codes", make)
 
     def native(self) -> PieceIndex:
         """The compiled tokenizers' hash index, built if not yet. In the
         pure-Python build, a :class:`DictIndex` over the dict instead."""
-        x = self._native
-        if x is None:
-            if not NATIVE:
-                x = cast(PieceIndex, DictIndex(self.table()))
-                self._native = x
-                return x
-            codes = self.codes()
-            with self._lock:
-                x = self._native
-                if x is None:
-                    x = PieceIndex(codes)
-                    self._native = x
-        return x
+        if self._native is None:
+            # what it is made from first, outside the lock _once takes
+            if NATIVE:
+                codes = self.codes()
+                return self._once("_native", lambda: PieceIndex(codes))
+            table = self.table()
+            return self._once("_native", lambda: cast(PieceIndex, DictIndex(table)))
+        return self._native
 
     def some(self, texts: Iterable[str]) -> dict[str, int]:
         """The ids of those of ``texts`` that are pieces: from the dict or
@@ -199,10 +194,10 @@ class TokenIndex(_Refuses, Mapping[str, int]):
         return self._table is not None
 
     def _id(self, key: object) -> int:
+        if not isinstance(key, str):
+            return -1
         t = self._table
-        if t is not None:
-            return t.get(key, -1) if isinstance(key, str) else -1
-        return self.native().find(key) if isinstance(key, str) else -1
+        return t.get(key, -1) if t is not None else self.native().find(key)
 
     def __getitem__(self, key: str) -> int:
         tid = self._id(key)
@@ -295,7 +290,8 @@ class Column(Sequence[T]):
 
 
 def as_tuple(values: Sequence[T]) -> tuple[T, ...]:
-    """``values`` as a tuple: a :class:`Column`'s own, a tuple itself."""
-    if isinstance(values, Column):
+    """``values`` as a tuple: the one a :class:`Column` or an undecoded
+    :class:`StringArray` makes once and keeps, a tuple itself."""
+    if isinstance(values, (Column, StringArray)):
         return values.totuple()
     return values if isinstance(values, tuple) else tuple(values)

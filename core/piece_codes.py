@@ -47,10 +47,6 @@ class PieceCodes:
     def __len__(self) -> int:
         return len(self.offs) - 1
 
-    def length(self, i: i64) -> i64:
-        """Piece ``i``'s length in code points."""
-        return self.offs[i + 1] - self.offs[i]
-
     def max_length(self) -> i64:
         """The longest piece's length in code points (0 when none)."""
         offs = self.offs
@@ -76,11 +72,6 @@ class PieceCodes:
     def text(self, i: i64) -> str:
         """Piece ``i`` as a ``str`` (for tests and error messages)."""
         return "".join([chr(c) for c in self.cps[self.offs[i]:self.offs[i + 1]]])
-
-    def starts_with(self, i: i64, cp: i64) -> bool:
-        """Whether piece ``i`` is not empty and starts with ``cp``."""
-        a = self.offs[i]
-        return a < self.offs[i + 1] and self.cps[a] == cp
 
 
 def codes_of(pieces: Sequence[str]) -> PieceCodes:

@@ -17,7 +17,7 @@ from typing import Final, Iterator, Mapping, Sequence
 import numpy as np
 
 from .errors import GGUFError
-from .frozen import Column, FrozenDict, TokenIndex
+from .frozen import Column, FrozenDict, TokenIndex, as_tuple
 from .gil import offer_gil
 from .piece_codes import PieceCodes, PieceIndex, codes_of
 from .gguf_file import T_ARRAY, T_BOOL, T_FLOAT32, T_INT8, T_INT32, T_STRING, T_UINT8, GGUFFile, MetadataValue
@@ -232,10 +232,7 @@ def decoded_pieces(vocab: Vocab) -> tuple[str, ...]:
     """Every piece of ``vocab`` as one tuple, all decoded now if not yet:
     a loop over every piece should take this (an item of an undecoded
     array decodes alone, ~1 µs each)."""
-    p = vocab.pieces
-    if isinstance(p, StringArray):
-        return p.totuple()
-    return p if isinstance(p, tuple) else tuple(p)
+    return as_tuple(vocab.pieces)
 
 
 def piece_codes(vocab: Vocab) -> PieceCodes:
@@ -407,7 +404,7 @@ def fix_up(pieces: Sequence[str], attrs: np.ndarray, special_ids: dict[str, int]
         wanted = set(_FIXUP_TEXTS)
         wanted.update([pieces[i] for i in special_ids.values()])
         control: list[int] = np.flatnonzero(attrs & Attr.CONTROL).tolist()
-        wanted.update([pieces[i] for i in control if "unused" in pieces[i]])
+        wanted.update([p for p in (pieces[i] for i in control) if "unused" in p])  # each decoded once
         table = table.some(wanted)
     eog = _apply_special_fixups(pieces, table, attrs, special_ids)
     special_tokens: list[int] = np.flatnonzero(attrs & (Attr.CONTROL | Attr.USER_DEFINED | Attr.UNKNOWN)).tolist()
