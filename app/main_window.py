@@ -174,7 +174,8 @@ class TokenPrismWindow(QMainWindow):
         self.demo_menu.setToolTipsVisible(True)
         m.addSeparator()
         m.addAction(self.act_quit)
-        m = self.menus["edit"] = mb.addMenu("&Edit")
+        # self.edit_menu: feature modules add their editing commands (find, go to) here
+        m = self.edit_menu = self.menus["edit"] = mb.addMenu("&Edit")
         m.addAction(self.act_copy_ids)
         fm = m.addMenu("Token ID &Format")
         fm.addActions([self.act_fmt_space, self.act_fmt_json])
