@@ -11,6 +11,9 @@ Formats (:func:`render`, :func:`iter_render`):
 - ``json``: one object (model, flags, text, stats, ids, tokens with every
   field), one token a line; several lists give one ``tokenprism-compare``
   object holding them all. :func:`load_json` reads both back exactly.
+  JSON Lines, CSV and ids files keep no text or model: :func:`load_token_file`
+  reads their tokens back (:class:`TokenRows`) and :func:`restore_text`
+  decodes the text with a model.
 - ``jsonl``: one token a line (with ``list`` and ``model`` when several).
 - ``csv``: header row, one token a row; cells that a spreadsheet would run
   as a formula are defused (:func:`spreadsheet_cell`).
@@ -43,16 +46,19 @@ import tempfile
 from typing import Iterable, Iterator, Mapping, Sequence
 
 from .errors import TokenPrismError
-from .token_import import (FORMAT_COMPARE, FORMAT_TOKENS, FORMAT_VERSION, MAX_IMPORT_BYTES, IdItem, TokenFileError,
-                           describe_id_problems, id_problems, load_json, scan_ids)
+from .names import display_names
+from .token_import import (FORMAT_COMPARE, FORMAT_TOKENS, FORMAT_VERSION, IMPORTABLE, MAX_IMPORT_BYTES, IdItem,
+                           TokenFileError, TokenRows, describe_id_problems, id_problems, load_json, load_token_file,
+                           restore_text, scan_ids)
 from .token_list import (ListStats, ModelRef, TokenList, TokenRow, first_difference, stats, token_list,
                          tokenizer_fingerprint)
 
 __all__ = [
     "EXTENSIONS", "ExportError", "FILE_FORMATS", "FORMATS", "FORMAT_COMPARE", "FORMAT_TOKENS", "FORMAT_VERSION",
-    "IdItem", "ListStats", "MAX_IMPORT_BYTES", "ModelRef", "OPTIONAL_FIELDS", "TOKEN_FIELDS", "TokenFileError", "TokenList",
-    "TokenRow", "describe_id_problems", "first_difference", "format_for_path", "id_problems", "iter_render",
-    "labels", "load_json", "render", "scan_ids", "spreadsheet_cell", "stats", "token_list",
+    "IMPORTABLE", "IdItem", "ListStats", "MAX_IMPORT_BYTES", "ModelRef", "OPTIONAL_FIELDS", "TOKEN_FIELDS",
+    "TokenFileError", "TokenList", "TokenRow", "TokenRows", "describe_id_problems", "first_difference",
+    "format_for_path", "id_problems", "iter_render", "labels", "load_json", "load_token_file", "render",
+    "restore_text", "scan_ids", "spreadsheet_cell", "stats", "token_list",
     "tokenizer_fingerprint", "write_atomic", "write_export",
 ]
 
@@ -249,7 +255,8 @@ def _iter_table(lists: Sequence[TokenList]) -> Iterator[str]:
     for name, tl in zip(names, lists):
         s = stats(tl)
         diff = f"{(s.tokens - base) / base:+.0%}" if base else "-"
-        shown = name if len(name) <= width else name[:width - 1] + "…"
+        # cut in the middle: the end holds the file name that tells repeated names apart
+        shown = name if len(name) <= width else name[:width // 2 - 1] + "…" + name[-(width - width // 2):]
         yield (f"{shown:<{width}}  {tl.model.kind:<4} {s.tokens:>9,} {diff:>7} {s.chars_per_token:>9.3f} "
                f"{s.bytes_per_token:>9.3f} {s.byte_fallback:>8,} {s.unknown:>6,}\n")
 
@@ -259,12 +266,10 @@ _RENDERERS = {"json": _iter_json, "jsonl": _iter_jsonl, "csv": _iter_csv, "ids":
 
 
 def labels(lists: Sequence[TokenList]) -> list[str]:
-    """One name per list, made unique (``name #2``) when names repeat."""
-    names = [tl.model.name for tl in lists]
-    out: list[str] = []
-    for k, n in enumerate(names):
-        out.append(f"{n} #{k + 1}" if names.count(n) > 1 else n)
-    return out
+    """One name per list, as the app shows it (:func:`~tokenprism.core.names.display_names`):
+    the file's name for a model named by a hash or a path, file names added
+    where names repeat, ``name #2`` for the same file twice."""
+    return display_names([(tl.model.name, tl.model.path) for tl in lists])
 
 
 def iter_render(lists: Sequence[TokenList], fmt: str) -> Iterator[str]:

@@ -4,10 +4,18 @@ folders) added where two models would read the same."""
 
 from __future__ import annotations
 
+import csv
+import io
+from dataclasses import replace
+from pathlib import Path
+
 import pytest
 
 from tests.refdata import vocab_path
+from tokenprism.app.cli import main
+from tokenprism.core import open_model
 from tokenprism.core.discovery import peek_gguf
+from tokenprism.core.export import ModelRef, render, token_list
 from tokenprism.core.names import display_name, display_names, file_label, name_problem
 
 
@@ -128,3 +136,31 @@ def test_every_label_differs_however_names_and_paths_repeat() -> None:
 
 def test_nothing_to_name() -> None:
     assert display_names([]) == []
+
+
+# ---- where the names are used outside the window ------------------------------------------
+
+
+def test_cli_compare_table_and_exports_tell_qwen2_from_qwen35(capsys: pytest.CaptureFixture[str],
+                                                              tmp_path: Path) -> None:
+    q2, q35, gemma = vocab_path("qwen2"), vocab_path("qwen35"), vocab_path("gemma-4")
+    assert main(["compare", q2, q35, gemma, "Hello world"]) == 0
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert [r.split("  ")[0] for r in rows] == ["qwen2 (ggml-vocab-qwen2)", "qwen2 (ggml-vocab-qwen35)",
+                                                "ggml-vocab-gemma-4"]
+    out = tmp_path / "t.csv"
+    assert main(["compare", q2, q35, gemma, "Hi", "-o", str(out)]) == 0
+    models = {r["model"] for r in csv.DictReader(io.StringIO(out.read_text("utf-8-sig")))}
+    assert models == {"qwen2 (ggml-vocab-qwen2)", "qwen2 (ggml-vocab-qwen35)", "ggml-vocab-gemma-4"}
+
+
+def test_table_cuts_long_names_in_the_middle(tmp_path: Path) -> None:
+    # the end of a long label is the file name that tells it from its twin
+    spm = vocab_path("llama-spm")
+    model = open_model(spm)
+    long = "A very long model name that goes on and on"
+    lists = [replace(token_list(model, text="Hi"), model=replace(ModelRef.of(model), name=long, path=p))
+             for p in ("/a/first.gguf", "/b/second.gguf")]
+    table = render(lists, "table").splitlines()
+    assert table[1].startswith("A very long model n…") and "(first)" in table[1]
+    assert "(second)" in table[2]
