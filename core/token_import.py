@@ -6,15 +6,18 @@ and what is wrong; nothing is allocated from a size a file claims.
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from .errors import TokenPrismError
-from .model import sanitize_text
+from .model import Model, sanitize_text
 from .token_list import ModelRef, TokenList, utf8_size
+from .vocab import Attr
 
 FORMAT_TOKENS = "tokenprism-tokens"
 FORMAT_COMPARE = "tokenprism-compare"
@@ -31,11 +34,9 @@ class TokenFileError(TokenPrismError):
 
 # ---- reading ----------------------------------------------------------------------------------
 
-def load_json(source: str | bytes | os.PathLike[str]) -> list[TokenList]:
-    """The token lists of a JSON export: a file path, or the JSON text itself
-    (a string starting with ``{``). Raises :class:`TokenFileError` with a
-    readable reason for anything that is not a valid export.
-    """
+def _read_source(source: str | bytes | os.PathLike[str]) -> tuple[str, str]:
+    """``(text, where)`` of a file path, or of the text itself (bytes, or a
+    string starting with ``{``); ``where`` names it in messages."""
     where = "the text"
     if isinstance(source, bytes):
         raw = source
@@ -56,9 +57,21 @@ def load_json(source: str | bytes | os.PathLike[str]) -> list[TokenList]:
     if len(raw) > MAX_IMPORT_BYTES:
         raise TokenFileError(f"{where} is larger than {MAX_IMPORT_BYTES:,} bytes.")
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig"), where
     except UnicodeDecodeError as e:
         raise TokenFileError(f"“{where}” is not UTF-8 text (byte {e.start:,}).") from None
+
+
+def load_json(source: str | bytes | os.PathLike[str]) -> list[TokenList]:
+    """The token lists of a JSON export: a file path, or the JSON text itself
+    (a string starting with ``{``). Raises :class:`TokenFileError` with a
+    readable reason for anything that is not a valid export.
+    """
+    text, where = _read_source(source)
+    return _load_json_text(text, where)
+
+
+def _load_json_text(text: str, where: str) -> list[TokenList]:
     try:
         doc = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as e:
@@ -256,6 +269,185 @@ def _read_list(d: dict[str, object], path: str, shared_text: str | None) -> Toke
         byte_ends=tuple(bends), groups=tuple(groups),
         ranks=tuple(ranks) if any_rank or "ranks" in d else None,
         words=tuple(words) if any_word or "words" in d else None)
+
+
+# ---- JSON Lines, CSV and id lists ---------------------------------------------------------------
+
+IMPORTABLE = "JSON (.json), JSON Lines (.jsonl), CSV (.csv) and token ids (.txt)"
+"""The export formats that import back, in words for messages."""
+
+
+@dataclass(frozen=True)
+class TokenRows:
+    """The tokens of a file that keeps neither the text nor the model: a
+    JSON Lines or CSV export (ids, character spans and attributes of every
+    token) or a list of ids (ids only: the spans and attributes are
+    ``None``). A file comparing several models gives its first list.
+    :func:`restore_text` makes the text again with a model."""
+
+    fmt: str
+    ids: tuple[int, ...]
+    starts: tuple[int, ...] | None
+    ends: tuple[int, ...] | None
+    attrs: tuple[int, ...] | None
+    model_name: str
+    """The model the file names for the list (several lists only), or ``""``."""
+    lists: int
+    """How many lists the file holds."""
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def first_difference(self, ids: Sequence[int], starts: Sequence[int], ends: Sequence[int]) -> int:
+        """As :func:`first_difference`: the first token whose id (or span,
+        when the file has spans) differs from the given tokens, else -1."""
+        n = min(len(self.ids), len(ids))
+        for i in range(n):
+            if self.ids[i] != ids[i] or (self.starts is not None and self.ends is not None and (
+                    self.starts[i] != starts[i] or self.ends[i] != ends[i])):
+                return i
+        return -1 if len(self.ids) == len(ids) else n
+
+
+def load_token_file(source: str | bytes | os.PathLike[str]) -> list[TokenList] | TokenRows:
+    """Whatever :func:`tokenprism.core.export.write_export` wrote, read back:
+    a JSON export gives its token lists (:func:`load_json`); JSON Lines,
+    CSV and id files give :class:`TokenRows`. The format is told from the
+    content, so a renamed file still reads."""
+    text, where = _read_source(source)
+    body = text.lstrip()
+    first = body.split("\n", 1)[0].strip()
+    if body[:1] == "{":
+        try:
+            line = json.loads(first, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            line = None
+        if isinstance(line, dict) and "format" not in line and "id" in line:
+            return _read_lines(text, where, _jsonl_rows(text), "jsonl")
+        return _load_json_text(text, where)
+    if body[:1] == "[" or body[:1].isdigit() or not body:
+        return _read_ids(text, where)
+    header = next(csv.reader([first]), [])
+    if "id" in header and "index" in header:
+        return _read_lines(text, where, _csv_rows(text), "csv")
+    raise TokenFileError(f"“{where}” is not a token file TokenPrism can import; it reads back its own "
+                         f"exports: {IMPORTABLE}.")
+
+
+_ROW_FIELDS = ("index", "id", "attr", "start", "end")
+
+
+def _jsonl_rows(text: str) -> Iterator[tuple[str, dict[str, object]]]:
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        where = f"line {n}"
+        try:
+            row = json.loads(line, parse_constant=_reject_constant)
+        except json.JSONDecodeError as e:
+            raise _Bad(where, f"not valid JSON: {e.msg} (column {e.colno})") from None
+        except (ValueError, RecursionError) as e:
+            raise _Bad(where, f"not valid JSON: {e}") from None
+        yield where, _obj(row, where)
+
+
+def _csv_rows(text: str) -> Iterator[tuple[str, dict[str, object]]]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader)
+    for name in _ROW_FIELDS:
+        if name not in header:
+            raise _Bad("line 1", f"the header has no “{name}” column")
+    for row in reader:
+        where = f"line {reader.line_num}"
+        if not row:
+            continue
+        if len(row) != len(header):
+            raise _Bad(where, f"has {len(row)} cells, the header {len(header)}")
+        cells: dict[str, object] = {}
+        for name, cell in zip(header, row):
+            if name == "model":
+                # a name a spreadsheet would run as a formula was written with a ' in front
+                cells["model"] = cell[1:] if cell[:1] == "'" and cell[1:2] in _TRIGGERS else cell
+            elif name in _ROW_FIELDS:
+                if not _CSV_INT.fullmatch(cell):
+                    raise _Bad(f"{where}, {name}", f"expected an integer, found {_describe(cell)}")
+                cells[name] = int(cell)
+        yield where, cells
+
+
+_CSV_INT = re.compile(r"-?[0-9]{1,19}")
+_TRIGGERS = frozenset("=+-@\t\r\n\0\uff1d\uff0b\uff0d\uff20")
+
+
+def _read_lines(text: str, where: str, rows: Iterator[tuple[str, dict[str, object]]], fmt: str) -> TokenRows:
+    """The first list of a JSON Lines or CSV export (rows of several lists
+    carry the list's model name; its tokens come first)."""
+    ids: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    attrs: list[int] = []
+    names: list[str] = []
+    try:
+        for at, r in rows:
+            name = r.get("model", "")
+            if not isinstance(name, str):
+                raise _Bad(_at(at, "model"), f"expected text, found {_describe(name)}")
+            if not names or name != names[-1]:
+                names.append(name)
+            if len(names) > 1:
+                continue  # a later list
+            _int(r, "index", at, len(ids), len(ids))
+            ids.append(_int(r, "id", at, 0, _BIG))
+            attrs.append(_int(r, "attr", at, 0, _BIG))
+            s, e = _int(r, "start", at, 0, _BIG), _int(r, "end", at, 0, _BIG)
+            if e < s:
+                raise _Bad(_at(at, "end"), f"{e} is before start {s}")
+            starts.append(s)
+            ends.append(e)
+    except _Bad as e:
+        kind = "JSON Lines" if fmt == "jsonl" else "CSV"
+        raise TokenFileError(f"“{where}” is not a TokenPrism {kind} token export: {e}.") from None
+    return TokenRows(fmt, tuple(ids), tuple(starts), tuple(ends), tuple(attrs), names[0] if names else "",
+                     max(len(names), 1))
+
+
+def _read_ids(text: str, where: str) -> TokenRows:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    items = scan_ids(lines[0]) if lines else ()
+    bad = [it for it in items if it.value is None or it.value < 0]
+    if bad:
+        raise TokenFileError(f"“{where}” is not a list of token ids: {bad[0].text[:20]!r} on line 1 is not an id. "
+                             f"TokenPrism imports its own exports: {IMPORTABLE}.")
+    return TokenRows("ids", tuple(it.value for it in items if it.value is not None), None, None, None, "",
+                     max(len(lines), 1))
+
+
+def restore_text(rows: TokenRows, model: Model) -> tuple[str, bool, bool]:
+    """``(text, add_special, parse_special)`` that ``rows`` were most likely
+    made from, by ``model``: the ids that stand for text are decoded (a
+    model that normalizes or lowercases gives its normalized text, so a
+    re-encoding should be compared with ``rows``); special tokens that
+    cover no text were added (BOS/EOS), those that do were parsed."""
+    n = len(model)
+    for i, t in enumerate(rows.ids):
+        if t >= n:
+            raise TokenFileError(f"Token #{i} has id {t}, outside {model.name}'s vocabulary (0..{n - 1}): "
+                                 "the tokens were made with another model.")
+    vocab_attrs = model.vocab.attrs
+    attrs = rows.attrs if rows.attrs is not None else tuple(vocab_attrs[t] for t in rows.ids)
+    if rows.starts is not None and rows.ends is not None:
+        added = {i for i, a in enumerate(attrs) if a & Attr.CONTROL and rows.starts[i] == rows.ends[i]}
+    else:
+        cfg = model.config
+        ids = rows.ids
+        added = set()
+        if ids and cfg.add_bos and ids[0] == cfg.special_ids.get("bos", -1):
+            added.add(0)
+        if ids and cfg.add_eos and ids[-1] == cfg.special_ids.get("eos", -1):
+            added.add(len(ids) - 1)
+    kept = [t for i, t in enumerate(rows.ids) if i not in added]
+    parse = any(attrs[i] & Attr.CONTROL for i in range(len(attrs)) if i not in added)
+    return model.decode(kept, special=True), bool(added), parse
 
 
 # ---- plain ids (decode) -----------------------------------------------------------------------
