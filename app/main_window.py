@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Callable
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import (QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication,
@@ -28,6 +29,7 @@ from .qt_chips import QChipsView
 from .qt_editor import QTokenEditor, gguf_paths
 from .qt_menus import fill_demo_menu, fill_recent_menu, show_about, show_shortcuts
 from .qt_normalized import QNormalizedView
+from .qt_slicer import is_huge
 from .qt_status import QEmptyState, QMessageBanner, QStatsBar
 from .qt_token_table import QTokenTable
 from .qt_zoom import zoom_widgets
@@ -157,6 +159,7 @@ class TokenPrismWindow(QMainWindow):
         self.act_zoom_reset = self._action("&Reset Zoom", "Ctrl+0", lambda: self.zoom(0))
         self.act_dismiss = self._action("Dismiss Message", "Esc", self.banner.hide)
         self.act_dismiss.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        self._build_edit_actions()
         self.id_formats = QActionGroup(self)
         self.act_fmt_space = self._action("Space-separated", checkable=True, tip="1 15043 3186")
         self.act_fmt_json = self._action("JSON List", checkable=True, tip="[1, 15043, 3186]")
@@ -176,7 +179,14 @@ class TokenPrismWindow(QMainWindow):
         m.addAction(self.act_quit)
         # self.edit_menu: feature modules add their editing commands (find, go to) here
         m = self.edit_menu = self.menus["edit"] = mb.addMenu("&Edit")
+        m.addActions([self.act_undo, self.act_redo])
+        m.addSeparator()
+        m.addActions([self.act_cut, self.act_copy, self.act_paste])
+        m.addSeparator()
+        m.addAction(self.act_select_all)
+        m.addSeparator()
         m.addAction(self.act_copy_ids)
+        m.aboutToShow.connect(self._update_edit_actions)
         fm = m.addMenu("Token ID &Format")
         fm.addActions([self.act_fmt_space, self.act_fmt_json])
         m = self.menus["tokenize"] = mb.addMenu("&Tokenize")
@@ -216,6 +226,76 @@ class TokenPrismWindow(QMainWindow):
         tb.addWidget(copy_btn)
         self.addToolBar(tb)
         self.toolbar = tb
+
+    def _edit_action(self, text: str, key: QKeySequence.StandardKey, slot: Callable[[], None],
+                     tip: str) -> QAction:
+        act = QAction(text, self)
+        act.setShortcut(QKeySequence(key))
+        # The keys reach the editor itself (it claims them while it has the
+        # focus); the shortcut lives on the editor only so that a filter box,
+        # the table or a panel with the focus keeps Ctrl+C and the others
+        # for itself, and no other Copy action becomes ambiguous with it.
+        act.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        self.editor.addAction(act)
+        act.setToolTip(tip)
+
+        def run() -> None:
+            self.editor.setFocus()  # picked from the menu: the user sees where it acted
+            slot()
+
+        act.triggered.connect(run)
+        return act
+
+    def _build_edit_actions(self) -> None:
+        """Edit ▸ Undo … Select All act on the text editor; each is enabled
+        when the editor could do it."""
+        ed = self.editor
+        self.act_undo = self._edit_action("&Undo", QKeySequence.StandardKey.Undo, ed.undo,
+                                          "Undo the last change to the text")
+        self.act_redo = self._edit_action("&Redo", QKeySequence.StandardKey.Redo, ed.redo,
+                                          "Redo the change last undone")
+        self.act_cut = self._edit_action("Cu&t", QKeySequence.StandardKey.Cut, self.cut_text,
+                                         "Cut the selected text to the clipboard")
+        self.act_copy = self._edit_action("&Copy", QKeySequence.StandardKey.Copy, ed.copy,
+                                          "Copy the selected text to the clipboard")
+        self.act_paste = self._edit_action("&Paste", QKeySequence.StandardKey.Paste, ed.paste,
+                                           "Paste the clipboard's text into the editor")
+        self.act_select_all = self._edit_action("Select &All", QKeySequence.StandardKey.SelectAll, ed.selectAll,
+                                                "Select the whole text")
+        doc = ed.document()
+        self.act_undo.setEnabled(doc.isUndoAvailable())
+        self.act_redo.setEnabled(doc.isRedoAvailable())
+        ed.undoAvailable.connect(self.act_undo.setEnabled)
+        ed.redoAvailable.connect(self.act_redo.setEnabled)
+        ed.copyAvailable.connect(self._on_selection)
+        # per keystroke only the cheap check; asking the clipboard (a round
+        # trip to its owner on X11) waits for the clipboard to change
+        ed.textChanged.connect(lambda: self.act_select_all.setEnabled(not doc.isEmpty()))
+        QGuiApplication.clipboard().dataChanged.connect(self._update_edit_actions)
+        self._update_edit_actions()
+
+    def _on_selection(self, selected: bool) -> None:
+        self.act_cut.setEnabled(selected and not self.editor.isReadOnly())
+        self.act_copy.setEnabled(selected)
+
+    def _update_edit_actions(self) -> None:
+        ed = self.editor
+        self._on_selection(ed.textCursor().hasSelection())
+        self.act_paste.setEnabled(not ed.isReadOnly() and ed.canPaste())
+        self.act_select_all.setEnabled(not ed.document().isEmpty())
+
+    def cut_text(self) -> None:
+        """Cut the editor's selection; a huge one goes out in slices, as
+        when it is cut with the keys (see :meth:`QTokenEditor.keyPressEvent`)."""
+        ed = self.editor
+        cursor = ed.textCursor()
+        if ed.isReadOnly() or not cursor.hasSelection():
+            return
+        if is_huge(cursor, ""):
+            ed.copy()
+            ed.replace_sliced(cursor, "", "Deleting")
+        else:
+            ed.cut()
 
     def _connect(self) -> None:
         self.loader.loaded.connect(self._on_model_loaded)
