@@ -6,9 +6,11 @@ current options, through ``tokenprism.core.export`` (the same code as
 extension or the chosen filter, the file is replaced atomically, and a
 failed write leaves the old file and says why in the window's banner.
 
-Import reads a JSON export back: it restores the options and the text and
-reopens the model the tokens were made with when that file is here. When
-the model's tokens of the restored text arrive they are checked against the
+Import reads any export back. A JSON export restores the options and the
+text and reopens the model the tokens were made with when that file is
+here. JSON Lines, CSV and id files keep neither text nor model: their text
+is rebuilt from the ids with the open model (``restore_text``). When the
+model's tokens of the restored text arrive they are checked against the
 file's, and any difference is reported; when the model is missing, the
 banner names the model that is needed.
 
@@ -26,8 +28,9 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog
 
 from tokenprism.core import Encoding, TokenPrismError
-from tokenprism.core.export import (FILE_FORMATS, TokenList, first_difference, format_for_path, load_json,
-                                    token_list, tokenizer_fingerprint, write_export)
+from tokenprism.core.export import (FILE_FORMATS, TokenList, TokenRows, first_difference,
+                                    format_for_path, load_token_file, restore_text, token_list,
+                                    tokenizer_fingerprint, write_export)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import Analysis
@@ -40,7 +43,7 @@ if TYPE_CHECKING:
 EXPORT_SHORTCUT = "Ctrl+Shift+S"
 IMPORT_SHORTCUT = "Ctrl+Shift+I"
 FILTERS = {
-    "json": "JSON, every field, can be imported again (*.json)",
+    "json": "JSON, every field, with the text and model (*.json)",
     "jsonl": "JSON Lines, one token a line (*.jsonl)",
     "csv": "CSV for spreadsheets (*.csv)",
     "ids": "Token IDs (*.txt)",
@@ -69,15 +72,26 @@ def path_and_format(path: str, selected_filter: str) -> tuple[str, str]:
     return path + EXTENSION[fmt], fmt
 
 
+IMPORT_FILTER = "TokenPrism token exports (*.json *.jsonl *.ndjson *.csv *.txt *.ids);;All files (*)"
+
+
 @dataclass(frozen=True)
 class _Pending:
     """An import whose model's tokens are still to be compared."""
 
-    tokens: TokenList
+    tokens: TokenList | TokenRows
+    add_special: bool
+    parse_special: bool
     file_name: str
     model_path: str
     text: str
     notes: str
+
+    def difference(self, enc: Encoding) -> int:
+        """The first token where the model's ``enc`` differs from the file, or -1."""
+        if isinstance(self.tokens, TokenRows):
+            return self.tokens.first_difference(enc.token_ids, enc.starts, enc.ends)
+        return first_difference(self.tokens, enc)
 
 
 def _clip(text: str, limit: int = 60) -> str:
@@ -111,8 +125,8 @@ class TokenFiles(QObject):
         self.act_export.triggered.connect(self.export_dialog)
         self.act_import = QAction("&Import Tokens…", window)
         self.act_import.setShortcut(QKeySequence(IMPORT_SHORTCUT))
-        self.act_import.setToolTip("Open a JSON token export: its text, options and model "
-                                   f"({IMPORT_SHORTCUT})")
+        self.act_import.setToolTip("Open a token export: a JSON one brings back its text, options and model; "
+                                   f"JSON Lines, CSV and id files their tokens ({IMPORT_SHORTCUT})")
         self.act_import.triggered.connect(self.import_dialog)
         for act in (self.act_export, self.act_import):
             window.addAction(act)  # shortcuts work even with the menu bar hidden
@@ -201,8 +215,7 @@ class TokenFiles(QObject):
         folder = q.value(KEY_FOLDER, "")
         if not isinstance(folder, str) or not os.path.isdir(folder):
             folder = os.path.expanduser("~")
-        path, _ = QFileDialog.getOpenFileName(self.window, "Import Tokens", folder,
-                                              "TokenPrism token lists (*.json);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self.window, "Import Tokens", folder, IMPORT_FILTER)
         if path:
             q.setValue(KEY_FOLDER, os.path.dirname(path))
             self.import_from(path)
@@ -210,7 +223,7 @@ class TokenFiles(QObject):
     def import_from(self, path: str) -> None:
         """Read ``path`` in the background, then show what it holds."""
         self._busy_text = f"Reading {os.path.basename(path)}…"
-        self.jobs.submit(lambda: load_json(path), lambda lists: self._apply(path, lists), self._import_failed)
+        self.jobs.submit(lambda: load_token_file(path), lambda got: self._apply(path, got), self._import_failed)
 
     def _import_failed(self, error: BaseException) -> None:
         message = str(error) if isinstance(error, TokenPrismError) else \
@@ -218,8 +231,12 @@ class TokenFiles(QObject):
         self.window.banner.show_message(message, error=True)
         self.importFailed.emit(message)
 
-    def _apply(self, path: str, lists: list[TokenList]) -> None:
+    def _apply(self, path: str, got: list[TokenList] | TokenRows) -> None:
+        if isinstance(got, TokenRows):
+            self._apply_rows(path, got)
+            return
         w = self.window
+        lists = got
         tl = lists[0]
         name = os.path.basename(path)
         notes: list[str] = []
@@ -241,13 +258,44 @@ class TokenFiles(QObject):
                 f"“{tl.model.path}” is not here. Open that model to compare; the text is shown {using}.",
                 *notes)), error=False)
         else:
-            self._pending = _Pending(tl, name, model_path, shown, " ".join(notes))
+            self._pending = _Pending(tl, tl.add_special, tl.parse_special, name, model_path, shown, " ".join(notes))
             if current is None or os.path.abspath(current.path) != model_path:
                 w.open_path(model_path)
             else:
                 w.live.refresh()
                 self._check(w.analysis)  # the result may be on screen already
         self.imported.emit(tl)
+
+    def _apply_rows(self, path: str, rows: TokenRows) -> None:
+        """A JSON Lines, CSV or id file: its text is rebuilt from the ids
+        with the open model, then checked like any import."""
+        w = self.window
+        name = os.path.basename(path)
+        info = w.model_info
+        kind = {"jsonl": "JSON Lines", "csv": "CSV", "ids": "id"}[rows.fmt]
+        if info is None:
+            self._import_failed(TokenPrismError(
+                f"“{name}” is a {kind} file: it keeps the tokens but not the text or the model. Open the model "
+                "the tokens were made with, then import it again (a JSON export brings its model along)."))
+            return
+        try:
+            text, add, parse = restore_text(rows, info.model)
+        except TokenPrismError as e:
+            self._import_failed(e)
+            return
+        notes = [f"“{name}” is a {kind} file, which keeps no text: the text was rebuilt from its "
+                 f"{len(rows):,} ids with {info.name}."]
+        if rows.lists > 1:
+            first = f" ({rows.model_name})" if rows.model_name else ""
+            notes.append(f"It compares {rows.lists} models; the first one's tokens{first} are used.")
+        w.act_add_special.setChecked(add)
+        w.act_parse_special.setChecked(parse)
+        w.editor.setPlainText(text)
+        self._pending = _Pending(rows, add, parse, name, os.path.abspath(info.path), w.editor.token_text(),
+                                 " ".join(notes))
+        w.live.refresh()
+        self._check(w.analysis)
+        self.imported.emit(rows)
 
     def _on_result(self, a: Analysis) -> None:
         self._check(a)
@@ -258,14 +306,13 @@ class TokenFiles(QObject):
         if p is None or a is None or a.info is not w.model_info or os.path.abspath(a.info.path) != p.model_path:
             return
         enc = a.encoding
-        if a.text != p.text or (enc.add_special, enc.parse_special) != (p.tokens.add_special,
-                                                                        p.tokens.parse_special):
+        if a.text != p.text or (enc.add_special, enc.parse_special) != (p.add_special, p.parse_special):
             if a.generation == w.live.generation:  # changed by the user since: nothing to compare
                 self._pending = None
             return
         self._pending = None
         tl = p.tokens
-        k = first_difference(tl, enc)
+        k = p.difference(enc)
         if k < 0:
             w.stats.flash(f"Imported {len(tl):,} tokens from {p.file_name}: {a.info.name} gives the same tokens",
                           5000)
@@ -276,12 +323,13 @@ class TokenFiles(QObject):
         model = a.model
         if k < min(len(tl), len(enc)):
             here = f"id {enc.token_ids[k]} “{_clip(model.display_piece(enc.token_ids[k]))}”"
-            there = f"id {tl.ids[k]} “{_clip(tl.pieces[k])}”"
+            piece = tl.pieces[k] if isinstance(tl, TokenList) else model.display_piece(tl.ids[k])
+            there = f"id {tl.ids[k]} “{_clip(piece)}”"
             what = f"from token #{k}: the file has {there}, the model gives {here}"
         else:
             what = f"after token #{k - 1}: the file has {len(tl):,} tokens, the model gives {len(enc):,}"
         why = ""
-        if tokenizer_fingerprint(model) != tl.model.tokenizer_sha256:
+        if isinstance(tl, TokenList) and tokenizer_fingerprint(model) != tl.model.tokenizer_sha256:
             why = " The model file's tokenizer is not the one the tokens were made with."
         w.banner.show_message(f"{a.info.name} tokenizes the imported text differently from “{p.file_name}” "
                               f"{what}.{why} {p.notes}".rstrip(), error=True)
@@ -292,10 +340,14 @@ class TokenFiles(QObject):
         if p is not None and os.path.abspath(path) == p.model_path:
             self._pending = None
             self.window.banner.show_message(
-                f"{message} The tokens in “{p.file_name}” need {p.tokens.model.describe()}.", error=True)
+                f"{message} The tokens in “{p.file_name}” need {_needs(p.tokens)}.", error=True)
 
     def shutdown(self) -> None:
         self.jobs.shutdown()
+
+
+def _needs(tokens: TokenList | TokenRows) -> str:
+    return tokens.model.describe() if isinstance(tokens, TokenList) else "the model they were made with"
 
 
 def find_model(ref_path: str, import_file: str) -> str | None:

@@ -325,6 +325,8 @@ def load_token_file(source: str | bytes | os.PathLike[str]) -> list[TokenList] |
         if isinstance(line, dict) and "format" not in line and "id" in line:
             return _read_lines(text, where, _jsonl_rows(text), "jsonl")
         return _load_json_text(text, where)
+    if where.lower().endswith(".json"):  # a damaged JSON export: say what is wrong with it
+        return _load_json_text(text, where)
     if body[:1] == "[" or body[:1].isdigit() or not body:
         return _read_ids(text, where)
     header = next(csv.reader([first]), [])
@@ -435,19 +437,67 @@ def restore_text(rows: TokenRows, model: Model) -> tuple[str, bool, bool]:
                                  "the tokens were made with another model.")
     vocab_attrs = model.vocab.attrs
     attrs = rows.attrs if rows.attrs is not None else tuple(vocab_attrs[t] for t in rows.ids)
+    empty: set[int] = set()
+    added: set[int]
     if rows.starts is not None and rows.ends is not None:
-        added = {i for i, a in enumerate(attrs) if a & Attr.CONTROL and rows.starts[i] == rows.ends[i]}
+        # a token covering no text is not decoded: an added BOS/EOS, or the
+        # space a SentencePiece model puts before the text after a special token
+        empty = {i for i in range(len(attrs)) if rows.starts[i] == rows.ends[i]}
+        added = {i for i in empty if attrs[i] & Attr.CONTROL}
     else:
+        # ids alone: the model's own prefix (BOS) and suffix (EOS, SEP) at the ends were added
         cfg = model.config
-        ids = rows.ids
+        ids, pre, suf = rows.ids, cfg.special_prefix, cfg.special_suffix
         added = set()
-        if ids and cfg.add_bos and ids[0] == cfg.special_ids.get("bos", -1):
-            added.add(0)
-        if ids and cfg.add_eos and ids[-1] == cfg.special_ids.get("eos", -1):
-            added.add(len(ids) - 1)
-    kept = [t for i, t in enumerate(rows.ids) if i not in added]
+        if (pre or suf) and len(ids) >= len(pre) + len(suf) and tuple(ids[:len(pre)]) == pre \
+                and tuple(ids[len(ids) - len(suf):]) == suf:
+            added = set(range(len(pre))) | set(range(len(ids) - len(suf), len(ids)))
     parse = any(attrs[i] & Attr.CONTROL for i in range(len(attrs)) if i not in added)
-    return model.decode(kept, special=True), bool(added), parse
+    if rows.starts is None or rows.ends is None:
+        return _decode_text(rows.ids, added, attrs, model), bool(added), parse
+    return _place_text(rows.ids, rows.starts, rows.ends, model), bool(added), parse
+
+
+def _decode_text(ids: Sequence[int], added: set[int], attrs: Sequence[int], model: Model) -> str:
+    """Ids alone decoded as llama.cpp does, except that a model which puts a
+    space in front of the text also puts one after each parsed special token
+    (the text itself had none), so that space is dropped there as well."""
+    prefix = model.config.add_space_prefix
+    drop = prefix
+    parts: list[bytes] = []
+    for i, t in enumerate(ids):
+        if i in added:
+            continue
+        piece = model.token_bytes(t, special=True)
+        if drop and piece.startswith(b" "):
+            piece = piece[1:]
+        drop = prefix and bool(attrs[i] & Attr.CONTROL)
+        parts.append(piece)
+    return b"".join(parts).decode("utf-8", "replace")
+
+
+def _place_text(ids: Sequence[int], starts: Sequence[int], ends: Sequence[int], model: Model) -> str:
+    """The text the spans describe, each span holding what its tokens decode
+    to. Decoding the whole list at once would not do: WordPiece puts a space
+    before every word and drops the text's own spaces, SentencePiece adds a
+    space in front of the text. So each span takes its tokens' text, less
+    the leading spaces that do not fit, and text no token covers (spaces a
+    WordPiece model skipped) is a space."""
+    out = [" "] * (max(ends) if ends else 0)
+    i, n = 0, len(ids)
+    while i < n:
+        s, e = starts[i], ends[i]
+        j = i
+        while j < n and starts[j] == s and ends[j] == e:  # a byte-fallback group shares one span
+            j += 1
+        if e > s:
+            piece = b"".join(model.token_bytes(t, special=True) for t in ids[i:j]).decode("utf-8", "replace")
+            if len(piece) > e - s:
+                piece = piece.lstrip(" ")
+            piece = piece[:e - s].ljust(e - s)
+            out[s:e] = piece
+        i = j
+    return "".join(out)
 
 
 # ---- plain ids (decode) -----------------------------------------------------------------------

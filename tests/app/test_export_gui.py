@@ -259,3 +259,49 @@ def test_import_of_a_comparison_uses_the_first_list(qtbot, window, demo, tmp_pat
     assert sig.args == [True]
     assert window.model_info.path == os.path.abspath(demo["ugm"])
     assert "compares 2 models" in window.banner.text
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "ids"])
+def test_every_export_format_imports_back(qtbot, window, demo, tmp_path: Path, fmt: str,  # type: ignore[no-untyped-def]
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # the window's own export, then File > Import Tokens on it (a JSON Lines
+    # file used to fail with "not valid JSON: Extra data (line 2, column 1)")
+    open_model_in(qtbot, window, demo["spm"])
+    show_text(qtbot, window, TEXT, add_special=True, parse_special=True)
+    expected = list(window.analysis.encoding.ids)
+    tf = files_of(window)
+    f = tmp_path / f"mine.{fmt}"
+    with qtbot.waitSignal(tf.exported, timeout=RESULT_TIMEOUT_MS):
+        tf.export_to(str(f), fmt)
+    show_text(qtbot, window, "something else")
+    window.act_add_special.setChecked(False)
+    window.act_parse_special.setChecked(False)
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(f), "")))
+    with qtbot.waitSignal(tf.verified, timeout=RESULT_TIMEOUT_MS) as sig:
+        tf.act_import.trigger()
+    assert sig.args == [True], window.banner.text
+    assert window.editor.token_text() == TEXT
+    assert window.act_add_special.isChecked() and window.act_parse_special.isChecked()
+    qtbot.waitUntil(lambda: is_current(window), timeout=RESULT_TIMEOUT_MS)
+    assert list(window.analysis.encoding.ids) == expected
+    assert "keeps no text" in window.banner.text and "rebuilt" in window.banner.text
+
+
+def test_a_rows_file_without_a_model_says_what_to_do(qtbot, make_window, demo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    w = make_window()
+    f = tmp_path / "t.jsonl"
+    f.write_text(render([token_list(open_model(demo["wpm"]), text="hi there")], "jsonl"), "utf-8")
+    tf = files_of(w)
+    with qtbot.waitSignal(tf.importFailed, timeout=RESULT_TIMEOUT_MS) as sig:
+        tf.import_from(str(f))
+    assert "JSON Lines" in sig.args[0] and "Open the model" in sig.args[0]
+    assert w.banner.isVisible()
+
+
+def test_an_unknown_file_names_the_formats_that_import(qtbot, window, demo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    f = tmp_path / "notes.md"
+    f.write_text("# some notes\n", "utf-8")
+    tf = files_of(window)
+    with qtbot.waitSignal(tf.importFailed, timeout=RESULT_TIMEOUT_MS):
+        tf.import_from(str(f))
+    assert "JSON Lines (.jsonl), CSV (.csv)" in window.banner.text

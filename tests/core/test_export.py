@@ -17,9 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokenprism.core import Attr, Model, open_model
-from tokenprism.core.export import (ExportError, TokenFileError, TokenList, first_difference, format_for_path,
-                                    id_problems, load_json, render, scan_ids, spreadsheet_cell, stats,
-                                    token_list, tokenizer_fingerprint, write_atomic, write_export)
+from tokenprism.core.export import (ExportError, TokenFileError, TokenList, TokenRows, first_difference,
+                                    format_for_path, id_problems, labels, load_json, load_token_file, render,
+                                    restore_text, scan_ids, spreadsheet_cell, stats, token_list,
+                                    tokenizer_fingerprint, write_atomic, write_export)
 from tokenprism.core.resources import demo_models
 
 TEXT = 'Hello wörld, "quoted"\n\ttabs =1+1 -x @y 🙂 日本語 €'
@@ -520,3 +521,88 @@ def test_hand_edited_ranks_and_words_give_clear_errors(demo: dict[str, Model],
     with pytest.raises(TokenFileError) as e:
         load_json(edit(doc, change))
     assert message in str(e.value)
+
+
+# ---- every export format reads back (load_token_file) -----------------------------------------
+
+@pytest.mark.parametrize("kind", ["spm", "bpe", "ugm", "wpm"])
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "ids"])
+def test_every_file_format_imports_back(demo: dict[str, Model], kind: str, fmt: str, tmp_path: Path) -> None:
+    m = demo[kind]
+    text = "Hello world, <s> 🙂 again" if kind in ("spm", "bpe") else "hello world again"
+    for add, parse in ((False, False), (True, True)):
+        tl = token_list(m, text=text, add_special=add, parse_special=parse)
+        path = tmp_path / f"t.{fmt}"
+        write_export(path, [tl], fmt)
+        rows = load_token_file(path)
+        assert isinstance(rows, TokenRows) and rows.fmt == fmt and rows.lists == 1
+        assert rows.ids == tl.ids
+        if fmt != "ids":
+            assert (rows.starts, rows.ends, rows.attrs) == (tl.starts, tl.ends, tl.attrs)
+        restored, r_add, r_parse = restore_text(rows, m)
+        enc = m.encode(restored, add_special=r_add, parse_special=r_parse)
+        assert rows.first_difference(enc.token_ids, enc.starts, enc.ends) == -1
+        if kind in ("spm", "bpe"):  # no normalizer: the very text comes back
+            parsed = parse and any(a & Attr.CONTROL for a, s, e in zip(tl.attrs, tl.starts, tl.ends) if e > s)
+            assert restored == text and (r_add, r_parse) == (add and m.config.add_bos, parsed)
+
+
+def test_json_still_imports_through_load_token_file(demo: dict[str, Model], tmp_path: Path) -> None:
+    tl = token_list(demo["spm"], text="Hi 🙂", add_special=True)
+    path = tmp_path / "renamed.txt"  # the content decides, not the name
+    write_export(path, [tl], "json")
+    assert load_token_file(path) == [tl]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "ids"])
+def test_a_comparison_file_gives_its_first_list(demo: dict[str, Model], fmt: str, tmp_path: Path) -> None:
+    lists = [token_list(demo[k], text="compare =this") for k in ("spm", "bpe", "wpm")]
+    path = tmp_path / f"cmp.{fmt}"
+    write_export(path, lists, fmt)
+    rows = load_token_file(path)
+    assert isinstance(rows, TokenRows) and rows.lists == 3 and rows.ids == lists[0].ids
+    if fmt != "ids":
+        assert rows.model_name == labels(lists)[0]
+
+
+@pytest.mark.parametrize("data, message", [
+    (b"hello there\n", "JSON Lines (.jsonl), CSV (.csv)"),
+    (b'{"index": 0, "id": 5, "attr": 4, "start": 0, "end": 1}\n{"index": 0, "id": 6}\n',
+     "line 2.index: 0 is outside 1..1"),
+    (b'{"index": 0, "id": 5, "attr": 4, "start": 0, "end": 1}\nnot json\n', "line 2: not valid JSON"),
+    (b"index,id,attr,start,end\n0,5,4,0,x\n", "line 2, end: expected an integer"),
+    (b"index,id,piece,start,end\n0,5,a,0,1\n", "no \u201cattr\u201d column"),
+    (b"[1, 2, x]\n", "'x' on line 1 is not an id"),
+])
+def test_foreign_token_files_say_what_imports(tmp_path: Path, data: bytes, message: str) -> None:
+    path = tmp_path / "odd.file"
+    path.write_bytes(data)
+    with pytest.raises(TokenFileError) as e:
+        load_token_file(path)
+    assert message in str(e.value) and "odd.file" in str(e.value)
+
+
+def test_ids_outside_the_model_are_refused(demo: dict[str, Model]) -> None:
+    rows = TokenRows("ids", (1, 10**6), None, None, None, "", 1)
+    with pytest.raises(TokenFileError, match="outside .* vocabulary"):
+        restore_text(rows, demo["spm"])
+
+
+@pytest.mark.parametrize("name, text", [
+    ("llama-spm", "<s>Hi 🙂 𝄞 €\n</s>"),
+    ("gpt-2", "<|endoftext|> wörld 🙂"),
+    ("bert-bge", "[CLS] hello [SEP] naïve"),
+    ("nomic-bert-moe", "<s> hello ✓ </s>"),
+])
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "ids"])
+def test_reference_vocabs_import_every_format(ref_model: Callable[[str], Model], name: str, text: str, fmt: str,
+                                              tmp_path: Path) -> None:
+    m = ref_model(name)
+    tl = token_list(m, text=text, add_special=True, parse_special=True)
+    path = tmp_path / f"t.{fmt}"
+    write_export(path, [tl], fmt)
+    rows = load_token_file(path)
+    assert isinstance(rows, TokenRows)
+    restored, add, parse = restore_text(rows, m)
+    enc = m.encode(restored, add_special=add, parse_special=parse)
+    assert rows.first_difference(enc.token_ids, enc.starts, enc.ends) == -1, restored
