@@ -27,6 +27,7 @@ import numpy as np
 from tokenprism.core import Attr, Encoding, Model
 from tokenprism.core.encoding import Column
 from tokenprism.core.incremental import Splice, changed_chars, encode_chunked, retokenize_splice
+from tokenprism.core.names import display_name
 from tokenprism.core.vocab import decoded_pieces
 
 INCREMENTAL_MIN = 2048
@@ -105,7 +106,9 @@ class ModelInfo:
 
     @property
     def name(self) -> str:
-        return self.model.name
+        """The name the window shows: ``general.name``, or the file's name
+        when that is missing, a hash or a path (see core.names)."""
+        return display_name(self.model.name, self.model.path)
 
     @property
     def kind(self) -> str:

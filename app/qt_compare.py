@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QHBoxL
 
 from tokenprism.core import TokenPrismError
 from tokenprism.core.export import token_list, write_export
+from tokenprism.core.names import display_name, display_names
 from tokenprism.core.resources import demo_models
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
@@ -43,6 +44,8 @@ COMPARE_SHORTCUT = "Ctrl+Shift+A"
 EXPORT_SHORTCUT = "Ctrl+Shift+S"
 MIN_MODELS = 2
 MAX_MODELS = 6
+DEFAULT_MODELS = 3
+"""Lanes the view opens with: the open model and the two used before it."""
 MAX_FOUND_ENTRIES = 40
 """A menu longer than this is hard to use; the Models panel filters the rest."""
 COLUMNS = ("#", "Model", "Type", "Tokens", "Chars/token", "Byte fallback", "Unknown", "vs first")
@@ -168,13 +171,22 @@ class QCompareWindow(QWidget):
     # ---- models ----------------------------------------------------------------------
 
     def default_paths(self) -> list[str]:
-        """The open model plus a demo model of another type (or two demo models)."""
+        """The open model and the models used most recently (Open Recent),
+        up to :data:`DEFAULT_MODELS`: what the user works with, not a demo.
+        Demo models (each of a type not yet there) fill up to
+        :data:`MIN_MODELS` only when too few recent models still exist."""
         paths: list[str] = []
         kinds: set[str] = set()
         info = self.main.model_info
         if info is not None:
-            paths.append(info.path)
+            paths.append(os.path.abspath(info.path))
             kinds.add(info.kind.lower())
+        for p in self.main.settings.recent_files():
+            if len(paths) >= DEFAULT_MODELS:
+                break
+            p = os.path.abspath(p)
+            if p not in paths and os.path.isfile(p):
+                paths.append(p)
         for kind, path in demo_models().items():
             if len(paths) >= MIN_MODELS:
                 break
@@ -239,7 +251,7 @@ class QCompareWindow(QWidget):
 
         info = self.main.model_info
         if info is not None:
-            entry(m, f"Open Model: {info.name} ({info.kind})", info.path)
+            entry(m, f"Open Model: {display_name(info.name, info.path)} ({info.kind})", info.path)
         recent = [p for p in self.main.settings.recent_files() if os.path.isfile(p)]
         if recent:
             sub = m.addMenu("Recent")
@@ -250,8 +262,8 @@ class QCompareWindow(QWidget):
         if demos:
             sub = m.addMenu("Demo Models")
             sub.setToolTipsVisible(True)
-            for kind, p in demos.items():
-                entry(sub, KIND_NAMES.get(kind, kind), str(p))
+            for kind, demo in demos.items():
+                entry(sub, KIND_NAMES.get(kind, kind), str(demo))
         self._fill_found_menu(m.addMenu("Found on This Computer"), entry)
         m.addSeparator()
         browse = m.addAction("Add…")
@@ -314,18 +326,23 @@ class QCompareWindow(QWidget):
         waiting = any(ln.info is not None and ln.waiting for ln in self.lanes)
         if not waiting and len({a.text for a in ready}) <= 1:
             text = ready[0].text if ready else self.text()
-            data = [LaneData(ln.name, ln.kind, ln.result, ln.message or ("Loading…" if ln.loader.busy else ""))
-                    for ln in self.lanes]
+            data = [LaneData(name, ln.kind, ln.result, ln.message or ("Loading…" if ln.loader.busy else ""), ln.path)
+                    for ln, name in zip(self.lanes, self.lane_names())]
             self.view.set_lanes(text, data)
             self._fill_summary()
             self.lanesUpdated.emit()
         elif len(self.view.lanes) != len(self.lanes):
             # a lane was added or removed: show the structure now, tokens follow
-            self.view.set_lanes(self.view.text, [LaneData(ln.name, ln.kind, None, ln.message or "…")
-                                                  for ln in self.lanes])
+            self.view.set_lanes(self.view.text, [LaneData(name, ln.kind, None, ln.message or "…", ln.path)
+                                                  for ln, name in zip(self.lanes, self.lane_names())])
             self._fill_summary()
         self._update_buttons()
         self._update_status()
+
+    def lane_names(self) -> list[str]:
+        """What each lane is called: its model's name, or its file's name
+        when that name is a hash, a path or the same as another lane's."""
+        return display_names([(ln.metadata_name, ln.path) for ln in self.lanes])
 
     def summaries(self) -> list[LaneSummary | None]:
         """The summary of every lane with tokens (None for the others)."""
@@ -348,7 +365,7 @@ class QCompareWindow(QWidget):
         t.setRowCount(len(lanes))
         first_ok = bool(lanes) and lanes[0].analysis is not None
         for i, (ld, sm) in enumerate(zip(lanes, self.summaries())):
-            path = self.lanes[i].path if i < len(self.lanes) else ""
+            path = ld.path
             cells = [str(i + 1), ld.name, ld.kind]
             if sm is None:
                 cells += [ld.message or "…", "", "", "", ""]

@@ -7,10 +7,11 @@ thread, each dropping its stale results as the main window does.
 
 from __future__ import annotations
 
-import os
 from typing import Callable
 
 from PySide6.QtCore import QObject, Signal
+
+from tokenprism.core.names import display_name
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import Analysis, ModelInfo
@@ -44,13 +45,17 @@ class CompareLane(QObject):
             self.loader.load(path)
 
     @property
+    def metadata_name(self) -> str:
+        """The model's own name (``general.name``), "" until it is loaded.
+        The compare view shows :func:`~tokenprism.core.names.display_names`
+        of all lanes, which falls back to the file name and tells repeated
+        names apart."""
+        return self.info.model.name if self.info is not None else ""
+
+    @property
     def name(self) -> str:
-        stem = os.path.splitext(os.path.basename(self.path))[0]
-        if self.info is None:
-            return stem
-        name = self.info.name
-        # some files name themselves by a hash; the file name says more then
-        return stem if len(name) >= 32 and all(c in "0123456789abcdef" for c in name.lower()) else name
+        """This lane's name on its own (the view shows ``display_names`` of all lanes)."""
+        return display_name(self.metadata_name, self.path)
 
     @property
     def kind(self) -> str:

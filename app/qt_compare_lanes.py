@@ -11,6 +11,7 @@ smoothly. Positions are UTF-16 units throughout, as in every
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +27,7 @@ from .pieces import tooltip_html
 from .styles import TokenColors, mix, token_colors
 
 GUTTER_CHARS = 14
+GUTTER_MAX_CHARS = 32
 MARK_COLOR = "#e0402a"
 LAYOUT_MAX_UNITS = 200_000
 """Longer texts show only their beginning in the lanes (the summary counts all)."""
@@ -39,6 +41,8 @@ class LaneData:
     kind: str
     analysis: Analysis | None
     message: str = ""
+    path: str = ""
+    """The model's file, shown when the pointer rests on the lane's name."""
 
 
 def _display_char(ch: str) -> str:
@@ -99,6 +103,7 @@ class QCompareLanes(QAbstractScrollArea):
         """Leave out marks next to whitespace (where models differ only in
         which side of a space they cut, or drop it, as WordPiece does)."""
         self._set_fonts()
+        self._gutter = self._gutter_width()
 
     # ---- inputs ---------------------------------------------------------------------
 
@@ -207,9 +212,28 @@ class QCompareLanes(QAbstractScrollArea):
 
     @property
     def gutter(self) -> float:
-        return QFontMetricsF(self._small).horizontalAdvance("0") * GUTTER_CHARS + 12.0
+        return self._gutter
+
+    def _gutter_width(self) -> float:
+        """Room for the longest "n name" of the lanes, between GUTTER_CHARS and
+        GUTTER_MAX_CHARS digits wide (and at most a third of the view), so
+        names that differ only at their end (``qwen2 (ggml-vocab-qwen35)``)
+        are shown whole when the view is wide enough."""
+        fm = QFontMetricsF(self._small)
+        digit = fm.horizontalAdvance("0")
+        need = max([fm.horizontalAdvance(f"{i + 1} {ld.name}") for i, ld in enumerate(self._lanes)], default=0.0)
+        most = max(digit * GUTTER_CHARS, min(digit * GUTTER_MAX_CHARS, self.viewport().width() / 3))
+        return min(max(need, digit * GUTTER_CHARS), most) + 12.0
+
+    def gutter_label(self, lane: int) -> str:
+        """Lane ``lane``'s number and name as its gutter shows them, cut in
+        the middle when too long: a name's end (the file) tells apart models
+        that share a name."""
+        return QFontMetricsF(self._small).elidedText(f"{lane + 1} {self._lanes[lane].name}",
+                                                     Qt.TextElideMode.ElideMiddle, self.gutter - 10)
 
     def relayout(self) -> None:
+        self._gutter = self._gutter_width()
         avail = max(40.0, self.viewport().width() - self.gutter - 12.0)
         self._rows = wrap_rows(self._adv, self._units, avail)
         self._x = np.concatenate([[0.0], np.cumsum(self._adv)])
@@ -349,8 +373,7 @@ class QCompareLanes(QAbstractScrollArea):
             # gutter: lane number and short model name
             p.setFont(self._small)
             p.setPen(colors.muted)
-            name = QFontMetricsF(self._small).elidedText(f"{lane_i + 1} {lane.name}", Qt.TextElideMode.ElideRight,
-                                                         g - 10)
+            name = self.gutter_label(lane_i)
             p.drawText(QRectF(4, lr.top(), g - 8, lr.height()),
                        int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), name)
             a = lane.analysis
@@ -442,11 +465,17 @@ class QCompareLanes(QAbstractScrollArea):
             pos = event.pos()  # type: ignore[attr-defined]
             lane, s, _e = self.token_range_at(pos)
             a = self._lanes[lane].analysis if lane >= 0 else None
-            if a is not None and s >= 0:
+            if lane >= 0 and pos.x() < self.gutter:
+                # the gutter shows a short name: the full path says which file it is
+                ld = self._lanes[lane]
+                where = f"<br>{html.escape(ld.path)}" if ld.path else ""
+                QToolTip.showText(event.globalPos(),  # type: ignore[attr-defined]
+                                  f"<b>{html.escape(ld.name)}</b> ({html.escape(ld.kind)}){where}", self)
+            elif a is not None and s >= 0:
                 k = a.span_at(s)
                 first, last = int(a.span_first[k]), int(a.span_last[k])
-                html = f"<b>{self._lanes[lane].name}</b> ({self._lanes[lane].kind})<br>" + tooltip_html(a, first, last)
-                QToolTip.showText(event.globalPos(), html, self)  # type: ignore[attr-defined]
+                head = f"<b>{html.escape(self._lanes[lane].name)}</b> ({html.escape(self._lanes[lane].kind)})<br>"
+                QToolTip.showText(event.globalPos(), head + tooltip_html(a, first, last), self)  # type: ignore[attr-defined]
             else:
                 QToolTip.hideText()
             return True
