@@ -27,6 +27,7 @@ import numpy as np
 from .encoding import Encoding
 from .gguf_file import MetadataValue
 from .model import Model, sanitize_text
+from .names import display_name
 from .vocab import Attr
 
 
@@ -63,8 +64,8 @@ class ModelRef:
             unk_id=unk if 0 <= unk < len(model) else -1, tokenizer_sha256=tokenizer_fingerprint(model))
 
     def describe(self) -> str:
-        """``name (KIND, 32,000 tokens)``."""
-        return f"{self.name} ({self.kind}, {self.vocab_size:,} tokens)"
+        """``name (KIND, 32,000 tokens)``, named as the app shows models (core.names)."""
+        return f"{display_name(self.name, self.path)} ({self.kind}, {self.vocab_size:,} tokens)"
 
 
 @dataclass(frozen=True)

@@ -164,3 +164,9 @@ def test_table_cuts_long_names_in_the_middle(tmp_path: Path) -> None:
     table = render(lists, "table").splitlines()
     assert table[1].startswith("A very long model n…") and "(first)" in table[1]
     assert "(second)" in table[2]
+
+
+def test_model_ref_describes_gemma4_by_its_file() -> None:
+    ref = ModelRef.of(open_model(vocab_path("gemma-4")))
+    assert ref.name == "47b6801b24d15ff9bcd8c96dfaea0be9ed3a0301"  # the file's own name stays on record
+    assert ref.describe().startswith("ggml-vocab-gemma-4 (BPE, 262,144 tokens)")
