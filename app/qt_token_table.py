@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from PySide6.QtCore import (QAbstractTableModel, QEvent, QItemSelection, QItemSelectionModel,
                             QModelIndex, QPersistentModelIndex, Qt, Signal)
-from PySide6.QtGui import QFontDatabase, QGuiApplication, QKeyEvent, QKeySequence
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
+from PySide6.QtGui import (QFont, QFontDatabase, QFontMetrics, QGuiApplication, QKeyEvent, QKeySequence,
+                           QResizeEvent)
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QTableView, QWidget
 
 import numpy as np
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import Analysis
-from .pieces import format_score, piece_cell, tooltip_html, type_label
+from .pieces import format_score, piece_cell, tooltip_html, type_label, type_name
 from .qt_columns import ALIGN_LEFT as _LEFT, ALIGN_RIGHT as _RIGHT, column_header
 from .styles import TokenColors, token_colors
 
@@ -58,6 +59,20 @@ class QTokenTableModel(QAbstractTableModel):
     @property
     def analysis(self) -> Analysis | None:
         return self._a
+
+    @property
+    def fixed_font(self) -> QFont:
+        """The font of the ID and Piece cells (monospaced, the view's size)."""
+        return self._fixed
+
+    def set_point_size(self, size: float) -> None:
+        """Size the monospaced cells like the rest of the view (zoom)."""
+        if size > 0 and size != self._fixed.pointSizeF():
+            self._fixed = QFont(self._fixed)
+            self._fixed.setPointSizeF(size)
+            if self._a is not None and len(self._a):
+                self.dataChanged.emit(self.index(0, 0), self.index(len(self._a) - 1, len(COLUMNS) - 1),
+                                      [Qt.ItemDataRole.FontRole])
 
     def set_analysis(self, analysis: Analysis | None) -> None:
         old = self._a
@@ -190,6 +205,8 @@ class QTokenTable(QTableView):
         self.setModel(self._model)
         self._model.set_colors(token_colors(self.palette()))
         self._syncing = False
+        self._fitted: dict[int, int] = {}
+        self._model_texts: tuple[object, str, list[str]] | None = None  # (info, widest score, type labels)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.setAlternatingRowColors(True)
@@ -201,13 +218,16 @@ class QTokenTable(QTableView):
         vh.hide()
         # fixed row heights: the header never measures 250 000 rows
         vh.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self._apply_metrics()
         for c in OPTIONAL_COLUMNS:
             self.setColumnHidden(c, True)
         hh = self.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        hh.setStretchLastSection(True)
+        # the number columns fit their widest value and the piece column
+        # takes the rest (a long piece is elided), so the table fits its pane
+        hh.setSectionResizeMode(COL_PIECE, QHeaderView.ResizeMode.Stretch)
+        hh.setStretchLastSection(False)
         hh.setHighlightSections(False)
+        self._apply_metrics()
         self.selectionModel().selectionChanged.connect(self._on_selection)
 
     @property
@@ -215,12 +235,102 @@ class QTokenTable(QTableView):
         return self._model
 
     def _apply_metrics(self) -> None:
+        self._model.set_point_size(self.font().pointSizeF())
+        height = max(self.fontMetrics().height(), QFontMetrics(self._model.fixed_font).height())
+        self.verticalHeader().setDefaultSectionSize(int(height * 1.5))
+        self._fitted.clear()
+        self.fit_columns()
+
+    def widest_texts(self) -> dict[int, str]:
+        """For each column but Piece, the widest text it can show for the
+        current analysis, found from the largest values (the token count,
+        the vocabulary size, the text's length) rather than by reading rows:
+        the digits are all the font's widest digit."""
+        a = self._model.analysis
+        digit = max("0123456789", key=self.fontMetrics().horizontalAdvance)
+
+        def number(value: int) -> str:
+            return digit * len(str(max(value, 0)))
+
+        if a is None:
+            n = vocab = chars = n_bytes = 99_999
+            score, types = "-99999", ["user-defined"]
+        else:
+            enc = a.encoding
+            n, vocab = len(a), len(a.model.vocab.pieces)
+            # spans only grow along the text, so the last token's end is the largest
+            chars = enc.ends[n - 1] if n else 0
+            n_bytes = enc.byte_ends[n - 1] if n else 0
+            score, types = self._model_widest(a)
+        span = "–"
+        return {COL_INDEX: number(n - 1), COL_ID: number(vocab - 1), COL_SCORE: score,
+                COL_TYPE: max(types, key=self.fontMetrics().horizontalAdvance),
+                COL_CHARS: number(chars) + span + number(chars),
+                COL_BYTES: number(n_bytes) + span + number(n_bytes),
+                COL_RANK: number(vocab), COL_WORD: number(n)}
+
+    def _model_widest(self, a: Analysis) -> tuple[str, list[str]]:
+        """The widest score and the type labels of ``a``'s model (one pass
+        over the vocabulary per model)."""
+        cached = self._model_texts
+        if cached is not None and cached[0] is a.info:
+            return cached[1], cached[2]
+        vocab = a.model.vocab
+        scores = np.asarray(vocab.scores, dtype=np.float64)
+        cands = [0.0]
+        if len(scores):
+            finite = scores[np.isfinite(scores)]
+            cands += [float(x) for x in scores[~np.isfinite(scores)][:3]]
+            if len(finite):
+                cands += [float(finite.min()), float(finite.max())]
+                for part in (finite[finite < 0], finite[finite > 0]):
+                    if len(part):  # the one nearest zero has the most decimals
+                        cands.append(float(part[np.argmin(np.abs(part))]))
+        score = max((format_score(x) for x in cands), key=self.fontMetrics().horizontalAdvance)
+        types = sorted({type_name(int(t)) for t in np.unique(np.asarray(vocab.attrs))})
+        unk = a.info.unk_id
+        if 0 <= unk < len(vocab.pieces):
+            types.append(type_label(a, unk))
+        self._model_texts = (a.info, score, types)
+        return score, types
+
+    def fit_columns(self) -> None:
+        """Size every column but Piece to its widest text (and its header);
+        a column keeps a width the user gave it until its widest text changes."""
         fm = self.fontMetrics()
-        self.verticalHeader().setDefaultSectionSize(int(fm.height() * 1.5))
-        digit = fm.horizontalAdvance("0")
-        widths = (6, 7, 20, 9, 11, 12, 12, 8, 7)
-        for col, chars in enumerate(widths):
-            self.setColumnWidth(col, digit * chars)
+        fixed = QFontMetrics(self._model.fixed_font)
+        margin = 2 * (self.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, self) + 1) + 2
+        hh = self.horizontalHeader()
+        for c, text in self.widest_texts().items():
+            metrics = fixed if c == COL_ID else fm
+            width = max(metrics.horizontalAdvance(text) + margin, hh.sectionSizeHint(c))
+            if self._fitted.get(c) != width:
+                self._fitted[c] = width
+                self.setColumnWidth(c, width)
+        self._fit_piece()
+
+    def piece_minimum(self) -> int:
+        """The narrowest the piece column gets: ten monospaced characters."""
+        return QFontMetrics(self._model.fixed_font).horizontalAdvance("0" * 10)
+
+    def _fit_piece(self) -> None:
+        # the piece column stretches over what the others leave; when that
+        # is too narrow to read a piece it keeps its minimum and the table
+        # scrolls sideways instead
+        hh = self.horizontalHeader()
+        others = sum(self.columnWidth(c) for c in range(len(COLUMNS))
+                     if c != COL_PIECE and not self.isColumnHidden(c))
+        least = self.piece_minimum()
+        stretch = self.viewport().width() - others >= least
+        mode = QHeaderView.ResizeMode.Stretch if stretch else QHeaderView.ResizeMode.Interactive
+        if hh.sectionResizeMode(COL_PIECE) != mode:
+            hh.setSectionResizeMode(COL_PIECE, mode)
+        if not stretch and self.columnWidth(COL_PIECE) != least:
+            self.setColumnWidth(COL_PIECE, least)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_piece()
 
     def set_analysis(self, analysis: Analysis | None) -> None:
         self._syncing = True
@@ -232,6 +342,7 @@ class QTokenTable(QTableView):
             hide = not self._model.has_column(c)
             if self.isColumnHidden(c) != hide:
                 self.setColumnHidden(c, hide)
+        self.fit_columns()
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)

@@ -10,7 +10,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
 from tokenprism.app.analysis import ModelInfo, tokenize
-from tokenprism.app.qt_token_table import COL_RANK, COL_WORD, COLUMNS, QTokenTable
+from tokenprism.app.qt_token_table import (COL_CHARS, COL_ID, COL_INDEX, COL_PIECE, COL_RANK, COL_WORD, COLUMNS,
+                                          QTokenTable)
 from tokenprism.core import open_model
 from tokenprism.core.resources import demo_models
 
@@ -79,3 +80,79 @@ def test_tooltip_names_rank_and_word(qtbot: Any) -> None:
     table, enc = _table(qtbot, "spm")
     tip = tooltip_html(table.token_model.analysis, 0, 1)
     assert "merge rank" not in tip and "word " not in tip
+
+
+# ---- column widths (a 1 MB text used to read "405…" and "1017376-10…") ------------------------
+
+BIG = ("The quick brown fox jumps over the lazy dog 🙂 日本語 1234567890.\n" * 20_000)[:1_000_000]
+
+
+def _cell_margin(table: QTokenTable) -> int:
+    # QStyledItemDelegate draws text inside (focus frame margin + 1) on each side
+    from PySide6.QtWidgets import QStyle
+    return 2 * (table.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, table) + 1)
+
+
+def _assert_nothing_elided(table: QTokenTable, rows: list[int]) -> None:
+    from PySide6.QtGui import QFontMetrics
+
+    m = table.token_model
+    margin = _cell_margin(table)
+    for c in m.visible_columns():
+        if c == COL_PIECE:
+            continue  # the stretching column: long pieces are elided on purpose
+        metrics = QFontMetrics(m.fixed_font) if c == COL_ID else table.fontMetrics()
+        for r in rows:
+            shown = str(m.data(m.index(r, c)))
+            assert metrics.horizontalAdvance(shown) + margin <= table.columnWidth(c), (COLUMNS[c], r, shown)
+        header = str(m.headerData(c, Qt.Orientation.Horizontal, Qt.ItemDataRole.DisplayRole))
+        assert table.fontMetrics().horizontalAdvance(header) + margin <= table.columnWidth(c), COLUMNS[c]
+
+
+@pytest.mark.parametrize("kind", ["spm", "bpe", "wpm"])
+def test_columns_fit_the_widest_value_of_a_big_text(qtbot: Any, kind: str) -> None:
+    table = QTokenTable()
+    qtbot.addWidget(table)
+    table.resize(900, 400)
+    table.show()
+    model = open_model(demo_models()[kind])
+    a = tokenize(ModelInfo(model), BIG, 0, False, False)
+    assert a is not None and len(a) > 100_000
+    table.set_analysis(a)
+    n = len(a)
+    enc = a.encoding
+    ids = list(enc.token_ids[n - 2000:])
+    widest_id = n - 2000 + max(range(len(ids)), key=lambda i: ids[i])
+    _assert_nothing_elided(table, [0, 1, n - 2, n - 1, widest_id])
+    assert enc.ends[n - 1] == len(BIG)  # the last row holds the seven-digit span
+
+
+def test_columns_follow_a_growing_text_but_keep_a_users_width(qtbot: Any) -> None:
+    table = QTokenTable()
+    qtbot.addWidget(table)
+    info = ModelInfo(open_model(demo_models()["spm"]))
+    table.set_analysis(tokenize(info, "short", 0, False, False))
+    narrow = table.columnWidth(COL_CHARS)
+    table.setColumnWidth(COL_INDEX, 200)  # the user drags a column wider
+    table.set_analysis(tokenize(info, "short text", 1, False, False))
+    assert table.columnWidth(COL_INDEX) == 200
+    table.set_analysis(tokenize(info, "x " * 60_000, 2, False, False))
+    assert table.columnWidth(COL_CHARS) > narrow
+
+
+def test_default_window_shows_every_column_after_a_1mb_paste(qtbot: Any, make_window: Any) -> None:
+    from tests.app.conftest import RESULT_TIMEOUT_MS, open_model_in, wait_result
+
+    w = make_window(restore=True)  # fresh settings: the default size
+    assert (w.width(), w.height()) == (1200, 760)
+    open_model_in(qtbot, w, str(demo_models()["spm"]))
+    t = w.table
+    qtbot.waitUntil(lambda: t.horizontalScrollBar().maximum() == 0, timeout=RESULT_TIMEOUT_MS)
+    a = wait_result(qtbot, w, lambda: w.editor.setPlainText(BIG), timeout=120_000)
+    t.scrollToBottom()
+    qtbot.wait(50)
+    assert t.horizontalScrollBar().maximum() == 0 and not t.horizontalScrollBar().isVisible()
+    assert t.columnWidth(COL_PIECE) >= t.piece_minimum()
+    n = len(a)
+    _assert_nothing_elided(t, [n - 1, n - 2])
+    t.grab().save("/tmp/shots/table_1mb.png")
