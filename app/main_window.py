@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Callable
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import (QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication,
                            QIcon, QKeySequence)
 from PySide6.QtWidgets import (QApplication, QFileDialog, QMainWindow, QMenu, QSplitter, QStackedWidget,
@@ -51,6 +51,7 @@ class TokenPrismWindow(QMainWindow):
         self.setAcceptDrops(True)
         self._zoom = 0
         self._tokenize_error = False
+        self._pending_focus: QWidget | None = None
 
         self.loader = ModelLoader(self)
         self.editor = QTokenEditor()
@@ -153,9 +154,9 @@ class TokenPrismWindow(QMainWindow):
                                                 "(else only the current token's) (Ctrl+Shift+Y)")
         self.act_table = self._action("Token &Table", "Ctrl+1", lambda: self.tabs.setCurrentIndex(0))
         self.act_chips = self._action("Token &Chips", "Ctrl+2", lambda: self.tabs.setCurrentIndex(1))
-        self.act_focus_editor = self._action("Focus &Editor", "Ctrl+E", self.editor.setFocus)
+        self.act_focus_editor = self._action("Focus &Editor", "Ctrl+E", lambda: self._focus(self.editor))
         self.act_focus_tokens = self._action("Focus Token &View", "Ctrl+T",
-                                             lambda: self.tabs.currentWidget().setFocus())
+                                             lambda: self._focus(self.tabs.currentWidget()))
         self.act_zoom_in = self._action("Zoom &In", QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(1))
         self.act_zoom_out = self._action("Zoom &Out", QKeySequence.StandardKey.ZoomOut, lambda: self.zoom(-1))
         self.act_zoom_reset = self._action("&Reset Zoom", "Ctrl+0", lambda: self.zoom(0))
@@ -331,6 +332,7 @@ class TokenPrismWindow(QMainWindow):
         from . import qt_metadata
         from . import qt_models
         from . import qt_progress
+        from . import qt_shortcuts
         from . import qt_textfile
         from . import qt_vocab
         # ---- feature installs: one line each, keep this list sorted ----
@@ -339,6 +341,7 @@ class TokenPrismWindow(QMainWindow):
         qt_metadata.install(self)
         qt_models.install(self)
         qt_progress.install(self)
+        qt_shortcuts.install(self)
         qt_textfile.install(self)
         qt_vocab.install(self)
 
@@ -545,6 +548,21 @@ class TokenPrismWindow(QMainWindow):
             return
         QGuiApplication.clipboard().setText(format_ids(a.encoding.token_ids, self.id_format))
         self.stats.flash(f"Copied {len(a):,} ids")
+
+    def _focus(self, widget: QWidget) -> None:
+        widget.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        if not self.isActiveWindow():
+            # from a floating panel (its own window): the focus comes back
+            # here once the window is active (activation is asynchronous)
+            self._pending_focus = widget
+            self.activateWindow()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            widget, self._pending_focus = self._pending_focus, None
+            if widget is not None:  # after Qt gives the focus back to where it last was
+                QTimer.singleShot(0, widget, lambda: widget.setFocus(Qt.FocusReason.ShortcutFocusReason))
 
     def zoom(self, step: int) -> None:
         self._zoom = zoom_widgets((self.editor, self.table, self.chips), self._zoom, step)
