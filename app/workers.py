@@ -89,7 +89,10 @@ def describe_load_error(path: str, error: BaseException) -> str:
 
 def _clean(text: str, limit: int = 120) -> str:
     """Printable, bounded text for messages."""
-    text = readable(text, visible_spaces=False)
+    # readable() never shortens a text, so what is shown lies in its first
+    # limit + 1 characters: a key name misread from a damaged file can be
+    # megabytes (a second of work per message when escaped whole)
+    text = readable(text[:limit + 1], visible_spaces=False)
     return text if len(text) <= limit else text[:limit] + "…"
 
 

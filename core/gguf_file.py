@@ -3,8 +3,9 @@
 Only the header is parsed: key/value metadata and tensor infos. Tensor data
 is never touched, so a 40 GB model opens as fast as a vocab-only file. Every
 count and length read from the file is checked against the bytes that are
-left *before* anything is allocated for it; a bad file raises
-:class:`~tokenprism.core.errors.GGUFError` naming the byte offset and field.
+left *before* anything is allocated for it; a file whose structure does not
+hold raises :class:`~tokenprism.core.errors.DamagedFileError` (a
+:class:`~tokenprism.core.errors.GGUFError`) naming the byte offset and field.
 
 ``gguf.GGUFReader`` is not used: it builds numpy views for every string and
 took tens of seconds on large vocabularies; this reader is compiled with
@@ -22,7 +23,7 @@ import numpy as np
 from librt.strings import BytesWriter, read_i64_le, write_i64_le
 from mypy_extensions import i64
 
-from .errors import GGUFError
+from .errors import DamagedFileError, GGUFError
 from .frozen import FrozenDict
 from .gil import offer_gil
 from .string_array import StringArray
@@ -137,13 +138,13 @@ class _Cursor:
         self.pos = 0
 
     def fail(self, message: str, field: str, offset: int = -1) -> GGUFError:
-        return GGUFError(self.path, message, self.pos if offset < 0 else offset, field)
+        return DamagedFileError(self.path, message, self.pos if offset < 0 else offset, field)
 
     def need(self, n: int, field: str) -> None:
         if n < 0 or n > self.size - self.pos:
-            raise self.fail(
-                f"truncated or corrupt file: {field} needs {n} bytes, "
-                f"{self.size - self.pos} left", field)
+            # the field is named once, after the offset (a misread key name
+            # can be megabytes of the file: GGUFError shows an excerpt)
+            raise self.fail(f"{n} bytes needed, {self.size - self.pos} left", field)
         end = self.pos + n
         if end > len(self.buf):
             # grow geometrically, but never past the file; one copy per step.
@@ -347,6 +348,8 @@ def read_gguf(path: str | os.PathLike[str]) -> GGUFFile:
     with fd:
         size = os.fstat(fd.fileno()).st_size
         if size < 24:
+            if fd.read(4) == GGUF_MAGIC:  # a GGUF file cut short
+                raise DamagedFileError(p, f"only {size} bytes, less than a GGUF header", 0, "header")
             raise GGUFError(p, f"not a GGUF file: only {size} bytes", 0, "header")
         try:
             mm = mmap.mmap(fd.fileno(), 0, access=mmap.ACCESS_READ)
@@ -378,7 +381,7 @@ def _parse(path: str, mm: mmap.mmap, size: int) -> GGUFFile:
         start = cur.pos
         key = cur.string(f"metadata key #{i}")
         if key in metadata:
-            raise cur.fail(f"duplicate metadata key {key!r}", key, start)
+            raise cur.fail("a metadata key appears twice", key, start)
         vstart = cur.pos
         vtype = cur.u32(key)
         if vtype == T_ARRAY:

@@ -13,6 +13,7 @@ import pytest
 
 from tests.refdata import VOCAB_DIR, SKIP_REASON
 from tokenprism.core import GGUFError, read_gguf
+from tokenprism.core.errors import DamagedFileError
 from tokenprism.core.gguf_file import T_ARRAY, T_STRING
 from tokenprism.core.string_array import StringArray
 
@@ -129,31 +130,44 @@ def _kv_string(key: str, value: str) -> bytes:
     return struct.pack("<Q", len(k)) + k + struct.pack("<I", 8) + struct.pack("<Q", len(v)) + v
 
 
-@pytest.mark.parametrize("blob,needle", [
-    (b"GGML" + bytes(40), "not a GGUF file"),
-    (b"GGUF" + struct.pack("<I", 1) + bytes(40), "unsupported GGUF version 1"),
-    (b"GGUF" + struct.pack(">IQQ", 3, 0, 1) + bytes(40), "big-endian"),
-    (_header(n_kv=2**60) + bytes(40), "cannot fit"),
-    (_header(n_tensors=2**62) + bytes(40), "cannot fit"),
-    (_header() + struct.pack("<Q", 2**62) + bytes(40), "truncated"),
-    (_header() + struct.pack("<Q", 1) + b"k" + struct.pack("<I", 99) + bytes(20), "unknown value type 99"),
-    (_header() + struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 8, 2**61) + bytes(20), "cannot fit"),
-    (_header() + struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 6, 2**40) + bytes(20), "cannot fit"),
-    (_header(n_kv=2) + _kv_string("a", "x") + _kv_string("a", "y"), "duplicate metadata key"),
+DAMAGED = "the file looks truncated or damaged"
+
+
+@pytest.mark.parametrize("blob,needle,damaged", [
+    (b"GGML" + bytes(40), "not a GGUF file", False),
+    (b"GGUF" + struct.pack("<I", 1) + bytes(40), "unsupported GGUF version 1", False),
+    (b"GGUF" + struct.pack(">IQQ", 3, 0, 1) + bytes(40), "big-endian", False),
+    (_header(n_kv=2**60) + bytes(40), "cannot fit", True),
+    (_header(n_tensors=2**62) + bytes(40), "cannot fit", True),
+    (_header() + struct.pack("<Q", 2**62) + bytes(40), "4611686018427387904 bytes needed", True),
+    (_header() + struct.pack("<Q", 1) + b"k" + struct.pack("<I", 99) + bytes(20), "unknown value type 99", True),
+    (_header() + struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 8, 2**61) + bytes(20), "cannot fit", True),
+    (_header() + struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 6, 2**40) + bytes(20), "cannot fit", True),
+    (_header(n_kv=2) + _kv_string("a", "x") + _kv_string("a", "y"), "a metadata key appears twice", True),
     # a string of an array claiming 2**64 - 1 bytes (negative as a signed
     # 8-byte read), or 2**40: the error gives the unsigned size asked for
     (_header() + struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 8, 2) + struct.pack("<Q", 1) + b"a"
-     + b"\xff" * 8 + bytes(20), "k[1] needs 18446744073709551615 bytes"),
+     + b"\xff" * 8 + bytes(20), "18446744073709551615 bytes needed, 20 left at byte 66 (k[1])", True),
     (_header() + struct.pack("<Q", 1) + b"k" + struct.pack("<IIQ", 9, 8, 2) + struct.pack("<Q", 2**40)
-     + bytes(20), "k[0] needs 1099511627776 bytes"),
+     + bytes(20), "1099511627776 bytes needed, 20 left at byte 57 (k[0])", True),
+    (b"GGUF" + bytes(10), "only 14 bytes, less than a GGUF header", True),
+    (b"GGML" + bytes(10), "not a GGUF file: only 14 bytes", False),
 ])
-def test_hostile_headers_raise_clear_errors(tmp_path: Path, blob: bytes, needle: str) -> None:
+def test_hostile_headers_raise_clear_errors(tmp_path: Path, blob: bytes, needle: str, damaged: bool) -> None:
     path = tmp_path / "bad.gguf"
     path.write_bytes(blob)
     with pytest.raises(GGUFError) as info:
         read_gguf(path)
-    assert needle in str(info.value)
-    assert info.value.path == str(path)
+    e = info.value
+    assert needle in str(e)
+    assert e.path == str(path)
+    # a broken structure says what that means first, the detail after it
+    assert isinstance(e, DamagedFileError) == damaged
+    if damaged:
+        assert e.reason.startswith(DAMAGED + ": ") and needle in e.lines()[1]
+        assert e.lines()[0] == f"{path}: {DAMAGED}"
+    else:
+        assert DAMAGED not in str(e) and e.lines() == [str(e)]
 
 
 def test_error_names_offset_and_field(tmp_path: Path) -> None:
