@@ -7,17 +7,60 @@ import os
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from tests.refdata import VOCAB_DIR, vocab_path  # noqa: E402
+import contextlib  # noqa: E402
+from typing import Iterator  # noqa: E402
 
 import pytest  # noqa: E402
+
+from tests import refdata  # noqa: E402
+from tests.refdata import vocab_path  # noqa: E402
+
+# a pytest run may fetch the reference vocabularies when none are found
+# (tests/refdata.py); importing refdata elsewhere never does
+refdata.allow_fetch = True
+
+
+class _TerminalLine:
+    """Shows refdata's fetch line on the terminal even while pytest captures
+    output (a fetch runs while test modules are being collected)."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @contextlib.contextmanager
+    def _terminal(self) -> Iterator[object | None]:
+        capman = self.config.pluginmanager.get_plugin("capturemanager")
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        with capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext():
+            yield tr
+
+    def begin(self, text: str) -> None:
+        with self._terminal() as tr:
+            if tr is None:
+                return
+            if tr.isatty() and self.config.option.verbose >= 0:
+                tr.rewrite(text)  # over pytest's "collecting N items", which it rewrites in place too
+            else:
+                tr.ensure_newline()
+                tr.write(text, flush=True)
+
+    def end(self, text: str) -> None:
+        with self._terminal() as tr:
+            if tr is not None:
+                tr.write_line(text)
+
+
+@pytest.hookimpl(trylast=True)  # after the terminal reporter is registered
+def pytest_configure(config: pytest.Config) -> None:
+    refdata.set_announcer(_TerminalLine(config))
 
 
 @pytest.fixture(scope="session")
 def vocab_dir() -> str:
-    if VOCAB_DIR is None:
-        pytest.skip("reference vocabs not found: set TOKENPRISM_VOCAB_DIR or put "
-                    "llama-vocab/ in ../shared beside the repo")
-    return VOCAB_DIR
+    source = refdata.vocab_source()
+    if source.path is None:
+        pytest.skip(source.skip_reason)
+    return source.path
 
 
 @pytest.fixture(scope="session")
