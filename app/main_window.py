@@ -32,7 +32,7 @@ from .qt_normalized import QNormalizedView
 from .qt_slicer import is_huge
 from .qt_status import QEmptyState, QMessageBanner, QStatsBar
 from .qt_token_table import QTokenTable
-from .qt_zoom import zoom_widgets
+from .qt_zoom import zoom_keys, zoom_widgets
 from .settings import APPLICATION, ORGANIZATION, AppSettings
 from .styles import QLegend
 from .workers import LiveTokenizer, ModelLoader
@@ -160,6 +160,7 @@ class TokenPrismWindow(QMainWindow):
         self.act_zoom_in = self._action("Zoom &In", QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(1))
         self.act_zoom_out = self._action("Zoom &Out", QKeySequence.StandardKey.ZoomOut, lambda: self.zoom(-1))
         self.act_zoom_reset = self._action("&Reset Zoom", "Ctrl+0", lambda: self.zoom(0))
+        self.act_zoom_in.setShortcuts(zoom_keys(1))
         self.act_dismiss = self._action("Dismiss Message", "Esc", self.banner.hide)
         self.act_dismiss.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         self._build_edit_actions()

@@ -236,6 +236,12 @@ class QTokenTable(QTableView):
 
     def _apply_metrics(self) -> None:
         self._model.set_point_size(self.font().pointSizeF())
+        hh = self.horizontalHeader()
+        if hh.font().pointSizeF() != self.font().pointSizeF():
+            # the header has a font of its own (the style's): zoom it as well
+            f = QFont(hh.font())
+            f.setPointSizeF(self.font().pointSizeF())
+            hh.setFont(f)
         height = max(self.fontMetrics().height(), QFontMetrics(self._model.fixed_font).height())
         self.verticalHeader().setDefaultSectionSize(int(height * 1.5))
         self._fitted.clear()

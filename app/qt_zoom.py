@@ -9,11 +9,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QWidget
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 
 ZOOM_MIN, ZOOM_MAX = -6, 12  # points added to the base size
+
+
+def zoom_keys(step: int) -> list[QKeySequence]:
+    """The keys of zooming in (``step`` 1), out (-1) or back (0): the
+    platform's, plus Ctrl+= for zooming in, the unshifted key that browsers
+    and editors also take (on Linux the platform's is Ctrl++ alone, which
+    needs Shift on most layouts)."""
+    if step == 0:
+        return [QKeySequence("Ctrl+0")]
+    std = QKeySequence.StandardKey.ZoomIn if step > 0 else QKeySequence.StandardKey.ZoomOut
+    keys = list(QKeySequence.keyBindings(std)) or [QKeySequence(std)]
+    if step > 0 and QKeySequence("Ctrl+=") not in keys:
+        keys.append(QKeySequence("Ctrl+="))
+    return keys
 
 
 def zoom_widgets(widgets: Iterable[QWidget], zoom: int, step: int) -> int:
