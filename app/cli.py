@@ -2,26 +2,29 @@
 
 ``tokenprism`` alone (or with model paths) starts the desktop app; the
 subcommands print to the terminal with the same semantics as llama.cpp's
-``llama-tokenize``. A user's mistake prints one line on stderr and exits
-non-zero, never a traceback.
+``llama-tokenize``, and like it take their options anywhere among the
+other arguments. A user's mistake prints one line on stderr (a damaged
+file: what it means, then the detail below it) and exits non-zero, never
+a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
-from typing import Iterable, NoReturn, Sequence
+from typing import Any, Iterable, Iterator, Mapping, NoReturn, Sequence
 
 # before numpy is imported: its OpenBLAS would start a thread per core that
 # spins for ~50 ms of CPU at start-up, and nothing here calls BLAS
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from tokenprism.core import Model, TokenPrismError, open_model
+from tokenprism.core import GGUFError, Model, TokenPrismError, open_model
 from tokenprism.core.build_info import build_kind, module_status
 from tokenprism.core.errors import printable
 from tokenprism.core.export import (TokenList, describe_id_problems, format_for_path, iter_render,
-                                    scan_ids, token_list, write_export)
+                                    scan_ids, token_list, write_atomic, write_export)
 from tokenprism.core.plugins import failed_plugins, tokenizer_specs
 
 from .cli_convert import add_subcommand as add_convert_subcommand
@@ -36,7 +39,13 @@ EXIT_ERROR = 1
 
 
 class CliError(Exception):
-    """A problem to report in one line."""
+    """A problem to report in one line; ``more`` are lines to print below
+    it (the message itself may quote a file name, so a line break in it is
+    shown escaped, never as a second line)."""
+
+    def __init__(self, message: str, *more: str) -> None:
+        super().__init__(message)
+        self.more = more
 
 
 class UsageError(CliError):
@@ -45,7 +54,12 @@ class UsageError(CliError):
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage mistake is one line on stderr (``tokenprism:
-    error: ...``) instead of the usage block, and exits with status 2."""
+    error: ...``) instead of the usage block, and exits with status 2.
+    ``commands`` holds the subcommands' parsers by name."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands: dict[str, argparse.ArgumentParser] = {}
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message} (see {self.prog} --help)")
@@ -104,10 +118,15 @@ def _read_text(args: argparse.Namespace) -> str:
     return str(args.text)
 
 
+def _format(args: argparse.Namespace, default: str) -> str:
+    """The output format: ``--format``, else what the ``-o`` file name's
+    extension says, else ``default``."""
+    return str(args.format or (format_for_path(args.output) if args.output else None) or default)
+
+
 def _output(args: argparse.Namespace, lists: Sequence[TokenList], default: str) -> None:
-    """Print ``lists`` or, with ``-o FILE``, write them there atomically (the
-    format defaults to what the file name's extension says)."""
-    fmt = args.format or (format_for_path(args.output) if args.output else None) or default
+    """Print ``lists`` or, with ``-o FILE``, write them there atomically."""
+    fmt = _format(args, default)
     if args.output:
         write_export(args.output, lists, fmt)
         return
@@ -121,11 +140,40 @@ def _print_chunks(chunks: Iterable[str]) -> None:
     out.flush()
 
 
+def ids_lines(ids: Sequence[int]) -> Iterator[str]:
+    """The ``ids`` format of one token list (as ``core.export`` renders it)."""
+    yield "[" + ", ".join(map(str, ids)) + "]\n"
+
+
+def pieces_lines(model: Model, ids: Sequence[int]) -> Iterator[str]:
+    """The ``pieces`` format of one token list (as ``core.export`` renders
+    it): each id with the piece a person reads."""
+    shown: dict[int, str] = {}
+    for tid in ids:
+        piece = shown.get(tid)
+        if piece is None:
+            piece = shown[tid] = model.display_piece(tid)
+        # repr escapes lone surrogates, so the line is valid UTF-8 as is
+        yield f"{tid:>8} -> {piece!r}\n"
+
+
 def cmd_tokenize(args: argparse.Namespace) -> int:
     model = _open(args.model)
     text = _read_text(args)
+    fmt = _format(args, "ids")
+    if fmt in ("ids", "pieces"):
+        # only the ids (and pieces) are printed: a full token list would also
+        # fingerprint the tokenizer and look up every token's merge rank
+        # (gemma-4: building its merge-rank table was ~260 ms of ~500)
+        ids = model.encode(text, add_special=args.add_special, parse_special=args.parse_special).token_ids
+        lines = ids_lines(ids) if fmt == "ids" else pieces_lines(model, ids)
+        if args.output:
+            write_atomic(args.output, lines)
+        else:
+            _print_chunks(lines)
+        return 0
     tl = token_list(model, text=text, add_special=args.add_special, parse_special=args.parse_special)
-    _output(args, [tl], "ids")
+    _output(args, [tl], fmt)
     return 0
 
 
@@ -211,7 +259,39 @@ def cmd_version(args: argparse.Namespace) -> int:
     return 0
 
 
+# Qt platforms that need no display server (QT_QPA_PLATFORM)
+HEADLESS_PLATFORMS = frozenset({"offscreen", "minimal", "minimalegl", "vnc", "eglfs", "linuxfb",
+                                "vkkhrdisplay", "directfb"})
+
+
+def missing_display(env: Mapping[str, str], platform: str) -> str | None:
+    """Why the window cannot open on this machine, or ``None`` when it can
+    (as far as can be told before Qt starts: without a display server Qt
+    aborts the process rather than raise, so this is asked first).
+
+    On Linux and the BSDs a window needs an X11 or Wayland display, named by
+    ``DISPLAY`` or ``WAYLAND_DISPLAY``, unless ``QT_QPA_PLATFORM`` asks for a
+    platform that draws without one (``offscreen``, ``eglfs``, ...)."""
+    if platform.startswith(("win32", "cygwin", "msys", "darwin")):
+        return None
+    # QT_QPA_PLATFORM is a ';'-separated list of fallbacks, each "name:options"
+    wanted = [part.split(":", 1)[0].strip() for part in env.get("QT_QPA_PLATFORM", "").split(";")]
+    if any(name in HEADLESS_PLATFORMS for name in wanted):
+        return None
+    if env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"):
+        return None
+    return ("no display found (DISPLAY and WAYLAND_DISPLAY are not set), so the window cannot open; "
+            "the command-line subcommands need none: tokenprism tokenize MODEL TEXT, info, decode, "
+            "compare, ... (see tokenprism --help)")
+
+
 def cmd_gui(paths: Sequence[str]) -> int:
+    for path in paths:
+        if not os.path.exists(path):
+            raise CliError(f"{path}: no such file")
+    why = missing_display(os.environ, sys.platform)
+    if why is not None:
+        raise CliError(why)
     try:
         from tokenprism.app.main_window import run_gui
     except ImportError as e:
@@ -219,13 +299,23 @@ def cmd_gui(paths: Sequence[str]) -> int:
     return int(run_gui(list(paths)))
 
 
+def unknown_command(word: str) -> CliError:
+    """``tokenprism WORD`` where WORD is neither a command nor a file: say
+    so, with the commands (and the closest one, for a typo)."""
+    close = difflib.get_close_matches(word, SUBCOMMANDS, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    return CliError(f"unknown command or file: {word}{hint}",
+                    f"commands: {', '.join(SUBCOMMANDS)} (see tokenprism --help)")
+
+
 # ---- entry point ------------------------------------------------------------
 
 SUBCOMMANDS = ("info", "tokenize", "decode", "compare", "plugins", "version", "gui", "convert", "models", "samples")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = OneLineParser(prog="tokenprism", description="See how a GGUF model's tokenizer cuts text.")
+def build_parser() -> OneLineParser:
+    p = OneLineParser(prog="tokenprism", description="See how a GGUF model's tokenizer cuts text. "
+                      "Options may stand anywhere among a command's other arguments.")
     p.add_argument("--version", action="store_true", help="print the version and build kind")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -285,17 +375,51 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("gui", help="start the desktop app (the default)")
     s.add_argument("models", nargs="*")
     s.set_defaults(func=lambda a: cmd_gui(a.models))
+    p.commands = dict(sub.choices)
     return p
+
+
+def _error_lines(e: Exception) -> list[str]:
+    """What to print for ``e``: a damaged file's error leads with what it
+    means, its technical detail on the next line."""
+    if isinstance(e, GGUFError):
+        return e.lines()
+    if isinstance(e, CliError):
+        return [str(e), *e.more]
+    return [str(e)]
+
+
+def _report(e: Exception) -> None:
+    # file names and key names come from outside: each line printable
+    first, *rest = _error_lines(e)
+    lines = [f"tokenprism: error: {printable(first)}", *(f"  {printable(line)}" for line in rest)]
+    print("\n".join(lines), file=sys.stderr)
+
+
+def parse_command(argv: Sequence[str]) -> argparse.Namespace:
+    """``argv`` (without the program name) parsed: a command's options may
+    stand anywhere among its other arguments, as with llama-tokenize
+    (``tokenize MODEL --format pieces TEXT``), where argparse alone would
+    stop taking positionals at the first option."""
+    parser = build_parser()
+    first = argv[0] if argv else ""
+    if first not in parser.commands:
+        return parser.parse_args(argv)  # --version, --help, or a usage error
+    args: argparse.Namespace = parser.commands[first].parse_intermixed_args(argv[1:])
+    args.command, args.version = first, False
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
-        # no subcommand: start the app on any model paths given
-        if not args_list or (args_list[0] not in SUBCOMMANDS and not args_list[0].startswith("-")):
+        first = args_list[0] if args_list else ""
+        # no subcommand: start the app on the model paths given
+        if not args_list or (first not in SUBCOMMANDS and not first.startswith("-")):
+            if args_list and not os.path.exists(first):
+                raise unknown_command(first)
             return cmd_gui(args_list)
-        parser = build_parser()
-        args = parser.parse_args(args_list)
+        args = parse_command(args_list)
         if args.version:
             args.verbose = False
             return cmd_version(args)
@@ -303,11 +427,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_gui([])
         return int(args.func(args))
     except UsageError as e:
-        print(f"tokenprism: error: {printable(str(e))}", file=sys.stderr)
+        _report(e)
         return EXIT_USAGE
     except (CliError, TokenPrismError) as e:
-        # file names and key names come from outside: one printable line
-        print(f"tokenprism: error: {printable(str(e))}", file=sys.stderr)
+        _report(e)
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130

@@ -220,14 +220,16 @@ def test_info_fields(capsys: pytest.CaptureFixture[str], char_model_path: Path) 
     assert fields["gguf version"] == str(gf.version) and fields["tokenizer"].startswith("gpt2 (BPE")
 
 
-def test_no_arguments_start_the_app(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_arguments_start_the_app(monkeypatch: pytest.MonkeyPatch, char_model_path: Path) -> None:
     import tokenprism.app.main_window as mw
 
     calls: list[list[str]] = []
     monkeypatch.setattr(mw, "run_gui", lambda paths: calls.append(paths) or 0)
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")  # a display, as far as the check goes
+    p = str(char_model_path)
     assert main([]) == 0 and calls == [[]]
-    assert main(["some.gguf"]) == 0 and calls[-1] == ["some.gguf"]
-    assert main(["gui", "a.gguf", "b.gguf"]) == 0 and calls[-1] == ["a.gguf", "b.gguf"]
+    assert main([p]) == 0 and calls[-1] == [p]
+    assert main(["gui", p, p]) == 0 and calls[-1] == [p, p]
 
 
 @pytest.mark.parametrize("argv", [["tokenize", "m.gguf", "x", "--format", "xml"], ["tokenize"],

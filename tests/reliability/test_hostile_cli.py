@@ -1,5 +1,6 @@
 """Broken and hostile GGUF files on the command line: one printable line on
-stderr naming the file, a non-zero exit, never a traceback."""
+stderr naming the file (for a damaged file, what that means, and the detail
+on a second line), a non-zero exit, never a traceback."""
 
 from __future__ import annotations
 
@@ -77,10 +78,14 @@ def test_cli_reports_one_line_and_fails(command: list[str], hostile: list[Path],
         out = capsys.readouterr()
         assert code != 0, path.name
         err = out.err
-        assert err.endswith("\n") and err.count("\n") == 1, f"{path.name}: {err!r}"
-        line = err[:-1]
-        assert line.startswith("tokenprism: error: ") and path.name in line, line
-        assert line.isprintable(), f"{path.name}: {line!r}"
+        lines = err.splitlines()
+        assert err.endswith("\n") and len(lines) in (1, 2), f"{path.name}: {err!r}"
+        assert lines[0].startswith("tokenprism: error: ") and path.name in lines[0], lines[0]
+        if len(lines) == 2:  # the meaning first, the detail below it
+            assert lines[0].endswith(f"{path.name}: the file looks truncated or damaged"), lines
+            assert lines[1].startswith("  ") and not lines[1].startswith("   "), lines
+        for line in lines:
+            assert line.isprintable() and len(line) < 500, f"{path.name}: {line!r}"
         assert "Traceback" not in err and out.out == ""
     evil = [p for p in hostile if p.name.startswith("evil-") and "key" in p.name]
     assert len(evil) == 3
@@ -91,5 +96,7 @@ def test_hostile_key_name_is_escaped(hostile: list[Path], capsys: pytest.Capture
         [path] = [p for p in hostile if p.name == name]
         assert main(["info", str(path)]) == 1
         err = capsys.readouterr().err
-        # the key is named, escaped, on the one line
-        assert "evil\\nsecond\\x1b[31m" in err and err.count("\n") == 1 and "\x1b" not in err, err
+        # the key is named, escaped, on the detail line below the meaning
+        first, detail = err.splitlines()
+        assert first.endswith(": the file looks truncated or damaged"), err
+        assert "evil\\nsecond\\x1b[31m" in detail and err.count("\n") == 2 and "\x1b" not in err, err
