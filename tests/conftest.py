@@ -11,6 +11,7 @@ import contextlib  # noqa: E402
 from typing import Iterator  # noqa: E402
 
 import pytest  # noqa: E402
+from pytest import TerminalReporter  # noqa: E402
 
 from tests import refdata  # noqa: E402
 from tests.refdata import vocab_path  # noqa: E402
@@ -28,9 +29,9 @@ class _TerminalLine:
         self.config = config
 
     @contextlib.contextmanager
-    def _terminal(self) -> Iterator[object | None]:
+    def _terminal(self) -> Iterator[TerminalReporter | None]:
         capman = self.config.pluginmanager.get_plugin("capturemanager")
-        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        tr: TerminalReporter | None = self.config.pluginmanager.get_plugin("terminalreporter")
         with capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext():
             yield tr
 
