@@ -26,7 +26,7 @@ from .analysis import Analysis, ModelInfo
 from .demo import demo_model, resource_path, welcome_text
 from .pieces import format_ids
 from .qt_chips import QChipsView
-from .qt_editor import QTokenEditor, gguf_paths
+from .qt_editor import QTokenEditor, accept_file_drop, gguf_paths
 from .qt_menus import fill_demo_menu, fill_recent_menu, show_about, show_shortcuts
 from .qt_normalized import QNormalizedView
 from .qt_slicer import is_huge
@@ -579,12 +579,11 @@ class TokenPrismWindow(QMainWindow):
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if gguf_paths(event.mimeData()):
-            event.acceptProposedAction()
+            accept_file_drop(event)
 
     def dropEvent(self, event: QDropEvent) -> None:
         paths = gguf_paths(event.mimeData())
-        if paths:
-            event.acceptProposedAction()
+        if paths and accept_file_drop(event):
             self.open_path(paths[0])
 
     def closeEvent(self, event: QCloseEvent) -> None:

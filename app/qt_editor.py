@@ -13,6 +13,7 @@ are painted over the viewport.
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any, Callable
 
@@ -21,7 +22,7 @@ import numpy as np
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import (QColor, QDragEnterEvent, QDragMoveEvent, QDropEvent, QFont, QFontDatabase, QFontMetricsF,
                            QHelpEvent, QKeyEvent, QKeySequence, QPainter, QPaintEvent, QPen, QTextBlock, QTextCharFormat,
-                           QTextCursor, QTextDocument, QTextLayout, QTextLine, QTextOption)
+                           QTextBlockUserData, QTextCursor, QTextDocument, QTextLayout, QTextLine, QTextOption)
 from PySide6.QtWidgets import QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip, QWidget
 
 from tokenprism.core import Attr
@@ -35,6 +36,7 @@ from .styles import TokenColors, token_colors
 
 MAX_SELECTIONS = 6000  # a viewport never shows more spans than this
 MAX_BYTE_LABELS = 400  # byte labels painted at most (a screen of CJK in a small vocabulary)
+LABEL_GAP = 2  # pixels around byte labels in their band
 BLOCK_MARGIN = 1024  # characters beyond the visible lines that are styled too
 HUGE_BLOCK = 20_000  # longer blocks are styled with ExtraSelections (no relayout)
 _serials = iter(range(1, 2**31 - 1))  # block user states; -1 is Qt's "never set"
@@ -55,6 +57,20 @@ def local_files(mime: QMimeData | None) -> list[str]:
     return [p for p in (u.toLocalFile() for u in mime.urls() if u.isLocalFile()) if os.path.isfile(p)]
 
 
+def accept_file_drop(event: QDropEvent) -> bool:
+    """Accept a drag or drop of files as a copy, else as a link, never as
+    the move the source may propose: a viewer only reads the file, and a
+    move tells the source (a file manager) to delete its original."""
+    possible = event.possibleActions()
+    for action in (Qt.DropAction.CopyAction, Qt.DropAction.LinkAction):
+        if possible & action:
+            event.setDropAction(action)
+            event.accept()
+            return True
+    event.ignore()
+    return False
+
+
 def _block_state(a: Analysis, lo: int, hi: int, bpos: int, blen: int, serial: int) -> int:
     """A block's user state for spans ``[lo, hi)`` of ``a``: equal states
     mean equal formats (spans relative to the block, styles, the palette's
@@ -66,8 +82,35 @@ def _block_state(a: Analysis, lo: int, hi: int, bpos: int, blen: int, serial: in
     return (h & 0x3FFFFFFF) | 0x10000  # never -1 (unset) nor a bare serial
 
 
+def labelled_spans(a: Analysis, lo: int, hi: int) -> np.ndarray:
+    """The spans among ``[lo, hi)`` that get a byte label: byte groups
+    (a character spelled as byte tokens, or cut by byte-level pieces), not a
+    normalizer's groups (ﬁ split as f + i), which have no bytes of their own."""
+    ks: np.ndarray = lo + np.flatnonzero(a.span_style[lo:hi] == Style.BYTES)
+    if len(ks) == 0 or a.model.config.byte_level:
+        return ks
+    t0, t1 = int(a.span_first[ks[0]]), int(a.span_last[ks[-1]])
+    byte_tokens = (a.info.attrs[a.ids[t0:t1]] & Attr.BYTE) != 0
+    out: np.ndarray = np.intersect1d(ks, a.tok_span[t0:t1][byte_tokens])
+    return out
+
+
+class _Band(QTextBlockUserData):
+    """Where a block's lines need room for byte labels: the block-relative
+    positions where labelled groups start (sorted). The line holding one
+    gets a band of empty space below it (see :meth:`_DocumentLayout.blockBoundingRect`)."""
+
+    def __init__(self, starts: list[int], source: object = None) -> None:
+        super().__init__()
+        self.starts = starts
+        self.source = source
+        self.key: tuple[int, int, float, float] = (-1, -1, 0.0, 0.0)
+        self.extra = 0.0  # band under the block's last line
+
+
 class _DocumentLayout(QPlainTextDocumentLayout):
-    """Qt's plain-text layout, told the true extent of a restyle.
+    """Qt's plain-text layout, told the true extent of a restyle, with room
+    under the lines that carry byte labels.
 
     ``QTextLayout.setFormats`` reports its block as changed with the
     block's length both removed and added, and the layout looks for the
@@ -81,6 +124,45 @@ class _DocumentLayout(QPlainTextDocumentLayout):
     def __init__(self, doc: QTextDocument) -> None:
         super().__init__(doc)
         self.narrow: tuple[int, int, int] | None = None
+        self.band = 0.0
+        """Height of the empty band below a line that holds a labelled byte group."""
+
+    def blockBoundingRect(self, block: QTextBlock) -> QRectF:
+        # Qt's plain-text layout stacks a block's lines without any spacing
+        # (and ignores block formats' line heights), so byte labels would
+        # have to cover text. Lines that hold a labelled group are moved
+        # apart here, after Qt laid them out: every paint, cursor rectangle
+        # and scroll computation asks this for the block's rectangle first.
+        r = super().blockBoundingRect(block)
+        data = block.userData()
+        band = self.band
+        if not isinstance(data, _Band) or band <= 0:
+            return r
+        layout = block.layout()
+        n = layout.lineCount() if layout is not None else 0
+        if n == 0:
+            return r
+        last = layout.lineAt(n - 1)
+        # a relayout puts the lines back where Qt wants them: then the last
+        # line moved (or nothing needs moving), or the wrap changed
+        if data.key != (n, last.textStart(), last.y(), band):
+            starts, j, y = data.starts, 0, 0.0
+            banded = False
+            for i in range(n):
+                line = layout.lineAt(i)
+                line.setPosition(QPointF(line.position().x(), y))
+                end = line.textStart() + line.textLength()
+                banded = False
+                while j < len(starts) and starts[j] < end:
+                    banded = True
+                    j += 1
+                y += line.height() + (band if banded else 0.0)
+                if line.leading() < 0:
+                    y += math.ceil(line.leading())
+            data.extra = band if banded else 0.0
+            data.key = (n, last.textStart(), last.y(), band)
+            r = super().blockBoundingRect(block)
+        return QRectF(r.x(), r.y(), r.width(), r.height() + data.extra)
 
     def documentChanged(self, from_: int, removed: int, added: int) -> None:
         n = self.narrow
@@ -108,6 +190,10 @@ def _x(line: QTextLine, pos: int) -> float:
 class QTokenEditor(QPlainTextEdit):
     """Plain-text editor that draws the tokens of its own text."""
 
+    label_all_bytes = False
+    """Label every visible byte group, not only the current one (see :meth:`set_label_all_bytes`)."""
+    _label_h = 0
+
     cursorTokenChanged = Signal(int, int)
     """Token range ``[first, last)`` under the text cursor; (-1, -1) for none."""
     modelFilesDropped = Signal(list)
@@ -124,6 +210,7 @@ class QTokenEditor(QPlainTextEdit):
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setPointSizeF(max(font.pointSizeF(), 11.0))
         self.setFont(font)
+        self._update_band()
         self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self.setTabStopDistance(self.fontMetrics().horizontalAdvance(" ") * 4)
         self.setPlaceholderText("Type or paste text here…")
@@ -146,8 +233,6 @@ class QTokenEditor(QPlainTextEdit):
         """Span index range styled by the last pass (for tests and benchmarks)."""
         self.newline_marks: list[tuple[int, int]] = []
         """(position, span) of the line breaks drawn as token parts by the last paint."""
-        self.label_all_bytes = False
-        """Label every visible byte group, not only the current one (see :meth:`set_label_all_bytes`)."""
         self.byte_labels: list[tuple[int, QRectF, str]] = []
         """(span, rectangle, text) of the byte labels drawn by the last paint."""
         self._refresh = QTimer(self)
@@ -174,6 +259,7 @@ class QTokenEditor(QPlainTextEdit):
         """Label every visible byte group with its bytes (off: only the
         current token's group, so dense text stays readable)."""
         self.label_all_bytes = on
+        self._update_band()
         self.viewport().update()
 
     def set_show_whitespace(self, on: bool) -> None:
@@ -331,6 +417,14 @@ class QTokenEditor(QPlainTextEdit):
                     lo, hi = a.spans_in(max(bpos, begin), min(bpos + blen, end))
                     extra.extend(self._selections(a, lo, min(hi, lo + MAX_SELECTIONS), a.line_first_span(bpos)))
                     lo_all, hi_all = (lo if lo_all < 0 else lo_all), hi
+                    # bands for the whole block, not only the visible part:
+                    # else scrolling would move the lines in view
+                    data = block.userData()
+                    if not isinstance(data, _Band) or data.source is not a:
+                        self._set_band(block, a, *a.spans_in(bpos, bpos + blen), source=a)
+                        self.viewport().update()
+                elif isinstance(block.userData(), _Band):
+                    block.setUserData(_Band([]))  # its lines go back together (no relayout here)
             else:
                 # a block whose spans (relative to it) did not change keeps
                 # its formats: no relayout, no repaint, after a keystroke
@@ -343,6 +437,10 @@ class QTokenEditor(QPlainTextEdit):
                     state = serial
                 if block.userState() != state:
                     ranges = self._ranges(a, lo, hi, bpos, blen) if a is not None else []
+                    if a is not None:
+                        self._set_band(block, a, lo, hi)
+                    elif block.userData() is not None:
+                        block.setUserData(None)  # type: ignore[arg-type]
                     layout = block.layout()
                     if layout is not None:
                         layout.setFormats(ranges)
@@ -368,6 +466,21 @@ class QTokenEditor(QPlainTextEdit):
             self.setExtraSelections(extra)
             self._has_extra = bool(extra)
         self.shown_spans = (max(lo_all, 0), max(hi_all, 0))
+
+    def _set_band(self, block: QTextBlock, a: Analysis, lo: int, hi: int, source: object = None) -> None:
+        """Record which lines of ``block`` (spans ``[lo, hi)``) need room
+        below them for a byte label (before the block is laid out again).
+        Every line with a byte group gets it, labelled now or not, so that
+        moving the cursor never moves the text."""
+        bpos, blen = block.position(), block.length() - 1
+        ks = labelled_spans(a, lo, hi)
+        starts = a.span_start16[ks]
+        # (a group that starts on an earlier line is labelled there)
+        starts = starts[(starts >= bpos) & (starts < bpos + blen)] - bpos
+        old = block.userData()
+        if not len(starts) and not isinstance(old, _Band):
+            return
+        block.setUserData(_Band(starts.tolist(), source))
 
     def _ranges(self, a: Analysis, lo: int, hi: int, bpos: int, blen: int) -> list[QTextLayout.FormatRange]:
         """Formats of spans ``[lo, hi)`` clipped to one block's text."""
@@ -430,6 +543,7 @@ class QTokenEditor(QPlainTextEdit):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             self._end_x.clear()
+            self._update_band()
         if event.type() == QEvent.Type.PaletteChange:
             self._colors = token_colors(self.palette())
             self._build_formats()
@@ -481,8 +595,8 @@ class QTokenEditor(QPlainTextEdit):
         for _, r, _ in self.byte_labels:  # the current group's label goes with the box
             vp.update(r.toAlignedRect().adjusted(-2, -2, 2, 2))
         extra = self.fontMetrics().height()
-        for r in self._box_rects():
-            vp.update(r.toAlignedRect().adjusted(-3, -3, 3 + extra * 6, 3 + extra))
+        for r in self._box_rects():  # (and where the group's label will go, in the band below)
+            vp.update(r.toAlignedRect().adjusted(-3, -3, 3 + extra * 9, 3 + int(self._layout.band)))
 
     def select_tokens(self, first: int, last: int) -> None:
         """Select the text of tokens ``[first, last)`` without reporting the
@@ -619,13 +733,50 @@ class QTokenEditor(QPlainTextEdit):
             block = block.next()
         self.newline_marks = marks
 
+    def _label_font(self) -> QFont:
+        font = QFont(self.font())
+        font.setPointSizeF(max(6.0, self.font().pointSizeF() * 0.6))
+        return font
+
+    def _update_band(self) -> None:
+        """Size the room under lines with byte groups: one row of labels
+        (the current group's), two when every group is labelled (neighbours
+        then alternate rows, as a CJK word in a small vocabulary needs)."""
+        self._label_h = math.ceil(QFontMetricsF(self._label_font()).height())
+        rows = 2 if self.label_all_bytes else 1
+        band = float(rows * (self._label_h + LABEL_GAP) + LABEL_GAP)
+        if band != self._layout.band:
+            self._layout.band = band
+            # the lines move apart or together: scroll range and paint follow
+            self._layout.documentSizeChanged.emit(self._layout.documentSize())
+            self.viewport().update()
+
+    def _band_below(self, pos: int) -> bool:
+        """Whether the line holding document position ``pos`` has the
+        label band below it (labels are drawn only there, never over text)."""
+        block = self.document().findBlock(pos)
+        self.blockBoundingRect(block)  # (lays the lines out with their bands)
+        layout = block.layout()
+        if layout is None:
+            return False
+        line = layout.lineForTextPosition(pos - block.position())
+        if not line.isValid():
+            return False
+        bottom = line.y() + line.height()
+        n = line.lineNumber()
+        room = (layout.lineAt(n + 1).y() if n + 1 < layout.lineCount()
+                else self.blockBoundingRect(block).height()) - bottom
+        return room >= self._layout.band - 0.5
+
     def _paint_byte_labels(self, p: QPainter, a: Analysis, begin: int, end: int) -> None:
         """Label byte groups (a character spelled as byte tokens, or cut by
-        byte-level pieces) with their bytes, ``F0 9F 99 82``: a small tag
-        hanging from the bottom of the span's first line, so the group reads
-        as one thing and its bytes need no tooltip. The tag covers the top
-        of the next line, so only the current token's group gets one unless
-        ``label_all_bytes`` asks for every visible group."""
+        byte-level pieces) with their bytes, ``F0 9F 99 82``: a small tag in
+        the band the layout leaves under the group's first line (see
+        :class:`_DocumentLayout`), so the group reads as one thing, its bytes
+        need no tooltip and no tag hides any text. Only the current token's
+        group is labelled unless ``label_all_bytes`` asks for every visible
+        group; tags that would touch go to the band's second row, or queue
+        up to the right of it."""
         labels: list[tuple[int, QRectF, str]] = []
         if self.label_all_bytes:
             lo, hi = a.spans_in(begin, end)
@@ -635,17 +786,9 @@ class QTokenEditor(QPlainTextEdit):
             lo, hi = (k, k + 1) if k >= 0 else (0, 0)
         else:
             lo = hi = 0
-        ks = lo + np.flatnonzero(a.span_style[lo:hi] == Style.BYTES)
-        if len(ks) and not a.model.config.byte_level:
-            # only groups spelled with byte tokens: a normalizer's groups (ﬁ
-            # split as f + i) have no bytes of their own to show
-            attrs, ids = a.info.attrs, a.ids
-            ks = np.array([k for k in ks.tolist()
-                           if (attrs[ids[a.span_first[k]:a.span_last[k]]] & Attr.BYTE).any()],
-                          dtype=np.int64)
+        ks = labelled_spans(a, lo, hi)
         if len(ks):
-            font = QFont(self.font())
-            font.setPointSizeF(max(6.0, self.font().pointSizeF() * 0.6))
+            font = self._label_font()
             fm = QFontMetricsF(font)
             p.setFont(font)
             model = a.model
@@ -653,23 +796,29 @@ class QTokenEditor(QPlainTextEdit):
             height = self.viewport().height()
             colors = self._colors
             doc = self.document()
+            rows = 2 if self.label_all_bytes else 1
+            row_h = self._label_h + LABEL_GAP
+            ends: dict[int, list[float]] = {}  # a band's top → right end of each of its rows
             for k in ks[:MAX_BYTE_LABELS].tolist():
                 s16, e16 = int(a.span_start16[k]), int(a.span_end16[k])
                 if e16 - s16 == 1 and doc.characterAt(s16) == "\u2029":
                     continue  # a line break: it has its own mark at the line's end
                 rects = self.range_rects(s16, e16)
-                if not rects or rects[0].top() > height or rects[0].bottom() < 0:
+                if not rects or rects[0].top() > height or rects[0].bottom() < 0 or not self._band_below(s16):
                     continue
                 first, last = int(a.span_first[k]), int(a.span_last[k])
                 data = b"".join(model.token_bytes(t) for t in ids[first:last])
                 text = " ".join(f"{b:02X}" for b in data[:8]) + (" …" if len(data) > 8 else "")
                 r = rects[0]
-                w, h = fm.horizontalAdvance(text) + 4, fm.height()
-                box = QRectF(r.left(), r.bottom() - h * 0.5, w, h)
-                if labels and labels[-1][1].intersects(box):
-                    # neighbouring groups (a CJK word in a small vocabulary):
-                    # labels queue up to the right like a row of tags
-                    box.moveLeft(labels[-1][1].right() + 2)
+                w = fm.horizontalAdvance(text) + 4
+                row_ends = ends.setdefault(round(r.bottom()), [-math.inf] * rows)
+                x = r.left()
+                row = next((i for i, e in enumerate(row_ends) if e + LABEL_GAP <= x), -1)
+                if row < 0:  # no row free under the group: after the row that ends first
+                    row = min(range(rows), key=row_ends.__getitem__)
+                    x = row_ends[row] + LABEL_GAP
+                box = QRectF(x, r.bottom() + LABEL_GAP + row * row_h, w, self._label_h)
+                row_ends[row] = box.right()
                 fill = QColor(colors.border[Style.BYTES])
                 fill.setAlphaF(0.88)
                 p.setPen(Qt.PenStyle.NoPen)
@@ -798,24 +947,23 @@ class QTokenEditor(QPlainTextEdit):
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if gguf_paths(event.mimeData()) or local_files(event.mimeData()):
-            event.acceptProposedAction()
+            accept_file_drop(event)
         else:
             super().dragEnterEvent(event)
 
     def dragMoveEvent(self, event: QDragMoveEvent) -> None:
         if gguf_paths(event.mimeData()) or local_files(event.mimeData()):
-            event.acceptProposedAction()
+            accept_file_drop(event)
         else:
             super().dragMoveEvent(event)
 
     def dropEvent(self, event: QDropEvent) -> None:
         paths = gguf_paths(event.mimeData())
         if paths:
-            event.acceptProposedAction()
-            self.modelFilesDropped.emit([os.path.abspath(p) for p in paths])
+            if accept_file_drop(event):
+                self.modelFilesDropped.emit([os.path.abspath(p) for p in paths])
         elif local_files(event.mimeData()):
-            event.acceptProposedAction()
-            self.textFilesDropped.emit([os.path.abspath(p) for p in local_files(event.mimeData())])
+            if accept_file_drop(event):
+                self.textFilesDropped.emit([os.path.abspath(p) for p in local_files(event.mimeData())])
         else:
             super().dropEvent(event)
-

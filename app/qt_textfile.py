@@ -83,6 +83,18 @@ def ask_replace_edited(parent: QWidget, name: str, count: int) -> bool:
     return box.clickedButton() is write
 
 
+def ask_open_as_model(parent: QWidget, name: str) -> bool:
+    """True: open ``name``, a GGUF file picked as text, as the model instead."""
+    box = QMessageBox(QMessageBox.Icon.Question, "Open as model?",
+                      f"“{name}” is a GGUF model file, not text.",
+                      QMessageBox.StandardButton.Cancel, parent)
+    box.setInformativeText("Open it as the model to tokenize with?")
+    model = box.addButton("Open as &Model", QMessageBox.ButtonRole.AcceptRole)
+    box.setDefaultButton(model)
+    box.exec()
+    return box.clickedButton() is model
+
+
 def is_gguf_file(path: str) -> bool:
     try:
         with open(path, "rb") as f:
@@ -234,8 +246,14 @@ class TextFiles(QObject):
             return
         folder = str(self.window.settings.q.value(KEY_FOLDER, "") or "")
         path = ask_open_name(self.window, folder)
-        if path:
-            self.open_path(path, confirmed=True)
+        if not path:
+            return
+        if is_gguf_file(path) or path.lower().endswith(".gguf"):
+            # its bytes as text help nobody: a model picked here is meant as a model
+            if ask_open_as_model(self.window, os.path.basename(path)):
+                self.window.open_path(path)
+            return
+        self.open_path(path, confirmed=True)
 
     def _on_dropped(self, paths: list[str]) -> None:
         path = paths[0]

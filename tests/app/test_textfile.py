@@ -21,7 +21,7 @@ BAD = "Hello wörld, caf".encode() + b"\xe9 and \xff\xfe junk.\r\nSecond \xc3 li
 @pytest.fixture
 def answers(monkeypatch):  # type: ignore[no-untyped-def]
     """Scripted replies to the module's dialogs; a dialog nobody scripted fails the test."""
-    replies: dict[str, list[object]] = {"open": [], "save": [], "unsaved": [], "replace": []}
+    replies: dict[str, list[object]] = {"open": [], "save": [], "unsaved": [], "replace": [], "model": []}
     asked: list[str] = []
 
     def reply(kind: str):  # type: ignore[no-untyped-def]
@@ -35,6 +35,7 @@ def answers(monkeypatch):  # type: ignore[no-untyped-def]
     monkeypatch.setattr(qt_textfile, "ask_save_name", reply("save"))
     monkeypatch.setattr(qt_textfile, "ask_unsaved", reply("unsaved"))
     monkeypatch.setattr(qt_textfile, "ask_replace_edited", reply("replace"))
+    monkeypatch.setattr(qt_textfile, "ask_open_as_model", reply("model"))
     replies["asked"] = asked  # type: ignore[assignment]
     return replies
 
@@ -199,6 +200,33 @@ def test_dropping_a_text_file_opens_it_and_a_gguf_loads_it(qtbot, window, tmp_pa
     with qtbot.waitSignal(window.loader.loaded, timeout=20_000):
         _drop(window, renamed)
     assert window.editor.token_text() == "# dropped\n"
+
+
+def test_open_text_on_a_gguf_offers_to_open_the_model(qtbot, window, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                      test_vocab: str, answers) -> None:
+    window.editor.setPlainText("kept text")
+    window.editor.document().setModified(False)
+    # declined: nothing opens, the text stays
+    answers["open"].append(test_vocab)
+    answers["model"].append(False)
+    window.text_files.act_open.trigger()
+    assert answers["asked"] == ["open", "model"]
+    assert window.editor.token_text() == "kept text" and _files(window).path is None
+    assert window.model_info is None or window.model_info.path != test_vocab
+    # accepted: the model loads, the text stays
+    answers["open"].append(test_vocab)
+    answers["model"].append(True)
+    with qtbot.waitSignal(window.loader.loaded, timeout=20_000):
+        window.text_files.act_open.trigger()
+    assert window.model_info is not None and window.model_info.path == test_vocab
+    assert window.editor.token_text() == "kept text" and _files(window).path is None
+    # a text file is not asked about
+    p = tmp_path / "plain.txt"
+    p.write_bytes(b"plain\n")
+    answers["open"].append(str(p))
+    window.text_files.act_open.trigger()
+    qtbot.waitUntil(lambda: _files(window).path == str(p))
+    assert answers["asked"] == ["open", "model", "open", "model", "open"]
 
 
 def test_big_file_is_read_in_the_background(qtbot, window, tmp_path: Path, test_vocab: str,  # type: ignore[no-untyped-def]
