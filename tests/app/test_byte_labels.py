@@ -102,8 +102,9 @@ def test_byte_labels_never_cover_text(qtbot: Any, window: Any, spm_vocab: str,
     model = models(spm_vocab)
     if sum(bool(model.vocab.attrs[i] & Attr.BYTE) for i in model.encode(ISSUE_TEXT).ids) < 8:
         pytest.skip("needs an SPM model that spells emoji and Hangul in bytes")
-    # a long line that wraps (labels on every wrapped line) and a short one after it
-    text = " ".join([ISSUE_TEXT] * 4) + "\n" + ISSUE_TEXT + "\nplain words below"
+    # a long line that wraps (labels on every wrapped line), a short one, and
+    # rare CJK that llama-spm spells in bytes (three labels side by side)
+    text = " ".join([ISSUE_TEXT] * 4) + "\n" + ISSUE_TEXT + " 龘靐齉\nplain words below"
     open_model_in(qtbot, window, spm_vocab)
     ed = window.editor
     wait_result(qtbot, window, lambda: ed.setPlainText(text))
@@ -123,6 +124,7 @@ def test_byte_labels_never_cover_text(qtbot: Any, window: Any, spm_vocab: str,
     texts = [t for _, _, t in ed.byte_labels]
     assert texts.count("F0 9F 99 82") == 5 and texts.count("F0 9F 9A 80") == 5
     assert texts.count("E1 BA 9E") == 5  # ẞ
+    assert {"E9 BE 98", "E9 9D 90", "E9 BD 89"} <= set(texts)  # 龘靐齉
     _assert_labels_hide_nothing(ed, text)
     # each label hangs under its own group's line
     a = ed.analysis
