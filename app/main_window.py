@@ -330,6 +330,7 @@ class TokenPrismWindow(QMainWindow):
         (each module's ``install(window)`` keeps its wiring in one place)."""
         from . import qt_compare
         from . import qt_export
+        from . import qt_find
         from . import qt_metadata
         from . import qt_models
         from . import qt_progress
@@ -339,6 +340,7 @@ class TokenPrismWindow(QMainWindow):
         # ---- feature installs: one line each, keep this list sorted ----
         qt_compare.install(self)
         qt_export.install(self)
+        qt_find.install(self.editor, self.edit_menu, lambda: self.analysis, self._on_view_tokens)
         qt_metadata.install(self)
         qt_models.install(self)
         qt_progress.install(self)

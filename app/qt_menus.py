@@ -24,6 +24,8 @@ SHORTCUTS = (
     ("F5", "Tokenize again (resumes after a cancel)"),
     ("Ctrl+Shift+S", "Export tokens"), ("Ctrl+Shift+I", "Import tokens"), ("Ctrl+Shift+D", "Decode token ids"),
     ("Ctrl+Shift+L", "Models panel: models found on this computer"),
+    ("Ctrl+F / F3 / Shift+F3", "Find in the text / next / previous match"),
+    ("Ctrl+G", "Go to token #N or id N"),
     ("Ctrl+Shift+O", "Open a text file"), ("Ctrl+S / Ctrl+Alt+S", "Save text / save text as"),
     ("Ctrl+Shift+K", "Vocabulary: browse, filter and sort every token"),
     ("Ctrl+Shift+M", "Model metadata: GGUF keys, chat template, file facts"),
