@@ -100,10 +100,9 @@ class _Band(QTextBlockUserData):
     positions where labelled groups start (sorted). The line holding one
     gets a band of empty space below it (see :meth:`_DocumentLayout.blockBoundingRect`)."""
 
-    def __init__(self, starts: list[int], source: object = None) -> None:
+    def __init__(self, starts: list[int]) -> None:
         super().__init__()
         self.starts = starts
-        self.source = source
         self.key: tuple[int, int, float, float] = (-1, -1, 0.0, 0.0)
         self.extra = 0.0  # band under the block's last line
 
@@ -417,13 +416,12 @@ class QTokenEditor(QPlainTextEdit):
                     lo, hi = a.spans_in(max(bpos, begin), min(bpos + blen, end))
                     extra.extend(self._selections(a, lo, min(hi, lo + MAX_SELECTIONS), a.line_first_span(bpos)))
                     lo_all, hi_all = (lo if lo_all < 0 else lo_all), hi
-                    # bands for the whole block, not only the visible part:
-                    # else scrolling would move the lines in view
-                    data = block.userData()
-                    if not isinstance(data, _Band) or data.source is not a:
-                        self._set_band(block, a, *a.spans_in(bpos, bpos + blen), source=a)
-                        self.viewport().update()
-                elif isinstance(block.userData(), _Band):
+                # No label bands in a huge block: moving its ~15 000 lines
+                # apart again after every keystroke costs ~80 ms. Its byte
+                # groups go unlabelled (their tooltips tell the bytes); the
+                # labels are drawn only where a band is, never over text.
+                data = block.userData()
+                if isinstance(data, _Band) and data.starts:
                     block.setUserData(_Band([]))  # its lines go back together (no relayout here)
             else:
                 # a block whose spans (relative to it) did not change keeps
@@ -467,7 +465,7 @@ class QTokenEditor(QPlainTextEdit):
             self._has_extra = bool(extra)
         self.shown_spans = (max(lo_all, 0), max(hi_all, 0))
 
-    def _set_band(self, block: QTextBlock, a: Analysis, lo: int, hi: int, source: object = None) -> None:
+    def _set_band(self, block: QTextBlock, a: Analysis, lo: int, hi: int) -> None:
         """Record which lines of ``block`` (spans ``[lo, hi)``) need room
         below them for a byte label (before the block is laid out again).
         Every line with a byte group gets it, labelled now or not, so that
@@ -480,7 +478,7 @@ class QTokenEditor(QPlainTextEdit):
         old = block.userData()
         if not len(starts) and not isinstance(old, _Band):
             return
-        block.setUserData(_Band(starts.tolist(), source))
+        block.setUserData(_Band(starts.tolist()))
 
     def _ranges(self, a: Analysis, lo: int, hi: int, bpos: int, blen: int) -> list[QTextLayout.FormatRange]:
         """Formats of spans ``[lo, hi)`` clipped to one block's text."""

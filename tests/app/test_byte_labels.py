@@ -144,3 +144,25 @@ def test_byte_labels_never_cover_text(qtbot: Any, window: Any, spm_vocab: str,
     ed.viewport().repaint()
     assert ed._layout.band < band_all
     _assert_labels_hide_nothing(ed, text)
+
+
+def test_a_huge_line_gets_no_labels_over_its_text(qtbot: Any, window: Any, spm_vocab: str,
+                                                   models: Callable[[str], Model]) -> None:
+    """A block too long to lay out again at every keystroke gets no label
+    band; its labels are left out rather than drawn over the text."""
+    from tokenprism.app.qt_editor import HUGE_BLOCK
+
+    if not any(models(spm_vocab).vocab.attrs[i] & Attr.BYTE for i in models(spm_vocab).encode("🙂").ids):
+        pytest.skip("needs an SPM model with byte fallback")
+    text = ("words and more 🙂 " * (HUGE_BLOCK // 10))[:HUGE_BLOCK + 500]
+    open_model_in(qtbot, window, spm_vocab)
+    ed = window.editor
+    wait_result(qtbot, window, lambda: ed.setPlainText(text), timeout=60_000)
+    window.act_byte_labels.trigger()
+    ed.viewport().repaint()
+    assert ed.byte_labels == []
+    # a short line below it still has them
+    wait_result(qtbot, window, lambda: ed.setPlainText("short 🙂\n" + text), timeout=60_000)
+    ed.verticalScrollBar().setValue(0)
+    ed.viewport().repaint()
+    assert [t for _, _, t in ed.byte_labels][:1] == ["F0 9F 99 82"]
