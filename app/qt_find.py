@@ -79,6 +79,10 @@ class QFindBar(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(SEARCH_DELAY_MS)
         self._timer.timeout.connect(lambda: self._search_from(self._anchor))
+        self._recount = QTimer(self)  # the count after edits of a big text, once typing pauses
+        self._recount.setSingleShot(True)
+        self._recount.setInterval(SEARCH_DELAY_MS)
+        self._recount.timeout.connect(self._refresh_count)
         self.wrapped = False
         """Whether the last step went round the end (or start) of the text."""
         self.edit.textEdited.connect(self._on_typed)
@@ -127,8 +131,11 @@ class QFindBar(QWidget):
     def _on_text_change(self, _pos: int, removed: int, added: int) -> None:
         if removed or added:
             self._revision += 1
-            if self.isVisible():
-                self._refresh_count()
+            if self.isVisible() and self.edit.text():
+                if self.editor.document().characterCount() > BIG_TEXT:
+                    self._recount.start()  # (searching a megabyte per keystroke would lag the typing)
+                else:
+                    self._refresh_count()
 
     def _current_matches(self) -> list[tuple[int, int]]:
         key = (self.edit.text(), self.case.isChecked(), self._revision)

@@ -220,3 +220,27 @@ def test_find_keys_are_window_wide(qtbot: Any, window: Any, test_vocab: str) -> 
     window.table.setFocus()
     _press(window.table, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     assert ctl.bar.isVisible() and ctl.bar.edit.hasFocus()
+
+
+def test_find_in_a_big_text_waits_for_a_pause(qtbot: Any, window: Any, test_vocab: str) -> None:
+    """Above BIG_TEXT the search runs once typing pauses, and edits are
+    counted again then, not at every keystroke."""
+    open_model_in(qtbot, window, test_vocab)
+    ed = window.editor
+    text = "needle in a haystack. " * (qt_find.BIG_TEXT // 20)
+    wait_result(qtbot, window, lambda: ed.setPlainText(text), timeout=60_000)
+    c = ed.textCursor()
+    c.setPosition(0)
+    ed.setTextCursor(c)
+    bar = _controller(window).bar
+    bar.open_bar()
+    type_text(bar.edit, "needle")
+    assert bar.count.text() == ""  # not yet: still typing
+    total = text.count("needle")
+    qtbot.waitUntil(lambda: bar.count.text() == f"1 of {total:,}", timeout=5_000)
+    assert _selected(window) == "needle"
+    c = ed.textCursor()
+    c.movePosition(c.MoveOperation.End)
+    c.insertText("needle")
+    assert bar.count.text() == f"1 of {total:,}"
+    qtbot.waitUntil(lambda: bar.count.text() == f"1 of {total + 1:,}", timeout=5_000)
