@@ -29,7 +29,7 @@ from .analysis import Analysis
 from .qt_editor import QTokenEditor
 from .text_find import find_all, indexed, match_at, next_match, parse_goto, resolve_goto
 
-FIND_SHORTCUT = QKeySequence.StandardKey.Find
+FIND_SHORTCUT = "Ctrl+F"
 GOTO_SHORTCUT = "Ctrl+G"
 SEARCH_DELAY_MS = 120  # typing pauses this long before a big text is searched
 BIG_TEXT = 200_000  # UTF-16 units; smaller texts are searched at every keystroke
@@ -270,9 +270,10 @@ class FindController(QObject):
         window = editor.window()
         self.act_find = self._action(window, "&Find…", FIND_SHORTCUT, self.bar.open_bar,
                                      "Find text in the editor (Ctrl+F)")
-        self.act_find_next = self._action(window, "Find &Next", QKeySequence.StandardKey.FindNext,
+        # (F3 and Shift+F3 spelled out: the desktop's FindNext is Ctrl+G on GNOME and macOS, which is Go to Token here)
+        self.act_find_next = self._action(window, "Find &Next", "F3",
                                           lambda: self.bar.find_next(), "Next match (F3)")
-        self.act_find_prev = self._action(window, "Find Pre&vious", QKeySequence.StandardKey.FindPrevious,
+        self.act_find_prev = self._action(window, "Find Pre&vious", "Shift+F3",
                                           lambda: self.bar.find_next(backward=True), "Previous match (Shift+F3)")
         self.act_goto = self._action(window, "&Go to Token…", GOTO_SHORTCUT, self.goto_dialog,
                                      "Select the token at position #N or with id N (Ctrl+G)")
