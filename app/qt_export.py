@@ -137,14 +137,33 @@ class TokenFiles(QObject):
 
         window.live.resultReady.connect(self._on_result)
         window.loader.failed.connect(self._on_load_failed)
+        # the token table's context menu: Export… of the selected tokens, and
+        # Copy IDs in the format Edit ▸ Copy Token IDs uses
+        window.table.exportRequested.connect(self.export_selection)
+        window.table.id_format = lambda: window.id_format
 
     # ---- export -----------------------------------------------------------------------
 
     def export_dialog(self) -> None:
+        chosen = self._ask_path("tokens")
+        if chosen is not None:
+            self.export_to(*chosen)
+
+    def export_selection(self, first: int, last: int) -> None:
+        """The token table's Export…: tokens ``[first, last)`` of the
+        analysis on screen, as a list of their own (``TokenList.sublist``)."""
+        a = self.window.analysis
+        if a is None or not 0 <= first < last <= len(a):
+            return
+        chosen = self._ask_path("selection")
+        if chosen is not None:
+            self.export_to(*chosen, rows=(first, last))
+
+    def _ask_path(self, what: str) -> tuple[str, str] | None:
         w = self.window
         if w.model_info is None:
             w.banner.show_message("Open a model first: there are no tokens to export yet.", error=False)
-            return
+            return None
         q = w.settings.q
         folder = q.value(KEY_FOLDER, "")
         if not isinstance(folder, str) or not os.path.isdir(folder):
@@ -152,24 +171,40 @@ class TokenFiles(QObject):
         fmt = q.value(KEY_FORMAT, "json")
         fmt = fmt if isinstance(fmt, str) and fmt in FILTERS else "json"
         stem = os.path.splitext(os.path.basename(w.model_info.path))[0]
-        suggested = os.path.join(folder, f"{stem}-tokens{EXTENSION[fmt]}")
+        suggested = os.path.join(folder, f"{stem}-{what}{EXTENSION[fmt]}")
         path, chosen = QFileDialog.getSaveFileName(w, "Export Tokens", suggested, ";;".join(FILTERS.values()),
                                                    FILTERS[fmt])
         if not path:
-            return
+            return None
         path, fmt = path_and_format(path, chosen)
         q.setValue(KEY_FOLDER, os.path.dirname(path))
         q.setValue(KEY_FORMAT, fmt)
-        self.export_to(path, fmt)
+        return path, fmt
 
-    def export_to(self, path: str, fmt: str) -> bool:
-        """Write the editor text's tokens to ``path`` in the background;
+    def export_to(self, path: str, fmt: str, rows: tuple[int, int] | None = None) -> bool:
+        """Write the editor text's tokens (only tokens ``rows`` of the
+        analysis on screen, when given) to ``path`` in the background;
         False (with a message) when there is nothing to export."""
         w = self.window
         info = w.model_info
         if info is None:
             w.banner.show_message("Open a model first: there are no tokens to export yet.", error=False)
             return False
+        if rows is not None:
+            a = w.analysis
+            if a is None or a.info is not info:
+                return False
+            shown, first, last = a.encoding, rows[0], rows[1]
+
+            def part() -> int:
+                tl = token_list(info.model, shown, rows=(first, last))
+                write_export(path, [tl], fmt)
+                return len(tl)
+
+            self._busy_text = f"Exporting to {os.path.basename(path)}…"
+            self.jobs.submit(part, lambda n: self._exported(path, n),
+                             lambda e: self._export_failed(os.path.basename(path), e))
+            return True
         text = w.editor.token_text()
         add, parse = w.act_add_special.isChecked(), w.act_parse_special.isChecked()
         a = w.analysis

@@ -8,17 +8,19 @@ rows are ever asked for).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import (QAbstractTableModel, QEvent, QItemSelection, QItemSelectionModel,
                             QModelIndex, QPersistentModelIndex, Qt, Signal)
-from PySide6.QtGui import (QFont, QFontDatabase, QFontMetrics, QGuiApplication, QKeyEvent, QKeySequence,
-                           QResizeEvent)
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QTableView, QWidget
+from PySide6.QtGui import (QContextMenuEvent, QFont, QFontDatabase, QFontMetrics, QGuiApplication, QKeyEvent,
+                           QKeySequence, QResizeEvent)
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QTableView, QWidget
 
 import numpy as np
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import Analysis
-from .pieces import format_score, piece_cell, tooltip_html, type_label, type_name
+from .pieces import format_ids, format_score, piece_cell, piece_label, tooltip_html, type_label, type_name
 from .qt_columns import ALIGN_LEFT as _LEFT, ALIGN_RIGHT as _RIGHT, column_header
 from .styles import TokenColors, token_colors
 
@@ -184,6 +186,11 @@ class QTokenTableModel(QAbstractTableModel):
 _MAX_INSERT = 10_000
 
 
+def _menu_clip(text: str, limit: int = 24) -> str:
+    text = text.replace("&", "&&")  # a menu would take & as a mnemonic
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def _first_change(a: Analysis, b: Analysis) -> int:
     """Index of the first token that differs (id or span) between two
     analyses by the same model, capped at the shorter length."""
@@ -198,6 +205,10 @@ class QTokenTable(QTableView):
 
     tokensActivated = Signal(int, int)
     """The user selected tokens ``[first, last)`` (expanded to whole groups)."""
+    exportRequested = Signal(int, int)
+    """Export Selection… was chosen for tokens ``[first, last)``."""
+    findInVocabularyRequested = Signal(int)
+    """Find in Vocabulary was chosen for this token id."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -205,6 +216,8 @@ class QTokenTable(QTableView):
         self.setModel(self._model)
         self._model.set_colors(token_colors(self.palette()))
         self._syncing = False
+        self.id_format: Callable[[], str] = lambda: "space"
+        """How Copy IDs writes ids (the window's Token ID Format)."""
         self._fitted: dict[int, int] = {}
         self._model_texts: tuple[object, str, list[str]] | None = None  # (info, widest score, type labels)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -412,6 +425,68 @@ class QTokenTable(QTableView):
             self.copy_selection()
             return
         super().keyPressEvent(event)
+
+    # ---- context menu ----------------------------------------------------------------------------
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:
+        menu = self.context_menu(self.indexAt(event.pos()).row())
+        if menu is not None:
+            menu.exec(event.globalPos())
+
+    def context_menu(self, row: int = -1) -> QMenu | None:
+        """The menu of the selected tokens (a right-click outside the
+        selection selects the clicked row first); ``None`` with no tokens."""
+        a = self._model.analysis
+        if a is None or not len(a):
+            return None
+        rng = self.selected_range()
+        if 0 <= row < len(a) and (rng is None or not rng[0] <= row < rng[1]):
+            first, last = a.token_range(row)
+            self.select_tokens(first, last, scroll=False)
+            self.tokensActivated.emit(first, last)
+            rng = (first, last)
+        if rng is None:
+            return None
+        first, last = rng
+        n = last - first
+        menu = QMenu(self)
+        tokens = "token" if n == 1 else f"{n:,} tokens"
+        menu.addAction(f"Copy ID{'s' if n > 1 else ''}", self.copy_ids)
+        menu.addAction(f"Copy Piece{'s' if n > 1 else ''}", self.copy_pieces)
+        menu.addAction("Copy Rows\tCtrl+C", self.copy_selection)
+        menu.addSeparator()
+        menu.addAction(f"Export {tokens}…", lambda: self.exportRequested.emit(first, last))
+        cur = self.currentIndex()
+        at = cur.row() if cur.isValid() and first <= cur.row() < last else first
+        tid = int(a.encoding.token_ids[at])
+        act = menu.addAction(f"Find “{_menu_clip(piece_label(a.model, tid))}” in Vocabulary",
+                             lambda: self.findInVocabularyRequested.emit(tid))
+        act.setToolTip("Show the vocabulary filtered to this piece, the token selected")
+        return menu
+
+    def selected_ids(self) -> list[int]:
+        rng = self.selected_range()
+        a = self._model.analysis
+        if rng is None or a is None:
+            return []
+        return list(a.encoding.token_ids[rng[0]:rng[1]])
+
+    def copy_ids(self) -> int:
+        """Copy the selected tokens' ids in the window's id format."""
+        ids = self.selected_ids()
+        if ids:
+            QGuiApplication.clipboard().setText(format_ids(ids, self.id_format()))
+        return len(ids)
+
+    def copy_pieces(self) -> int:
+        """Copy the selected tokens' pieces as the table shows them, one a line."""
+        rng = self.selected_range()
+        a = self._model.analysis
+        if rng is None or a is None:
+            return 0
+        QGuiApplication.clipboard().setText(
+            "\n".join(piece_cell(a, r, with_group=False) for r in range(rng[0], rng[1])))
+        return rng[1] - rng[0]
 
     def copy_selection(self) -> None:
         """Copy the selected rows as tab-separated values (with a header)."""

@@ -14,6 +14,7 @@ import html
 from typing import TYPE_CHECKING, Callable
 
 import numpy as np
+import regex
 from PySide6.QtCore import (QAbstractTableModel, QItemSelectionModel, QModelIndex, QPersistentModelIndex, Qt,
                             QTimer, Signal)
 from PySide6.QtGui import QAction, QContextMenuEvent, QFontDatabase, QGuiApplication, QKeyEvent, QKeySequence
@@ -22,7 +23,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QComb
                                QVBoxLayout, QWidget)
 
 from tokenprism.core.vocab_query import (COLUMNS as SORT_KEYS, KIND_NAMES, MergeNode, Query, QueryCancelled,
-                                         QueryError, VocabIndex, attr_names, merge_tree_lines, token_type_name)
+                                         QueryError, VocabIndex, attr_names, merge_tree_lines, search_text,
+                                         token_type_name)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import ModelInfo
@@ -199,6 +201,7 @@ class QVocabBrowser(QWidget):
         self._built_for: ModelInfo | None = None
         self._generation = 0
         self._sort = ("id", False)
+        self._find_id: int | None = None  # find_token's token, selected when its rows arrive
         self._builder = QBackground(self, latest_only=True)
         self._queries = QBackground(self, latest_only=True)
         self._queries.busyChanged.connect(self._on_busy)
@@ -298,8 +301,12 @@ class QVocabBrowser(QWidget):
         self.count.setText(f"Reading the vocabulary of {info.name}…")
         model = info.model
 
+        def moved_on() -> bool:  # read from the worker: the browser wants another model
+            return info is not self._built_for
+
         def job() -> VocabIndex:
-            index = VocabIndex(model)
+            # stops early when the model changes, so the old model is let go at once
+            index = VocabIndex(model, moved_on)
             index.score_ranks()
             return index
 
@@ -315,6 +322,8 @@ class QVocabBrowser(QWidget):
         self._builder.submit(job, done, self._on_build_failed)
 
     def _on_build_failed(self, error: BaseException) -> None:
+        if isinstance(error, QueryCancelled):
+            return  # the browser moved on to another model
         self._show_error(f"Cannot read the vocabulary: {type(error).__name__}: {error}")
 
     # ---- queries ----------------------------------------------------------------------------
@@ -362,8 +371,30 @@ class QVocabBrowser(QWidget):
 
         self._queries.submit(lambda: index.run(query, cancelled), done, failed)
 
+    def find_token(self, token_id: int) -> None:
+        """Filter to the pieces that read exactly as ``token_id``'s (an
+        anchored, escaped regular expression, case as it is) and select that
+        token, so its details show (the token table's Find in Vocabulary)."""
+        info = self.info
+        if info is None or not 0 <= token_id < len(info.model):
+            return
+        self._find_id = token_id
+        pattern = "^" + regex.escape(search_text(info.model.display_piece(token_id))) + "$"
+        for w in (self.mode, self.case, self.kind, self.filter):
+            w.blockSignals(True)
+        try:
+            self.mode.setCurrentIndex(self.mode.findData("regex"))
+            self.case.setChecked(True)
+            self.kind.setCurrentIndex(0)
+            self.filter.setText(pattern)
+        finally:
+            for w in (self.mode, self.case, self.kind, self.filter):
+                w.blockSignals(False)
+        self._on_mode()  # runs the query (or the index build will)
+
     def _show_rows(self, index: VocabIndex, ids: np.ndarray) -> None:
-        current = self.current_id()
+        current = self.current_id() if self._find_id is None else self._find_id
+        self._find_id = None
         self.error.hide()
         self.table_model.set_rows(index, ids)
         self._show_count()
@@ -551,6 +582,12 @@ def install(window: TokenPrismWindow) -> QVocabBrowser:
     app = QApplication.instance()
     if app is not None:  # a running filter stops instead of delaying the exit
         app.aboutToQuit.connect(browser.cancel)
+    def find(token_id: int) -> None:
+        dock.show()
+        dock.raise_()
+        browser.find_token(token_id)
+
+    window.table.findInVocabularyRequested.connect(find)
     window.vocab_browser = browser  # type: ignore[attr-defined]
     window.vocab_dock = dock  # type: ignore[attr-defined]
     return browser

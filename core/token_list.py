@@ -167,6 +167,36 @@ class TokenList:
     def tokens(self) -> tuple[TokenRow, ...]:
         return tuple(self)
 
+    def sublist(self, first: int, last: int) -> TokenList:
+        """Tokens ``[first, last)`` as a list of their own: the text is the
+        part they cover and every span, group and word index is counted
+        from there, so the list is whole (it writes and reads back like
+        any other). A byte group cut by the range is cut with it."""
+        if not 0 <= first <= last <= len(self.ids):
+            raise IndexError(f"tokens {first}..{last} are outside 0..{len(self.ids)}")
+        if first == last:
+            cs = be0 = 0
+            text = ""
+        else:
+            cs, ce = min(self.starts[first:last]), max(self.ends[first:last])
+            # bytes count from the first character's first byte (a byte
+            # token's span can start inside that character)
+            be0 = utf8_size(self.text[:cs])
+            text = self.text[cs:ce]
+        words = None
+        if self.words is not None:
+            w0 = min((w for w in self.words[first:last] if w >= 0), default=0)
+            words = tuple(w - w0 if w >= 0 else -1 for w in self.words[first:last])
+        return TokenList(
+            model=self.model, text=text, add_special=self.add_special, parse_special=self.parse_special,
+            ids=self.ids[first:last], pieces=self.pieces[first:last], pieces_raw=self.pieces_raw[first:last],
+            scores=self.scores[first:last], types=self.types[first:last], attrs=self.attrs[first:last],
+            starts=tuple(x - cs for x in self.starts[first:last]), ends=tuple(x - cs for x in self.ends[first:last]),
+            byte_starts=tuple(x - be0 for x in self.byte_starts[first:last]),
+            byte_ends=tuple(x - be0 for x in self.byte_ends[first:last]),
+            groups=tuple(g - first if g >= first else -1 for g in self.groups[first:last]),
+            ranks=None if self.ranks is None else self.ranks[first:last], words=words)
+
 
 @dataclass(frozen=True)
 class ListStats:
@@ -232,7 +262,8 @@ def _value_bytes(mv: MetadataValue) -> bytes:
 
 
 def token_list(model: Model, encoding: Encoding | None = None, text: str | None = None,
-               add_special: bool | None = None, parse_special: bool | None = None) -> TokenList:
+               add_special: bool | None = None, parse_special: bool | None = None,
+               rows: tuple[int, int] | None = None) -> TokenList:
     """The :class:`TokenList` of ``encoding`` (an encoding by ``model``), or
     of ``text`` encoded with the given flags when no encoding is passed.
 
@@ -252,7 +283,14 @@ def token_list(model: Model, encoding: Encoding | None = None, text: str | None 
                 (parse_special is not None and parse_special != encoding.parse_special):
             raise ValueError("the flags are not the encoding's flags")
     v = model.vocab
-    ids = encoding.token_ids
+    if rows is not None:  # only tokens [first, last): see TokenList.sublist
+        first, last = rows
+        if not 0 <= first <= last <= len(encoding.token_ids):
+            raise IndexError(f"tokens {first}..{last} are outside 0..{len(encoding.token_ids)}")
+        part = slice(first, last)
+    else:
+        first, part = 0, slice(None)
+    ids = encoding.token_ids[part]
     display: dict[int, str] = {}
     pieces: list[str] = []
     for tid in ids:
@@ -260,14 +298,18 @@ def token_list(model: Model, encoding: Encoding | None = None, text: str | None 
         if p is None:
             p = display[tid] = model.display_piece(tid)
         pieces.append(p)
-    return TokenList(
+    ranks, words = encoding.ranks, encoding.words
+    tl = TokenList(
         model=ModelRef.of(model), text=encoding.text, add_special=encoding.add_special,
         parse_special=encoding.parse_special, ids=tuple(ids), pieces=tuple(pieces),
         pieces_raw=tuple(v.pieces[t] for t in ids), scores=tuple(v.scores[t] for t in ids),
         types=tuple(v.types[t] for t in ids), attrs=tuple(v.attrs[t] for t in ids),
-        starts=tuple(encoding.starts), ends=tuple(encoding.ends), byte_starts=tuple(encoding.byte_starts),
-        byte_ends=tuple(encoding.byte_ends), groups=tuple(encoding.groups), ranks=encoding.ranks,
-        words=encoding.words)
+        starts=tuple(encoding.starts[part]), ends=tuple(encoding.ends[part]),
+        byte_starts=tuple(encoding.byte_starts[part]), byte_ends=tuple(encoding.byte_ends[part]),
+        groups=tuple(g - first if g >= first else -1 for g in encoding.groups[part]),
+        ranks=None if ranks is None else tuple(ranks[part]), words=None if words is None else tuple(words[part]))
+    # a part's spans still count from the whole text's start: rebase them
+    return tl if rows is None else tl.sublist(0, len(tl))
 
 
 def first_difference(a: TokenList, b: TokenList | Encoding) -> int:

@@ -606,3 +606,28 @@ def test_reference_vocabs_import_every_format(ref_model: Callable[[str], Model],
     restored, add, parse = restore_text(rows, m)
     enc = m.encode(restored, add_special=add, parse_special=parse)
     assert rows.first_difference(enc.token_ids, enc.starts, enc.ends) == -1, restored
+
+
+@pytest.mark.parametrize("kind", ["spm", "bpe", "ugm", "wpm"])
+def test_a_range_of_tokens_is_a_whole_list(demo: dict[str, Model], kind: str, tmp_path: Path) -> None:
+    m = demo[kind]
+    enc = m.encode(TEXT, add_special=True)
+    whole = token_list(m, enc)
+    n = len(whole)
+    for first, last in ((0, n), (0, 3), (2, n - 1), (n - 2, n), (4, 4)):
+        part = token_list(m, enc, rows=(first, last))
+        assert part == whole.sublist(first, last)
+        assert part.ids == whole.ids[first:last] and part.pieces == whole.pieces[first:last]
+        if last > first:
+            cs = min(whole.starts[first:last])
+            assert part.text == TEXT[cs:max(whole.ends[first:last])]
+            assert [part.text[s:e] for s, e in zip(part.starts, part.ends)] == \
+                [TEXT[s:e] for s, e in zip(whole.starts[first:last], whole.ends[first:last])]
+            raw = part.text.encode("utf-8")
+            assert [raw[s:e] for s, e in zip(part.byte_starts, part.byte_ends)] == \
+                [TEXT.encode("utf-8")[s:e] for s, e in zip(whole.byte_starts[first:last], whole.byte_ends[first:last])]
+        write_export(tmp_path / "part.json", [part], "json")
+        assert load_json(tmp_path / "part.json") == [part]  # a whole list: reads back exactly
+    assert token_list(m, enc, rows=(0, n)) == whole
+    with pytest.raises(IndexError):
+        token_list(m, enc, rows=(2, n + 1))
