@@ -301,12 +301,8 @@ class QVocabBrowser(QWidget):
         self.count.setText(f"Reading the vocabulary of {info.name}…")
         model = info.model
 
-        def moved_on() -> bool:  # read from the worker: the browser wants another model
-            return info is not self._built_for
-
         def job() -> VocabIndex:
-            # stops early when the model changes, so the old model is let go at once
-            index = VocabIndex(model, moved_on)
+            index = VocabIndex(model)
             index.score_ranks()
             return index
 
@@ -322,8 +318,6 @@ class QVocabBrowser(QWidget):
         self._builder.submit(job, done, self._on_build_failed)
 
     def _on_build_failed(self, error: BaseException) -> None:
-        if isinstance(error, QueryCancelled):
-            return  # the browser moved on to another model
         self._show_error(f"Cannot read the vocabulary: {type(error).__name__}: {error}")
 
     # ---- queries ----------------------------------------------------------------------------
