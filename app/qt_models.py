@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QFileDialog, QHBo
                                QLineEdit, QMenu, QProgressBar, QPushButton, QTableView, QToolButton, QVBoxLayout,
                                QWidget)
 
-from tokenprism.core.discovery import FoundModel, discover
+from tokenprism.core.discovery import FoundModel, discover, opened_folders
 from tokenprism.core.plugins import tokenizer_specs
 from tokenprism.core.samples import (SDIST_SHA256, SDIST_SIZE, SDIST_URL, SamplesError, SamplesReport,
                                      default_samples_dir, fetch_samples)
@@ -64,6 +64,7 @@ def install(window: TokenPrismWindow) -> QModelsPanel:
     dock.visibilityChanged.connect(panel.on_shown)
     act.triggered.connect(lambda checked: panel.filter.setFocus() if checked else None)  # type to filter at once
     window.loader.loaded.connect(lambda info: panel.table_model.set_current(info.path))
+    window.loader.loaded.connect(lambda info: panel.on_model_opened(info.path))
 
     def cancel_background_work(*_: object) -> None:
         # only Python state is touched: the panel's Qt side is being deleted
@@ -213,8 +214,11 @@ class ModelScanner(QObject):
         self._relay.finished.connect(self._on_finished)
         self.busy = False
 
-    def start(self, folders: list[str]) -> None:
+    def start(self, folders: list[str], opened: list[str] | None = None) -> None:
+        """Scan the usual places, ``folders`` and the folders of the
+        ``opened`` model files."""
         self.stop(wait=False)
+        opened = list(opened or ())
         self._generation += 1
         gen = self._generation
         cancel = self._cancel = threading.Event()
@@ -231,7 +235,7 @@ class ModelScanner(QObject):
             error = ""
             try:
                 for m in discover(home, env, platform, folders, system,
-                                  progress=lambda text: emit(relay.progress, text)):
+                                  progress=lambda text: emit(relay.progress, text), opened=opened):
                     if cancel.is_set():
                         return
                     emit(relay.found, m)
@@ -280,6 +284,7 @@ class QModelsPanel(QWidget):
         self.dock: QDockWidget | None = None
         self.toggle_action: Any = None
         self.scanned = False
+        self._scanned_opened: list[Path] = []  # folders of opened models the last scan looked at
         self.table_model = ModelListModel(self)
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.table_model)
@@ -381,7 +386,15 @@ class QModelsPanel(QWidget):
         if self.window_.model_info is not None:
             self.table_model.set_current(self.window_.model_info.path)
         self.status.setText("Scanning…")
-        self.scanner.start(self.settings.model_folders())
+        opened = self.settings.recent_files()
+        self._scanned_opened = opened_folders(opened)
+        self.scanner.start(self.settings.model_folders(), opened)
+
+    def on_model_opened(self, path: str) -> None:
+        """A model from a folder the list has not looked at: look again, so
+        it and the models beside it are listed."""
+        if self.scanned and opened_folders([path])[0] not in self._scanned_opened:
+            self.rescan()
 
     def _on_found(self, m: FoundModel) -> None:
         self.table_model.append(m)
@@ -402,8 +415,9 @@ class QModelsPanel(QWidget):
         total = self.table_model.rowCount()
         shown = self.proxy.rowCount()
         if total == 0:
-            self.status.setText("No GGUF models found. Add a folder, or run `tokenprism samples` "
-                                "to download llama.cpp's reference vocabs.")
+            self.status.setText("No GGUF models found in the usual places or beside the models you opened. "
+                                "Add a folder, or run `tokenprism samples` to download llama.cpp's reference "
+                                "vocabs.")
             return
         text = f"{total} model{'s' if total != 1 else ''}"
         if shown != total:

@@ -2,8 +2,9 @@
 
 Looks where the common tools keep their downloads: the Hugging Face hub
 cache, llama.cpp's cache, LM Studio's and GPT4All's model folders, ollama's
-blob store, the reference vocabularies ``tokenprism samples`` downloads, and
-any folder the user adds. Every location follows the tool's documented
+blob store, the reference vocabularies ``tokenprism samples`` downloads,
+any folder the user adds, and the folders of models the user opened (their
+own files only, not the folders below). Every location follows the tool's documented
 default for Linux, macOS and Windows and honours the tool's environment
 variable, and every function takes ``home``, ``env`` and ``platform`` so
 tests (and other machines' rules) can be checked with a fake home.
@@ -37,6 +38,8 @@ GPT4ALL = "GPT4All"
 OLLAMA = "ollama"
 REFERENCE = "Reference vocab"
 FOLDER = "Folder"
+OPENED = "Opened before"
+"""Source of a model found beside one the user opened (the app's recent files)."""
 
 GGUF_MAGIC = b"GGUF"
 MAX_DEPTH = 8  # plenty for every tool's layout; a user folder such as ~ is not crawled forever
@@ -53,6 +56,8 @@ class Location:
     source: str
     path: Path
     layout: str = "tree"
+    depth: int = MAX_DEPTH
+    """How many folder levels below ``path`` a "tree" scan goes (0: its own files)."""
 
 
 @dataclass(frozen=True)
@@ -160,11 +165,25 @@ def ollama_folders(home: Path, env: Mapping[str, str], platform: str, include_sy
     return folders
 
 
+def opened_folders(files: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The folders of ``files`` (models the user opened), each once, in order."""
+    out: list[Path] = []
+    for f in files:
+        folder = Path(os.path.abspath(os.path.expanduser(os.fspath(f)))).parent
+        if folder not in out:
+            out.append(folder)
+    return out
+
+
 def default_locations(home: Path, env: Mapping[str, str], platform: str = sys.platform,
                       extra_folders: Iterable[str | os.PathLike[str]] = (),
-                      include_system: bool = True) -> list[Location]:
+                      include_system: bool = True,
+                      opened: Iterable[str | os.PathLike[str]] = ()) -> list[Location]:
     """Every place to look, in scan order; missing folders are kept (the
-    scan skips them) so a caller can show where it looked."""
+    scan skips them) so a caller can show where it looked. ``opened`` are
+    model files the user opened: their folders are looked at last (their
+    own files only), so a model there that another place also holds keeps
+    that place's name."""
     locs = [Location(HUGGING_FACE, hf_hub_cache(home, env), "hf"),
             Location(LLAMA_CPP, llama_cpp_cache(home, env, platform))]
     locs += [Location(LM_STUDIO, p) for p in lm_studio_folders(home)]
@@ -172,6 +191,8 @@ def default_locations(home: Path, env: Mapping[str, str], platform: str = sys.pl
     locs += [Location(OLLAMA, p, "ollama") for p in ollama_folders(home, env, platform, include_system)]
     locs.append(Location(REFERENCE, default_samples_dir(home, env, platform)))
     locs += [Location(FOLDER, Path(os.path.expanduser(os.fspath(p)))) for p in extra_folders]
+    known = {loc.path for loc in locs}
+    locs += [Location(OPENED, folder, depth=0) for folder in opened_folders(opened) if folder not in known]
     return locs
 
 
@@ -359,7 +380,7 @@ def _walk_files(root: Path, depth: int = MAX_DEPTH) -> Iterator[Path]:
 
 
 def _tree(loc: Location) -> Iterator[tuple[str, Path]]:
-    for p in _walk_files(loc.path):
+    for p in _walk_files(loc.path, loc.depth):
         if _is_gguf_name(p.name) and not p.name.lower().endswith(_SKIP_SUFFIXES):
             yield p.relative_to(loc.path).as_posix(), p
 
@@ -520,12 +541,14 @@ def scan(locations: Iterable[Location], progress: Progress | None = None) -> Ite
 
 def discover(home: Path | None = None, env: Mapping[str, str] | None = None, platform: str = sys.platform,
              extra_folders: Iterable[str | os.PathLike[str]] = (), include_system: bool = True,
-             progress: Progress | None = None) -> Iterator[FoundModel]:
-    """Scan every default location plus ``extra_folders``.
+             progress: Progress | None = None,
+             opened: Iterable[str | os.PathLike[str]] = ()) -> Iterator[FoundModel]:
+    """Scan every default location plus ``extra_folders`` and the folders
+    of the ``opened`` model files.
 
     >>> [m.name for m in discover(Path("/tmp/fake-home"), {}, "linux")]
     []
     """
     home = Path.home() if home is None else home
     env = os.environ if env is None else env
-    return scan(default_locations(home, env, platform, extra_folders, include_system), progress)
+    return scan(default_locations(home, env, platform, extra_folders, include_system, opened), progress)

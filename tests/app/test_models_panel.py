@@ -207,3 +207,29 @@ def test_cli_models_scans_the_folders_added_in_the_app(tmp_path: Path, capsys, m
     assert [(r["name"], r["source"], r["tokenizer"]) for r in rows] == [("wpm.gguf", "Folder", "bert")]
     assert main(["models", "--format", "json", "--no-saved-folders"]) == 0
     assert not [r for r in json.loads(capsys.readouterr().out) if r["path"].startswith(str(tmp_path))]
+
+
+def test_models_the_user_opened_are_listed_with_their_neighbours(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # a new user's panel said "No GGUF models found" although a model was open
+    home = tmp_path / "empty-home"
+    home.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    for name in ("mine.gguf", "sibling.gguf"):
+        (work / name).write_bytes(demo_models()["ugm"].read_bytes())
+    window.settings.add_recent_file(str(work / "mine.gguf"))
+    panel = _panel(window, home)
+    _show_and_scan(qtbot, window, panel)
+    rows = _rows(panel)
+    assert set(rows) == {"mine.gguf", "sibling.gguf"}
+    assert {r[COL_SOURCE] for r in rows.values()} == {"Opened before"}
+    assert "No GGUF models" not in panel.status.text() and "2 models" in panel.status.text()
+    # opening a model from another folder lists that folder too, without a Rescan
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (other / "third.gguf").write_bytes(demo_models()["bpe"].read_bytes())
+    with qtbot.waitSignal(window.loader.loaded, timeout=RESULT_TIMEOUT_MS):
+        window.open_path(str(other / "third.gguf"))
+    qtbot.waitUntil(lambda: not panel.scanning and "third.gguf" in _rows(panel), timeout=SCAN_TIMEOUT_MS)
+    assert set(_rows(panel)) == {"mine.gguf", "sibling.gguf", "third.gguf"}
+    qtbot.waitUntil(lambda: is_current(window), timeout=RESULT_TIMEOUT_MS)

@@ -262,3 +262,31 @@ def test_unreadable_file_is_skipped_even_for_root(tmp_path: Path, monkeypatch: p
 
     monkeypatch.setattr("builtins.open", deny)
     assert [m.name for m in scan([Location("Folder", tmp_path)])] == ["b.gguf"]
+
+
+def test_folders_of_opened_models_are_listed(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    expected = build_linux_home(home)
+    work = tmp_path / "work" / "models"
+    (work / "deeper").mkdir(parents=True)
+    ugm = demo_models()["ugm"].read_bytes()
+    for name in ("opened.gguf", "beside.gguf"):
+        (work / name).write_bytes(ugm)
+    (work / "deeper" / "below.gguf").write_bytes(ugm)  # only the folder's own files: no crawl of a big tree
+    (work / "notes.txt").write_text("not a model")
+    hf = next(m for m in discover(home, {}, "linux", include_system=False) if m.source == "Hugging Face")
+    opened = [work / "opened.gguf", work / "opened.gguf", hf.path, tmp_path / "gone" / "x.gguf"]
+    found = _by_name(list(discover(home, {}, "linux", include_system=False, opened=opened)))
+    assert {n for n, m in found.items() if m.source == discovery.OPENED} == {"opened.gguf", "beside.gguf"}
+    assert found[hf.name].source == "Hugging Face"  # a place's own name wins over "opened before"
+    assert set(found) == set(expected.models) - {n for n, v in expected.models.items() if v[0] == "Folder"} \
+        | {"opened.gguf", "beside.gguf"}
+    locs = [loc for loc in default_locations(home, {}, "linux", include_system=False, opened=opened)
+            if loc.source == discovery.OPENED]
+    assert [loc.path for loc in locs] == [work, Path(hf.path).parent, tmp_path / "gone"] and \
+        all(loc.depth == 0 for loc in locs)
+
+
+def test_without_opened_models_nothing_changes(tmp_path: Path) -> None:
+    assert not [loc for loc in default_locations(tmp_path, {}, "linux", include_system=False)
+                if loc.source == discovery.OPENED]
