@@ -17,6 +17,12 @@ the tuple's own deallocation, which cannot be cut, only drops references
 (about half the cost of freeing the ints), and the list is then emptied a
 slice at a time with :func:`tokenprism.core.gil.dispose`. Between slices
 the GUI thread gets its turn.
+
+:func:`trim_when_freed` serves a model the window no longer shows: once the
+model is freed, the same thread hands the heap it leaves free back to the
+operating system. glibc keeps freed memory for its next allocations, so
+without it a process that once held a multi-gigabyte vocabulary stays that
+big after switching to a small one.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import weakref
 from typing import Any
 
 from tokenprism.core.gil import PAUSE_ITEMS, dispose, pause
+from tokenprism.core.memory import trim_heap
 
 from .analysis import Analysis
 
@@ -46,6 +53,11 @@ _holding = 0  # of those, waiting for everything else to let go of their encodin
 _retired: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
 """Encodings retired and not yet freed, by id (an Encoding's own hash would
 hash all its tokens)."""
+TRIM_WAIT_S = 60.0
+"""How long :func:`trim_when_freed` waits for its object to be freed."""
+_watched: list[tuple[weakref.ref[Any], float]] = []  # (object, give up at) waiting to be freed
+trims = 0
+"""Heap trims done after a watched object was freed (tests)."""
 
 
 def retire(old: Analysis | None, new: Analysis | None) -> bool:
@@ -67,6 +79,22 @@ def retire(old: Analysis | None, new: Analysis | None) -> bool:
     _start()
     _work.put(enc)
     return True
+
+
+def trim_when_freed(obj: object) -> None:
+    """Once ``obj`` (a model the window let go of) is freed, and the
+    encodings retired meanwhile too, return the free heap to the OS
+    (:func:`tokenprism.core.memory.trim_heap`: glibc only, else nothing)."""
+    with _lock:
+        _watched.append((weakref.ref(obj), time.monotonic() + TRIM_WAIT_S))
+    _start()
+    _work.put(None)  # wakes the thread to start polling
+
+
+def watching() -> bool:
+    """True while an object given to :func:`trim_when_freed` is still alive (tests)."""
+    with _lock:
+        return bool(_watched)
 
 
 def busy() -> bool:
@@ -103,14 +131,15 @@ def _run() -> None:
     waiting: list[Any] = []  # retired encodings, perhaps still held elsewhere
     while True:
         try:
-            enc = _work.get(timeout=_POLL_S if waiting else None)
+            enc = _work.get(timeout=_POLL_S if waiting or _watched else None)
         except queue.Empty:
             pass
         else:
-            waiting.append(enc)
+            if enc is not None:  # (None only wakes the loop for _watched)
+                waiting.append(enc)
+                with _lock:
+                    _holding += 1
             del enc
-            with _lock:
-                _holding += 1
         i = 0
         while i < len(waiting):
             # held by this list alone (2: the list and the call's argument;
@@ -127,6 +156,22 @@ def _run() -> None:
             del enc
             with _lock:
                 _pending -= 1
+        if _watched and not waiting:
+            _trim_if_freed()
+
+
+def _trim_if_freed() -> None:
+    """Trim the heap when a watched object is gone (or its wait timed out)."""
+    global trims
+    now = time.monotonic()
+    with _lock:
+        done = [w for w in _watched if w[0]() is None or now > w[1]]
+        for w in done:
+            _watched.remove(w)
+        last = not _watched
+    if done and last:  # one trim after the last of several switches
+        trim_heap()
+        trims += 1
 
 
 def _free(enc: Any) -> None:

@@ -431,6 +431,11 @@ class TokenPrismWindow(QMainWindow):
             self.stats.set_busy("")
 
     def _on_model_loaded(self, info: ModelInfo) -> None:
+        old = self.model_info
+        if old is not None and old.model is not info.model:
+            # the views below let go of it; its heap goes back to the OS then
+            disposal.trim_when_freed(old.model)
+        del old
         self.model_info = info
         self.settings.add_recent_file(info.path)
         self.settings.last_model = info.path

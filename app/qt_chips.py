@@ -122,6 +122,11 @@ class QChipsView(QAbstractScrollArea):
         self._current = None
         self._laid_out = None
         if analysis is None:
+            # (the window's model changed): one float per token of the old
+            # model is 32 MB for 4M tokens, and its key, the old info's id,
+            # may come back as the new info's
+            self._cache_key = None
+            self._width_cache = np.zeros(0, dtype=np.float64)
             self._rows = np.zeros(1, dtype=np.int64)
             self._xs = self._widths = np.zeros(0)
             self._update_scrollbar()

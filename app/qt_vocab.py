@@ -279,6 +279,12 @@ class QVocabBrowser(QWidget):
         self.info = info
         if self._wanted:
             self._build()
+        elif self._built_for is not None and info is not self._built_for:
+            # hidden (or behind another panel's tab): the old model's index
+            # goes now, not when the browser is next shown; it can hold
+            # gigabytes for a large vocabulary
+            self._clear()
+            self._built_for = None
 
     def set_wanted(self, shown: bool) -> None:
         """The browser became visible (or hidden): build its index if it is stale."""
@@ -291,18 +297,19 @@ class QVocabBrowser(QWidget):
         if info is self._built_for:
             return
         self._built_for = info
-        self._generation += 1
-        self.index = None
-        self.table_model.set_rows(None, np.zeros(0, dtype=np.int64))
-        self.details.clear()
+        self._clear()
         if info is None:
             self._show_count()
             return
         self.count.setText(f"Reading the vocabulary of {info.name}…")
         model = info.model
 
+        def moved_on() -> bool:  # read from the worker: the browser wants another model
+            return info is not self._built_for
+
         def job() -> VocabIndex:
-            index = VocabIndex(model)
+            # stops early when the model changes, so the old model is let go at once
+            index = VocabIndex(model, moved_on)
             index.score_ranks()
             return index
 
@@ -317,7 +324,16 @@ class QVocabBrowser(QWidget):
 
         self._builder.submit(job, done, self._on_build_failed)
 
+    def _clear(self) -> None:
+        """Let go of the index and the rows shown (a running query's result is dropped)."""
+        self._generation += 1
+        self.index = None
+        self.table_model.set_rows(None, np.zeros(0, dtype=np.int64))
+        self.details.clear()
+
     def _on_build_failed(self, error: BaseException) -> None:
+        if isinstance(error, QueryCancelled):
+            return  # the browser moved on to another model
         self._show_error(f"Cannot read the vocabulary: {type(error).__name__}: {error}")
 
     # ---- queries ----------------------------------------------------------------------------

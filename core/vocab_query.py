@@ -258,6 +258,10 @@ class MergeNode:
         return self.left.leaves() + self.right.leaves()
 
 
+BUILD_STEP: Final = 1 << 16
+"""Tokens a :class:`VocabIndex` build does between looks at its ``cancelled``."""
+
+
 class VocabIndex:
     """A model's vocabulary as columns, built once, queried many times.
 
@@ -270,7 +274,11 @@ class VocabIndex:
     scan of the search texts.
     """
 
-    def __init__(self, model: Model) -> None:
+    def __init__(self, model: Model, cancelled: Callable[[], bool] | None = None) -> None:
+        """``cancelled`` is asked every :data:`BUILD_STEP` tokens; once it is
+        true the build stops with :class:`QueryCancelled` (a browser that
+        moved on to another model lets go of this one at once, not after a
+        build that takes a minute for millions of tokens)."""
         self.model = model
         vocab = model.vocab
         n = len(vocab.pieces)
@@ -281,9 +289,20 @@ class VocabIndex:
         self.types = columns.types
         self.attrs = columns.attrs
         self.kinds = kind_codes(self.attrs)
-        self.display: list[str] = [model.display_piece(i) for i in range(n)]
-        self.byte_lengths = np.fromiter((len(model.token_bytes(i)) for i in range(n)), dtype=np.int64, count=n)
-        self._search: list[str] = [search_text(s) for s in self.display]
+        display: list[str] = []
+        byte_lengths = np.empty(n, dtype=np.int64)
+        search: list[str] = []
+        for lo in range(0, n, BUILD_STEP):
+            if cancelled is not None and cancelled():
+                raise QueryCancelled()
+            hi = min(lo + BUILD_STEP, n)
+            part = [model.display_piece(i) for i in range(lo, hi)]
+            display += part
+            byte_lengths[lo:hi] = [len(model.token_bytes(i)) for i in range(lo, hi)]
+            search += [search_text(s) for s in part]
+        self.display = display
+        self.byte_lengths = byte_lengths
+        self._search = search
         self._lower: list[str] | None = None
         self._joined: dict[str, tuple[str, np.ndarray]] = {}
         self._sep: str | None = None

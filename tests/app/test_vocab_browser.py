@@ -140,10 +140,11 @@ def test_stale_queries_are_dropped(qtbot, small_window) -> None:  # type: ignore
 def test_follows_the_window_model(qtbot, small_window, test_vocab) -> None:  # type: ignore[no-untyped-def]
     w = small_window
     b: QVocabBrowser = w.vocab_browser
-    old = b.index
+    assert b.index is not None
     w.vocab_dock.toggleViewAction().trigger()  # hidden: a new model costs nothing
     open_model_in(qtbot, w, test_vocab)
-    assert b.index is old
+    # nothing is built, and the old model's index is let go (it held the old model)
+    assert b.index is None and b.table_model.index_data is None
     with qtbot.waitSignal(b.queryFinished, timeout=TIMEOUT):
         w.vocab_dock.toggleViewAction().trigger()
     assert b.index is not None and b.index.model is w.model_info.model
