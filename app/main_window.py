@@ -30,7 +30,7 @@ from .qt_editor import QTokenEditor, accept_file_drop, gguf_paths
 from .qt_menus import fill_demo_menu, fill_recent_menu, show_about, show_shortcuts
 from .qt_normalized import QNormalizedView
 from .qt_slicer import is_huge
-from .qt_status import QEmptyState, QMessageBanner, QStatsBar
+from .qt_status import QEmptyState, QMessageBanner, QStatsBar, labelled, titled
 from .qt_token_table import QTokenTable
 from .qt_zoom import zoom_keys, zoom_widgets
 from .settings import APPLICATION, ORGANIZATION, AppSettings
@@ -440,13 +440,13 @@ class TokenPrismWindow(QMainWindow):
         self.settings.add_recent_file(info.path)
         self.settings.last_model = info.path
         self.banner.hide()
-        self.setWindowTitle(f"{info.name} ({info.kind}) — TokenPrism")
+        self.setWindowTitle(f"{titled(info.name, info.kind)} — TokenPrism")
         normalizes = info.model.config.normalizes
         if not normalizes and self.tabs.currentWidget() is self.normalized:
             self.tabs.setCurrentWidget(self.table)
         self.tabs.setTabVisible(self.tabs.indexOf(self.normalized), normalizes)
         self._show_analysis(None)  # never show the old model's tokens under the new name
-        self.stats.show_analysis(None, f"{info.name} · {info.kind}")
+        self.stats.show_analysis(None, labelled(info.name, info.kind))
         self._show_empty_state(False)
         self.live.set_model(info)
 

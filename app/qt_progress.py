@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QAction, QKeySequence
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
+from .qt_status import labelled
 
 if TYPE_CHECKING:
     from .main_window import TokenPrismWindow
@@ -84,7 +85,7 @@ class ProgressControl:
         for view in (w.editor, w.table, w.chips):
             view.set_analysis(None)
         info = w.model_info
-        w.stats.show_analysis(None, f"{info.name} · {info.kind}" if info is not None else "No model")
+        w.stats.show_analysis(None, labelled(info.name, info.kind) if info is not None else "No model")
         w.stats.set_busy("")
         w.stats.flash("Tokenization cancelled", 60_000)
         w.banner.show_message(CANCELLED_MESSAGE, error=False)

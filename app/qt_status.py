@@ -3,8 +3,10 @@ banner for errors, and the empty state shown before any model is open."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFont, QPalette
+import re
+
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPalette, QResizeEvent
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QProgressBar, QPushButton, QSizePolicy,
                                QToolButton, QVBoxLayout, QWidget)
 
@@ -15,6 +17,91 @@ from .styles import is_dark, mix
 
 def _fmt_ms(ms: float) -> str:
     return f"{ms:.1f} ms" if ms < 100 else f"{ms:,.0f} ms"
+
+
+ELLIPSIS = "…"
+_TRAILING = " \t,;:·(-–—/"  # not left before an ellipsis
+MODEL_LABEL_CHARS = 40  # the model label's preferred width, in digits
+
+
+def says_kind(name: str, kind: str) -> bool:
+    """Does ``name`` already say the tokenizer type ``kind`` as a word of
+    its own (the demo models' "TokenPrism demo SPM (…)")? A file name's
+    part ("llama-spm") does not count: it reads as a name, not a type."""
+    if not kind:
+        return True
+    pattern = rf"(?<![^\s(\[]){re.escape(kind)}(?![^\s)\],;:])"
+    return re.search(pattern, name, re.IGNORECASE) is not None
+
+
+def titled(name: str, kind: str) -> str:
+    """"name (KIND)" for the window title, without saying the kind twice."""
+    return name if says_kind(name, kind) else f"{name} ({kind})"
+
+
+def labelled(name: str, kind: str) -> str:
+    """"name · KIND" for the status bar, without saying the kind twice."""
+    return name if says_kind(name, kind) else f"{name} · {kind}"
+
+
+def elide_words(text: str, fm: QFontMetrics, width: int) -> str:
+    """``text`` cut to ``width`` pixels after its last whole word that fits,
+    with "…"; within the first word (a long file name) after the last
+    character that fits. Never a cut without the ellipsis."""
+    if fm.horizontalAdvance(text) <= width:
+        return text
+    room = width - fm.horizontalAdvance(ELLIPSIS)
+    best = ""
+    for m in re.finditer(r"\s+", text):
+        head = text[:m.start()].rstrip(_TRAILING)
+        if head and fm.horizontalAdvance(head) <= room:
+            best = head
+        elif head:
+            break
+    if best:
+        return best + ELLIPSIS
+    return fm.elidedText(text, Qt.TextElideMode.ElideRight, max(width, 0))
+
+
+class QElidedLabel(QLabel):
+    """A one-line label that shortens its text at a word (see
+    :func:`elide_words`) to whatever width the layout gives it, keeping a
+    suffix whole, instead of clipping it mid-word; the full text is its
+    tooltip's first line."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)  # file and model names are text, not markup
+        self._main = text
+        self._suffix = ""
+        self._elide()
+
+    def full_text(self) -> str:
+        return self._main + self._suffix
+
+    def set_parts(self, main: str, suffix: str = "") -> None:
+        """Show ``main`` (shortened when needed) followed by ``suffix`` (always whole)."""
+        self._main, self._suffix = main, suffix
+        self._elide()
+        self.updateGeometry()
+
+    def _elide(self) -> None:
+        fm = self.fontMetrics()
+        room = self.contentsRect().width() - fm.horizontalAdvance(self._suffix)
+        super().setText(elide_words(self._main, fm, room) + self._suffix)
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        fm = self.fontMetrics()
+        full = fm.horizontalAdvance(self.full_text()) + 2 * self.margin() + 2 * self.frameWidth() + 4
+        return QSize(min(full, fm.horizontalAdvance("0") * MODEL_LABEL_CHARS), hint.height())
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(self.fontMetrics().horizontalAdvance("0") * 6, super().minimumSizeHint().height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._elide()
 
 
 class QStatsBar(QWidget):
@@ -30,7 +117,7 @@ class QStatsBar(QWidget):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(4, 0, 4, 0)
         lay.setSpacing(14)
-        self.model_label = QLabel("No model")
+        self.model_label = QElidedLabel("No model")
         f = QFont(self.model_label.font())
         f.setBold(True)
         self.model_label.setFont(f)
@@ -51,7 +138,7 @@ class QStatsBar(QWidget):
         self.cancel_button.setToolTip("Stop tokenizing this text (Esc); the text stays as it is")
         self.cancel_button.clicked.connect(self.cancelRequested)
         self.cancel_button.hide()
-        for w in (self.model_label, self.special_label, self.time_label, self.busy_label):
+        for w in (self.special_label, self.time_label, self.busy_label):
             # they show file and model names: "<b>x</b>.gguf" is text, not markup
             w.setTextFormat(Qt.TextFormat.PlainText)
         # numbers only, from the encoding, never file text: its bold count is markup
@@ -77,7 +164,7 @@ class QStatsBar(QWidget):
             self.time_label.setText("")
             return
         s = a.stats
-        self.set_model_text(f"{a.info.name} · {a.info.kind}", a)
+        self.set_model_text(a.info.name, a, a.info.kind)
         self.counts_label.setText(
             f"<b>{s.tokens:,}</b> tokens · {s.chars:,} chars · {s.utf8_bytes:,} bytes · "
             f"{s.chars_per_token:.2f} chars/tok · {s.bytes_per_token:.2f} bytes/tok")
@@ -90,12 +177,13 @@ class QStatsBar(QWidget):
         self.time_label.setToolTip(f"Last tokenization took {s.encode_ms:.2f} ms "
                                    f"({s.total_ms:.2f} ms with preparing the views)")
 
-    def set_model_text(self, text: str, a: Analysis | None = None) -> None:
-        """The model label, shortened in the middle if long (full text in the tooltip)."""
-        fm = self.model_label.fontMetrics()
-        self.model_label.setText(fm.elidedText(text, Qt.TextElideMode.ElideMiddle,
-                                               fm.horizontalAdvance("0") * 34))
-        tip = text
+    def set_model_text(self, text: str, a: Analysis | None = None, kind: str = "") -> None:
+        """The model label: ``text`` (a model's name) and its tokenizer type
+        ``kind`` unless the name says it; the name is shortened at a word
+        when the bar is narrow, the full text is in the tooltip."""
+        suffix = "" if says_kind(text, kind) else f" · {kind}"
+        self.model_label.set_parts(text, suffix)
+        tip = text + suffix
         if a is not None:
             v = a.model.vocab
             tip += f"\n{a.info.path}\nvocabulary: {len(a.model):,} tokens ({v.model}" \

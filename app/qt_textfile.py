@@ -28,6 +28,7 @@ from tokenprism.core.textfile import EditedInvalidBytes, RunTracker, TextFile, d
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .qt_background import QBackground
+from .qt_status import titled
 from . import qt_slicer
 
 if TYPE_CHECKING:
@@ -210,7 +211,7 @@ class TextFiles(QObject):
     def update_title(self) -> None:
         w = self.window
         info = w.model_info
-        base = f"{info.name} ({info.kind}) — TokenPrism" if info is not None else "TokenPrism"
+        base = f"{titled(info.name, info.kind)} — TokenPrism" if info is not None else "TokenPrism"
         w.setWindowTitle(f"{self.name}[*] — {base}" if self.path else base)
         w.setWindowModified(self.path is not None and self.modified)
 
