@@ -32,23 +32,21 @@ from typing import Mapping, Sequence
 
 import gguf
 
-from .errors import TokenPrismError
+from .convert_hf import read_tokenizer_json
+from .source_vocab import (
+    MAX_JSON_BYTES, MAX_VOCAB, T_BYTE, T_CONTROL, T_NORMAL, T_UNKNOWN, T_UNUSED, T_USER_DEFINED, ConvertError,
+    VocabData, load_json, sibling_config,
+)
 from .spm_proto import (
-    MODEL_TYPE_BPE, MODEL_TYPE_NAMES, MODEL_TYPE_UNIGRAM, PIECE_BYTE, PIECE_CONTROL, PIECE_NORMAL,
-    PIECE_UNKNOWN, PIECE_UNUSED, PIECE_USER_DEFINED, ModelProto, ProtoError, read_model_proto,
+    MODEL_TYPE_BPE, MODEL_TYPE_NAMES, MODEL_TYPE_UNIGRAM, PIECE_BYTE, PIECE_UNKNOWN, ModelProto, ProtoError,
+    read_model_proto,
 )
 
-# GGUF token types (gguf.TokenType), as plain ints for the token_type array
-T_NORMAL = PIECE_NORMAL
-T_UNKNOWN = PIECE_UNKNOWN
-T_CONTROL = PIECE_CONTROL
-T_USER_DEFINED = PIECE_USER_DEFINED
-T_UNUSED = PIECE_UNUSED
-T_BYTE = PIECE_BYTE
+__all__ = ["ConvertError", "ConvertReport", "VocabData", "convert", "load_vocab", "write_gguf", "MAX_JSON_BYTES",
+           "MAX_VOCAB", "T_BYTE", "T_CONTROL", "T_NORMAL", "T_UNKNOWN", "T_UNUSED", "T_USER_DEFINED", "load_json",
+           "sibling_config"]
 
 KINDS = {"llama": "SPM", "gpt2": "BPE", "t5": "UGM", "bert": "WPM"}
-MAX_JSON_BYTES = 512 << 20
-MAX_VOCAB = 1 << 24  # ids beyond this are a corrupt file, not a big vocabulary
 
 # special-id keys written, in llama.cpp's order
 _SPECIAL_KEYS = (("bos", "tokenizer.ggml.bos_token_id"), ("eos", "tokenizer.ggml.eos_token_id"),
@@ -60,40 +58,6 @@ _FLAG_KEYS = (("add_bos", "tokenizer.ggml.add_bos_token"), ("add_eos", "tokenize
               ("remove_extra_whitespaces", "tokenizer.ggml.remove_extra_whitespaces"),
               ("normalizer_lowercase", "tokenizer.ggml.normalizer.lowercase"),
               ("normalizer_strip_accents", "tokenizer.ggml.normalizer.strip_accents"))
-
-class ConvertError(TokenPrismError):
-    """An input file cannot be converted: unreadable, malformed, or a
-    tokenizer kind llama.cpp has no GGUF form for. ``offset`` is a byte
-    offset in the input when the problem is tied to one place."""
-
-    def __init__(self, path: str, message: str, offset: int | None = None) -> None:
-        self.path = path
-        self.offset = offset
-        self.reason = message
-        where = f" at byte {offset}" if offset is not None else ""
-        super().__init__(f"{path}: {message}{where}")
-
-
-@dataclass(frozen=True)
-class VocabData:
-    """Everything written to the GGUF file, independent of the source format."""
-
-    model: str
-    """``tokenizer.ggml.model``: llama, gpt2, t5 or bert."""
-    pre: str
-    architecture: str
-    name: str
-    tokens: tuple[str, ...]
-    types: tuple[int, ...]
-    scores: tuple[float, ...] | None = None
-    merges: tuple[str, ...] = ()
-    charsmap: bytes = b""
-    special_ids: Mapping[str, int] = field(default_factory=dict)
-    flags: Mapping[str, bool] = field(default_factory=dict)
-    source: str = ""
-    """"sentencepiece" or "tokenizers"."""
-    warnings: tuple[str, ...] = ()
-
 
 @dataclass(frozen=True)
 class ConvertReport:
@@ -180,8 +144,6 @@ def load_vocab(input_path: str | os.PathLike[str], name: str | None = None) -> V
     if head.startswith(b"GGUF"):
         raise ConvertError(str(path), "this is already a GGUF file")
     if path.suffix.lower() == ".json" or head.lstrip()[:1] == b"{":
-        # imported here because convert_hf builds on this module's types
-        from .convert_hf import read_tokenizer_json
 
         data = read_tokenizer_json(path, name)
     else:
@@ -333,39 +295,3 @@ def _spm_warnings(proto: ModelProto, model: str) -> list[str]:
     if ts.treat_whitespace_as_suffix:
         out.append("treat_whitespace_as_suffix has no GGUF key; llama.cpp puts the space marker in front")
     return out
-
-
-def sibling_config(path: Path, names: Sequence[str]) -> dict[str, object]:
-    """``tokenizer_config.json`` beside a file with one of the usual names."""
-    if path.name not in names:
-        return {}
-    cfg_path = path.with_name("tokenizer_config.json")
-    if not cfg_path.is_file():
-        return {}
-    cfg = load_json(cfg_path)
-    if not isinstance(cfg, dict):
-        raise ConvertError(str(cfg_path), "expected a JSON object")
-    return cfg
-
-
-# ---- JSON files ---------------------------------------------------------------
-
-def load_json(path: Path) -> object:
-    """A JSON document, size-capped, with errors as :class:`ConvertError`."""
-    p = str(path)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_JSON_BYTES + 1)
-    except OSError as e:
-        raise ConvertError(p, f"cannot read file: {e.strerror or e}") from None
-    if len(raw) > MAX_JSON_BYTES:
-        raise ConvertError(p, f"file is larger than {MAX_JSON_BYTES >> 20} MB")
-    try:
-        doc: object = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise ConvertError(p, "not UTF-8 text", e.start) from None
-    except json.JSONDecodeError as e:
-        raise ConvertError(p, f"invalid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
-    except RecursionError:
-        raise ConvertError(p, "invalid JSON: nested too deeply") from None
-    return doc

@@ -131,6 +131,11 @@ class SpyTokenizer:
         self.seen.append(len(piece))
         return self.inner.encode_fragment(piece, after_special)
 
+    def encode_columns(self, piece: str, after_special: bool) -> Any:
+        # the pipeline's path for plugins that offer it (all four do)
+        self.seen.append(len(piece))
+        return self.inner.encode_columns(piece, after_special)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
