@@ -20,7 +20,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from tokenprism.core import Model, TokenPrismError, open_model
 from tokenprism.core.build_info import build_kind, module_status
 from tokenprism.core.errors import printable
-from tokenprism.core.export import (TokenList, describe_id_problems, format_for_path, iter_render,
+from tokenprism.core.formats.export import (TokenList, describe_id_problems, format_for_path, iter_render,
                                     scan_ids, token_list, write_export)
 from tokenprism.core.plugins import failed_plugins, tokenizer_specs
 

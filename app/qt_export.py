@@ -1,7 +1,7 @@
 """File ▸ Export Tokens… and File ▸ Import Tokens….
 
 Export writes the tokens of the editor text, by the open model with the
-current options, through ``tokenprism.core.export`` (the same code as
+current options, through ``tokenprism.core.formats.export`` (the same code as
 ``tokenprism tokenize --format``): the format follows the file name's
 extension or the chosen filter, the file is replaced atomically, and a
 failed write leaves the old file and says why in the window's banner.
@@ -26,7 +26,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog
 
 from tokenprism.core import Encoding, TokenPrismError
-from tokenprism.core.export import (FILE_FORMATS, TokenList, first_difference, format_for_path, load_json,
+from tokenprism.core.formats.export import (FILE_FORMATS, TokenList, first_difference, format_for_path, load_json,
                                     token_list, tokenizer_fingerprint, write_export)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)

@@ -34,7 +34,7 @@ SHARED_VOCAB_DIR = _HERE.parent.parent / "shared" / "llama-vocab"
 
 
 def _find_vocab_dir() -> str | None:
-    from tokenprism.core.samples import find_vocab_dir
+    from tokenprism.core.library.samples import find_vocab_dir
 
     found = find_vocab_dir(SHARED_VOCAB_DIR)
     return None if found is None else str(found)

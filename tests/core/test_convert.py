@@ -20,10 +20,10 @@ from typing import Any, Sequence
 import pytest
 
 from tokenprism.core import Model, open_model, read_gguf
-from tokenprism.core.convert import ConvertError, ConvertReport, convert, load_vocab
-from tokenprism.core.convert_hf import GPT2_PATTERN, LLAMA3_PATTERN, QWEN2_PATTERN
+from tokenprism.core.formats.convert import ConvertError, ConvertReport, convert, load_vocab
+from tokenprism.core.formats.convert_hf import GPT2_PATTERN, LLAMA3_PATTERN, QWEN2_PATTERN
 from tokenprism.core.errors import TokenPrismError, UnsupportedTokenizerError
-from tokenprism.core.spm_proto import (
+from tokenprism.core.formats.spm_proto import (
     MODEL_TYPE_BPE, PIECE_BYTE, PIECE_CONTROL, PIECE_UNKNOWN, ProtoError, parse_model_proto,
     read_model_proto,
 )

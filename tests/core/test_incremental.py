@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from tokenprism.core import Model, open_model
 from tokenprism.core.encoding import IntColumn
 from tokenprism.core.incremental import encode_chunked, retokenize, retokenize_edit
-from tokenprism.core.resources import demo_models
+from tokenprism.core.library.resources import demo_models
 from tokenprism.core.tokenizer import cut_points
 
 FIELDS = ("token_ids", "starts", "ends", "byte_starts", "byte_ends", "groups")

@@ -25,8 +25,8 @@ from typing import Callable, Final
 import numpy as np
 import regex
 
-from .model import Model
-from .vocab import Attr, TokenType
+from ..model import Model
+from ..vocab import Attr, TokenType
 
 # ---- token kinds ---------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .gguf_file import DEFAULT_ALIGNMENT, T_ARRAY, T_BOOL, T_STRING, T_UINT32, GGUFFile, MetadataValue
+from ..gguf_file import DEFAULT_ALIGNMENT, T_ARRAY, T_BOOL, T_STRING, T_UINT32, GGUFFile, MetadataValue
 
 CHAT_TEMPLATE_KEY = "tokenizer.chat_template"
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .errors import TokenPrismError
+from ..errors import TokenPrismError
 from .spm_proto import PIECE_BYTE, PIECE_CONTROL, PIECE_NORMAL, PIECE_UNKNOWN, PIECE_UNUSED, PIECE_USER_DEFINED
 
 # GGUF token types (gguf.TokenType), as plain ints for the token_type array

@@ -2,8 +2,8 @@
 command line and the desktop app alike.
 
 The data (:class:`TokenList`, :func:`token_list`) lives in
-``core/token_list.py`` and the reading side (:func:`load_json`,
-:func:`scan_ids`) in ``core/token_import.py``; both are re-exported here, so
+``core/formats/token_list.py`` and the reading side (:func:`load_json`,
+:func:`scan_ids`) in ``core/formats/token_import.py``; both are re-exported here, so
 callers import from this one module.
 
 Formats (:func:`render`, :func:`iter_render`):
@@ -42,7 +42,7 @@ import re
 import tempfile
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from .errors import TokenPrismError
+from ..errors import TokenPrismError
 from .token_import import (FORMAT_COMPARE, FORMAT_TOKENS, FORMAT_VERSION, MAX_IMPORT_BYTES, IdItem, TokenFileError,
                            describe_id_problems, id_problems, load_json, scan_ids)
 from .token_list import (ListStats, ModelRef, TokenList, TokenRow, first_difference, stats, token_list,

@@ -1,6 +1,6 @@
 """A token list: the tokens of one text by one model, kept independent of
-the model so it can be written to a file and read back (``core/export.py``
-writes, ``core/token_import.py`` reads).
+the model so it can be written to a file and read back (``core/formats/export.py``
+writes, ``core/formats/token_import.py`` reads).
 
 A :class:`TokenList` is an :class:`~tokenprism.core.Encoding` made
 self-contained: the model is kept as a :class:`ModelRef` (where it was, what
@@ -24,10 +24,10 @@ from typing import Iterator
 
 import numpy as np
 
-from .encoding import Encoding
-from .gguf_file import MetadataValue
-from .model import Model, sanitize_text
-from .vocab import Attr
+from ..encoding import Encoding
+from ..gguf_file import MetadataValue
+from ..model import Model, sanitize_text
+from ..vocab import Attr
 
 
 # ---- data ---------------------------------------------------------------------------------

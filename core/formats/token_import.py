@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from .errors import TokenPrismError
-from .model import sanitize_text
+from ..errors import TokenPrismError
+from ..model import sanitize_text
 from .token_list import ModelRef, TokenList, utf8_size
 
 FORMAT_TOKENS = "tokenprism-tokens"
