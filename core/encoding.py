@@ -96,6 +96,7 @@ class Token:
 class Encoding:
     """Tokens of one text by one model.
 
+    >>> model = open_model("ggml-vocab-llama-spm.gguf")
     >>> enc = model.encode("Hello world")
     >>> enc.ids, enc.tokens[0].piece
     ([15043, 3186], '▁Hello')
@@ -150,8 +151,9 @@ class Encoding:
         special and unmerged tokens); ``None`` when the model's tokenizer
         has no merge ranks.
 
-        >>> model.encode(" the").ranks
-        (1,)
+        >>> gpt2 = open_model("ggml-vocab-gpt-2.gguf")
+        >>> gpt2.encode(" the").ranks
+        (6,)
         """
         if "ranks" not in self._extras:
             table = self.model.merge_ranks()
@@ -163,8 +165,10 @@ class Encoding:
         """Per token, the index of the word it belongs to (-1 for special
         tokens); ``None`` when the model's tokenizer has no words.
 
-        >>> bert.encode("hello worlds").words
-        (0, 1, 1)
+        >>> bert = open_model("ggml-vocab-bert-bge.gguf")
+        >>> enc = bert.encode("hello tokenizers")
+        >>> [t.piece for t in enc.tokens], enc.words
+        (['▁hello', '▁token', 'izer', 's'], (0, 1, 1, 1))
         """
         if "words" not in self._extras:
             self._extras["words"] = self.model.word_indices(self)

@@ -22,6 +22,7 @@ still exact. The result is identical to ``model.encode(new_text, ...)``;
 ``tests/core/test_incremental.py`` checks that after random edit sequences
 on every tokenizer type.
 
+>>> model = open_model("ggml-vocab-llama-spm.gguf")
 >>> enc = model.encode("Hello world")
 >>> retokenize(enc, "Hello brave world").ids == model.encode("Hello brave world").ids
 True

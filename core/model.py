@@ -102,6 +102,7 @@ class Model:
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> Encoding:
         """Tokenize ``text`` exactly as llama.cpp's ``llama_tokenize`` does.
 
+        >>> model = open_model("ggml-vocab-llama-spm.gguf")
         >>> model.encode("Hello", add_special=True).ids
         [1, 15043]
         """
@@ -225,6 +226,7 @@ class Model:
         """Detokenize ``ids`` as llama.cpp does; invalid UTF-8 (a sequence
         cut inside a character) becomes U+FFFD.
 
+        >>> model = open_model("ggml-vocab-llama-spm.gguf")
         >>> model.decode([15043, 3186])
         'Hello world'
         """

@@ -27,6 +27,7 @@ of a model without them).
 Files are written with :func:`write_atomic`: a failed write leaves the
 previous file as it was.
 
+>>> model = open_model("ggml-vocab-llama-spm.gguf")
 >>> tl = token_list(model, text="Hello", add_special=True)
 >>> write_export("hello.json", [tl], "json")
 >>> load_json("hello.json")[0] == tl
@@ -281,6 +282,7 @@ def iter_render(lists: Sequence[TokenList], fmt: str) -> Iterator[str]:
 def render(lists: Sequence[TokenList], fmt: str) -> str:
     """``lists`` as text in format ``fmt`` (see the module docstring).
 
+    >>> tl = token_list(open_model("ggml-vocab-llama-spm.gguf"), text="Hello", add_special=True)
     >>> render([tl], "ids")
     '[1, 15043]\\n'
     """

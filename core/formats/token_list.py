@@ -8,6 +8,7 @@ it is, and a fingerprint of its tokenizer) and every token field is copied.
 Like ``Encoding`` it keeps its tokens in parallel columns;
 :meth:`TokenList.token` builds one :class:`TokenRow` on request.
 
+>>> model = open_model("ggml-vocab-llama-spm.gguf")
 >>> tl = token_list(model, text="Hello", add_special=True)
 >>> tl.ids, tl.token(1).piece
 ((1, 15043), '▁Hello')
@@ -235,6 +236,7 @@ def token_list(model: Model, encoding: Encoding | None = None, text: str | None 
     """The :class:`TokenList` of ``encoding`` (an encoding by ``model``), or
     of ``text`` encoded with the given flags when no encoding is passed.
 
+    >>> model = open_model("ggml-vocab-llama-spm.gguf")
     >>> token_list(model, text="Hello", add_special=True).ids
     (1, 15043)
     """
