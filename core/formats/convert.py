@@ -1,15 +1,17 @@
 """Converting tokenizer files into vocab-only GGUF files.
 
-Two sources are read, neither through its own library (``sentencepiece``
-and ``tokenizers`` are not runtime dependencies):
+Two sources are read:
 
-- a SentencePiece ``.model`` (decoded by :mod:`.spm_proto`): BPE models
-  become ``tokenizer.ggml.model = "llama"`` (SPM), unigram models ``"t5"``
-  (UGM) with the normalizer's precompiled charsmap;
+- a SentencePiece ``.model`` (decoded by :mod:`.spm_proto` with the
+  ``protobuf`` package and SentencePiece's own schema, the optional
+  ``convert`` extra): BPE models become ``tokenizer.ggml.model = "llama"``
+  (SPM), unigram models ``"t5"`` (UGM) with the normalizer's precompiled
+  charsmap;
 - a Hugging Face ``tokenizer.json`` (read by :mod:`.convert_hf`, with
   ``tokenizer_config.json`` beside it when the file is called
   ``tokenizer.json``): byte-level BPE becomes ``"gpt2"`` with its merges,
-  WordPiece ``"bert"``, Unigram ``"t5"``.
+  WordPiece ``"bert"``, Unigram ``"t5"``; plain JSON, no ``tokenizers``
+  library needed.
 
 Tokens, types and special ids are laid out the way llama.cpp's
 ``convert_hf_to_gguf.py`` lays them out, so the written file tokenizes in
@@ -38,8 +40,8 @@ from .source_vocab import (
     VocabData, load_json, sibling_config,
 )
 from .spm_proto import (
-    MODEL_TYPE_BPE, MODEL_TYPE_NAMES, MODEL_TYPE_UNIGRAM, PIECE_BYTE, PIECE_UNKNOWN, ModelProto, ProtoError,
-    read_model_proto,
+    MODEL_TYPE_BPE, MODEL_TYPE_NAMES, MODEL_TYPE_UNIGRAM, PIECE_BYTE, PIECE_UNKNOWN, ModelProto, ProtobufUnavailable,
+    ProtoError, read_model_proto,
 )
 
 __all__ = ["ConvertError", "ConvertReport", "VocabData", "convert", "load_vocab", "write_gguf", "MAX_JSON_BYTES",
@@ -219,6 +221,8 @@ def _from_sentencepiece(path: Path, name: str | None) -> VocabData:
         proto = read_model_proto(path)
     except ProtoError as e:
         raise ConvertError(p, f"not a SentencePiece model: {e.reason}", e.offset) from None
+    except ProtobufUnavailable as e:
+        raise ConvertError(p, str(e)) from None
     except OSError as e:
         raise ConvertError(p, f"cannot read file: {e.strerror or e}") from None
     ts, ns = proto.trainer_spec, proto.normalizer_spec
@@ -230,7 +234,7 @@ def _from_sentencepiece(path: Path, name: str | None) -> VocabData:
         kind = MODEL_TYPE_NAMES.get(ts.model_type, str(ts.model_type))
         raise ConvertError(p, f"SentencePiece model type {kind} has no llama.cpp tokenizer "
                               "(only BPE and UNIGRAM can be converted)")
-    tokens = tuple(sp.piece for sp in proto.pieces)
+    tokens = proto.tokens
     n = len(tokens)
     if n > MAX_VOCAB:
         raise ConvertError(p, f"{n} pieces: too many for a vocabulary")
@@ -243,9 +247,9 @@ def _from_sentencepiece(path: Path, name: str | None) -> VocabData:
         elif tid >= n:
             warnings.append(f"trainer_spec {kind}_id {tid} is outside the vocabulary; not written")
     unk = special.get("unk")
-    if unk is None or proto.pieces[unk].type != PIECE_UNKNOWN:
+    if unk is None or proto.types[unk] != PIECE_UNKNOWN:
         # sentencepiece refuses to load such a model; keep going, llama.cpp can
-        unk_pieces = [i for i, sp in enumerate(proto.pieces) if sp.type == PIECE_UNKNOWN]
+        unk_pieces = [i for i, t in enumerate(proto.types) if t == PIECE_UNKNOWN]
         if unk_pieces:
             special["unk"] = unk_pieces[0]
         warnings.append("the unknown piece does not match trainer_spec.unk_id")
@@ -267,8 +271,7 @@ def _from_sentencepiece(path: Path, name: str | None) -> VocabData:
 
     return VocabData(
         model=model, pre="default", architecture=arch, name=name or path.stem,
-        tokens=tokens, types=tuple(sp.type for sp in proto.pieces),
-        scores=tuple(sp.score for sp in proto.pieces),
+        tokens=tokens, types=proto.types, scores=proto.scores,
         charsmap=ns.precompiled_charsmap if model == "t5" else b"",
         special_ids=special, flags=flags, source="sentencepiece", warnings=tuple(warnings))
 
@@ -284,7 +287,7 @@ def _spm_warnings(proto: ModelProto, model: str) -> list[str]:
         if ns.remove_extra_whitespaces:
             out.append("remove_extra_whitespaces is not applied by llama.cpp's SPM tokenizer; "
                        "ids differ for text with repeated spaces")
-        if not any(sp.type == PIECE_BYTE for sp in proto.pieces):
+        if PIECE_BYTE not in proto.types:
             # llama.cpp looks the byte up with unordered_map::at and throws
             out.append("no byte pieces (trained without byte_fallback): llama.cpp aborts on "
                        "characters outside the vocabulary")

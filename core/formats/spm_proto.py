@@ -1,12 +1,40 @@
-"""Reading SentencePiece ``.model`` files without the protobuf library.
+"""Reading SentencePiece ``.model`` files with SentencePiece's own schema.
 
-A ``.model`` file is one serialized ``sentencepiece.ModelProto`` message
-(``sentencepiece_model.proto``). Only the fields a GGUF vocabulary needs are
-decoded; every other field is skipped by its wire type, so files written by
-newer SentencePiece versions still load. The reader checks every length and
-varint against the bytes that are left, so a truncated or hostile file
-raises :class:`ProtoError` (with the byte offset) instead of reading past
-the end or allocating without bound.
+A ``.model`` file is one serialized ``sentencepiece.ModelProto`` message.
+It is decoded by the ``protobuf`` package with the generated
+``sentencepiece_model_pb2`` module that the ``sentencepiece`` package ships,
+so the schema (field numbers, defaults, enums) is SentencePiece's, not a
+copy of it. Both packages are the optional ``convert`` extra
+(``pip install 'tokenprism[convert]'``); without them :func:`read_model_proto`
+raises :class:`ProtobufUnavailable` with that line, and nothing else in
+TokenPrism needs them (the module imports them only when a file is read).
+
+The generated classes are untyped, so this module turns the message into
+small frozen dataclasses holding only what a GGUF vocabulary needs, with
+the pieces as three columns (``tokens``, ``scores``, ``types``) because that
+is the shape the GGUF writer takes.
+
+Guards for hostile files, on top of the protobuf decoder's own (which
+checks every length and varint against the bytes that are there, and
+limits nesting): the file is read up to :data:`MAX_MODEL_BYTES` and refused
+beyond it, before anything is decoded, so no size a file states is
+allocated; decoder errors, strings that are not UTF-8 and a message without
+pieces all raise :class:`ProtoError`. Where the hand-written reader was
+stricter than SentencePiece, this module now reads as SentencePiece does:
+an ``int32`` field written as a wider varint keeps its low 32 bits, and a
+piece type outside the enum reads as NORMAL. A ``model_type`` outside the
+enum is still reported as its number (see :func:`_raw_model_type`), so such
+a model is refused rather than converted as unigram.
+
+Measured on a generated unigram model of 250 000 pieces (5.3 MB), fresh
+processes taking turns on this busy 2-core machine: the hand-written wire
+reader this module replaces decoded it in 3.7-4.0 s; the protobuf package
+(upb) with the columns below takes 1.1-1.2 s, importing protobuf and the
+schema (~0.2 s) included. ``tokenprism convert`` on it went from 9.3-12.6 s
+to 4.1-6.5 s, writing the same bytes. The decoder itself takes ~0.1 s; the
+rest is reading the fields out of 250 000 piece messages, three passes,
+which beat one pass building tuples (0.5 s against 0.8 s). So the library
+is faster as well as better kept: no reason to keep a reader of our own.
 
 >>> proto = read_model_proto("tokenizer.model")
 >>> proto.trainer_spec.model_type == MODEL_TYPE_BPE
@@ -15,16 +43,10 @@ True
 
 from __future__ import annotations
 
+import importlib
 import os
-import struct
 from dataclasses import dataclass, field
-from typing import Iterator
-
-# protobuf wire types
-WIRE_VARINT = 0
-WIRE_I64 = 1
-WIRE_LEN = 2
-WIRE_I32 = 5
+from typing import Any, Callable, Iterable, Protocol, Sequence, cast
 
 # TrainerSpec.ModelType
 MODEL_TYPE_UNIGRAM = 1
@@ -42,29 +64,34 @@ PIECE_USER_DEFINED = 4
 PIECE_UNUSED = 5
 PIECE_BYTE = 6
 
-# A real model is a few MB (the largest known ones ~20 MB); the cap only
-# keeps a wrongly chosen multi-gigabyte file from being read into memory.
+# A real model is a few MB (the largest known ones ~20 MB); the cap keeps a
+# wrongly chosen multi-gigabyte file from being read into memory, and it is
+# checked before the decoder sees a byte.
 MAX_MODEL_BYTES = 512 << 20
-_MAX_VARINT_BYTES = 10
+
+INSTALL_HINT = "pip install 'tokenprism[convert]'"
+UPGRADE_HINT = "pip install -U sentencepiece protobuf"
+
+# TrainerSpec.model_type's field number: an enum value the schema does not
+# know is kept among the unknown fields (proto2 enums are closed), where
+# _raw_model_type looks for it
+_MODEL_TYPE_FIELD = 3
 
 
 class ProtoError(ValueError):
-    """The bytes are not a well-formed ``ModelProto``; ``offset`` is where
-    reading failed (absolute, from the start of the file)."""
+    """The bytes are not a well-formed ``ModelProto``. ``offset`` is where
+    the problem is, when known (the protobuf decoder does not say where it
+    failed, so decoder errors have none)."""
 
-    def __init__(self, message: str, offset: int) -> None:
+    def __init__(self, message: str, offset: int | None = None) -> None:
         self.offset = offset
         self.reason = message
-        super().__init__(f"{message} at byte {offset}")
+        super().__init__(message if offset is None else f"{message} at byte {offset}")
 
 
-@dataclass(frozen=True)
-class SentencePiece:
-    """One vocabulary entry (``ModelProto.SentencePiece``)."""
-
-    piece: str
-    score: float = 0.0
-    type: int = PIECE_NORMAL
+class ProtobufUnavailable(ImportError):
+    """``sentencepiece`` or ``protobuf`` is missing, or the two do not fit
+    together; the message ends with the command that installs them."""
 
 
 @dataclass(frozen=True)
@@ -94,214 +121,177 @@ class NormalizerSpec:
 
 @dataclass(frozen=True)
 class ModelProto:
-    """A decoded SentencePiece model."""
+    """A decoded SentencePiece model: piece ``i`` is ``tokens[i]`` with
+    ``scores[i]`` and ``types[i]`` (a ``PIECE_*`` number)."""
 
-    pieces: tuple[SentencePiece, ...]
+    tokens: tuple[str, ...]
+    scores: tuple[float, ...]
+    types: tuple[int, ...]
     trainer_spec: TrainerSpec = field(default_factory=TrainerSpec)
     normalizer_spec: NormalizerSpec = field(default_factory=NormalizerSpec)
     has_trainer_spec: bool = False
     has_normalizer_spec: bool = False
 
 
-# ---- wire format ------------------------------------------------------------
+# ---- the generated classes, as far as they are used -------------------------
 
-class _Wire:
-    """Fields of one message in ``data[start:end]``. Nested messages are
-    read in place (no copies), so every offset is absolute and an error in a
-    nested message points into the file."""
+class _PieceMessage(Protocol):
+    piece: str | bytes  # bytes when the file's string is not UTF-8
+    score: float
+    type: int
 
-    def __init__(self, data: bytes, start: int, end: int) -> None:
-        self.data = data
-        self.pos = start
-        self.end = end
-
-    def varint(self) -> int:
-        start = self.pos
-        result = 0
-        for i in range(_MAX_VARINT_BYTES):
-            if self.pos >= self.end:
-                raise ProtoError("truncated varint", start)
-            b = self.data[self.pos]
-            self.pos += 1
-            result |= (b & 0x7F) << (7 * i)
-            if b < 0x80:
-                # the tenth byte may only carry the top bit of a 64-bit value
-                if i == _MAX_VARINT_BYTES - 1 and b > 1:
-                    raise ProtoError("varint longer than 64 bits", start)
-                return result
-        raise ProtoError("varint longer than 10 bytes", start)
-
-    def fields(self) -> Iterator[tuple[int, int, int, int]]:
-        """``(field number, wire type, value, offset)``: ``value`` is the
-        integer for VARINT/I32/I64 and the payload start for LEN (the
-        payload then ends at :attr:`pos`)."""
-        while self.pos < self.end:
-            offset = self.pos
-            key = self.varint()
-            number, wire = key >> 3, key & 7
-            if number == 0 or number > 0x1FFFFFFF:
-                raise ProtoError(f"invalid field number {number}", offset)
-            if wire == WIRE_VARINT:
-                yield number, wire, self.varint(), offset
-            elif wire == WIRE_I64 or wire == WIRE_I32:
-                size = 8 if wire == WIRE_I64 else 4
-                if size > self.end - self.pos:
-                    raise ProtoError(f"truncated {size * 8}-bit field {number}", offset)
-                value = int.from_bytes(self.data[self.pos:self.pos + size], "little")
-                self.pos += size
-                yield number, wire, value, offset
-            elif wire == WIRE_LEN:
-                n = self.varint()
-                if n > self.end - self.pos:
-                    raise ProtoError(f"field {number} declares {n} bytes, "
-                                     f"{self.end - self.pos} left", offset)
-                start = self.pos
-                self.pos += n
-                yield number, wire, start, offset
-            else:
-                # groups (3, 4) are not used by sentencepiece_model.proto and
-                # 6/7 do not exist: this is not a protobuf message
-                raise ProtoError(f"invalid wire type {wire} for field {number}", offset)
+    def HasField(self, name: str) -> bool: ...
 
 
-def _expect(wire: int, want: int, name: str, offset: int) -> None:
-    if wire != want:
-        raise ProtoError(f"field {name} has wire type {wire}, expected {want}", offset)
+class _TrainerMessage(Protocol):
+    model_type: int
+    vocab_size: int
+    byte_fallback: bool
+    treat_whitespace_as_suffix: bool
+    unk_id: int
+    bos_id: int
+    eos_id: int
+    pad_id: int
+
+    def HasField(self, name: str) -> bool: ...
 
 
-def _int32(value: int) -> int:
-    """A varint as ``int32`` (negative numbers are sign-extended to 64 bits)."""
-    value &= 0xFFFFFFFFFFFFFFFF
-    if value >= 1 << 63:
-        value -= 1 << 64
-    if not -(1 << 31) <= value < 1 << 31:
-        raise OverflowError(value)
+class _NormalizerMessage(Protocol):
+    name: str | bytes
+    precompiled_charsmap: bytes
+    add_dummy_prefix: bool
+    remove_extra_whitespaces: bool
+    escape_whitespaces: bool
+
+
+class _ModelMessage(Protocol):
+    @property
+    def pieces(self) -> Sequence[_PieceMessage]: ...
+    @property
+    def trainer_spec(self) -> _TrainerMessage: ...
+    @property
+    def normalizer_spec(self) -> _NormalizerMessage: ...
+
+    def ParseFromString(self, data: bytes) -> int: ...
+    def HasField(self, name: str) -> bool: ...
+
+
+@dataclass(frozen=True)
+class _Schema:
+    new_model: Callable[[], _ModelMessage]
+    decode_error: type[Exception]
+    unknown_fields: Callable[[Any], Iterable[Any]] | None
+
+
+_schema: _Schema | None = None
+
+
+def _load_schema() -> _Schema:
+    """Import the generated module on first use (it costs ~50 ms and needs
+    the optional packages; HF conversions and the app never pay for it)."""
+    global _schema
+    if _schema is None:
+        try:
+            # through importlib: the generated module builds its classes at
+            # run time, so there is nothing for mypy to read in it
+            pb2 = importlib.import_module("sentencepiece.sentencepiece_model_pb2")
+            message = importlib.import_module("google.protobuf.message")
+        except Exception as e:
+            # ImportError when a package is missing; protobuf's VersionError
+            # or TypeError when the installed protobuf is older than the code
+            # sentencepiece generated with, or too new for it: then the
+            # extra is installed already and only an upgrade helps
+            hint = INSTALL_HINT if isinstance(e, ImportError) else UPGRADE_HINT
+            text = str(e).strip()
+            reason = text.splitlines()[0] if text else type(e).__name__
+            raise ProtobufUnavailable(
+                f"reading a SentencePiece .model needs the sentencepiece and protobuf packages "
+                f"({reason}): {hint}") from e
+        try:
+            unknown: Callable[[Any], Iterable[Any]] | None = \
+                importlib.import_module("google.protobuf.unknown_fields").UnknownFieldSet
+        except ImportError:  # protobuf < 4.24
+            unknown = None
+        _schema = _Schema(pb2.ModelProto, message.DecodeError, unknown)
+    return _schema
+
+
+def protobuf_available() -> bool:
+    """Whether :func:`read_model_proto` can work here."""
+    try:
+        _load_schema()
+    except ProtobufUnavailable:
+        return False
+    return True
+
+
+# ---- decoding -----------------------------------------------------------------
+
+def _text(value: str | bytes, what: str) -> str:
+    # proto2 strings are not checked by the decoder: upb hands out the raw
+    # bytes when they are not UTF-8
+    if isinstance(value, bytes):
+        raise ProtoError(f"{what} is not valid UTF-8")
     return value
 
 
-def _float(bits: int) -> float:
-    v: float = struct.unpack("<f", bits.to_bytes(4, "little"))[0]
-    return v
-
-
-def _utf8(data: bytes, start: int, end: int, name: str) -> str:
-    try:
-        return data[start:end].decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ProtoError(f"field {name} is not valid UTF-8", start + e.start) from None
-
-
-def _piece(data: bytes, start: int, end: int) -> SentencePiece:
-    piece: str | None = None
-    score = 0.0
-    ptype = PIECE_NORMAL
-    w = _Wire(data, start, end)
-    for number, wire, value, offset in w.fields():
-        if number == 1:
-            _expect(wire, WIRE_LEN, "piece", offset)
-            piece = _utf8(data, value, w.pos, "piece")
-        elif number == 2:
-            _expect(wire, WIRE_I32, "score", offset)
-            score = _float(value)
-        elif number == 3:
-            _expect(wire, WIRE_VARINT, "type", offset)
-            if not PIECE_NORMAL <= value <= PIECE_BYTE:
-                raise ProtoError(f"unknown piece type {value}", offset)
-            ptype = value
-    if piece is None:
-        raise ProtoError("vocabulary entry without a piece string", start)
-    return SentencePiece(piece, score, ptype)
-
-
-_TRAINER_INTS = {4: "vocab_size", 40: "unk_id", 41: "bos_id", 42: "eos_id", 43: "pad_id"}
-_TRAINER_BOOLS = {24: "treat_whitespace_as_suffix", 35: "byte_fallback"}
-
-
-def _trainer_spec(data: bytes, start: int, end: int) -> TrainerSpec:
-    model_type = MODEL_TYPE_UNIGRAM
-    ints: dict[str, int] = {}
-    bools: dict[str, bool] = {}
-    w = _Wire(data, start, end)
-    for number, wire, value, offset in w.fields():
-        if number == 3:
-            _expect(wire, WIRE_VARINT, "model_type", offset)
-            model_type = value
-        elif number in _TRAINER_INTS:
-            name = _TRAINER_INTS[number]
-            _expect(wire, WIRE_VARINT, name, offset)
-            try:
-                ints[name] = _int32(value)
-            except OverflowError:
-                raise ProtoError(f"{name} {value} does not fit in int32", offset) from None
-        elif number in _TRAINER_BOOLS:
-            name = _TRAINER_BOOLS[number]
-            _expect(wire, WIRE_VARINT, name, offset)
-            bools[name] = value != 0
-    d = TrainerSpec()
-    return TrainerSpec(
-        model_type=model_type,
-        vocab_size=ints.get("vocab_size", d.vocab_size),
-        byte_fallback=bools.get("byte_fallback", d.byte_fallback),
-        treat_whitespace_as_suffix=bools.get("treat_whitespace_as_suffix", d.treat_whitespace_as_suffix),
-        unk_id=ints.get("unk_id", d.unk_id), bos_id=ints.get("bos_id", d.bos_id),
-        eos_id=ints.get("eos_id", d.eos_id), pad_id=ints.get("pad_id", d.pad_id))
-
-
-_NORMALIZER_BOOLS = {3: "add_dummy_prefix", 4: "remove_extra_whitespaces", 5: "escape_whitespaces"}
-
-
-def _normalizer_spec(data: bytes, start: int, end: int) -> NormalizerSpec:
-    name = ""
-    charsmap = b""
-    flags: dict[int, bool] = {}
-    w = _Wire(data, start, end)
-    for number, wire, value, offset in w.fields():
-        if number == 1:
-            _expect(wire, WIRE_LEN, "name", offset)
-            name = _utf8(data, value, w.pos, "name")
-        elif number == 2:
-            _expect(wire, WIRE_LEN, "precompiled_charsmap", offset)
-            charsmap = bytes(data[value:w.pos])
-        elif number in _NORMALIZER_BOOLS:
-            _expect(wire, WIRE_VARINT, _NORMALIZER_BOOLS[number], offset)
-            flags[number] = value != 0
-    # the proto defaults of all three flags are true
-    return NormalizerSpec(name=name, precompiled_charsmap=charsmap,
-                          add_dummy_prefix=flags.get(3, True),
-                          remove_extra_whitespaces=flags.get(4, True),
-                          escape_whitespaces=flags.get(5, True))
+def _raw_model_type(schema: _Schema, trainer: _TrainerMessage) -> int:
+    """``model_type`` as SentencePiece reads it, or the number written when
+    the schema's enum lacks it: the decoder would read a future or damaged
+    value as the default, UNIGRAM, and convert a model of another kind."""
+    if trainer.HasField("model_type") or schema.unknown_fields is None:
+        return trainer.model_type
+    model_type = trainer.model_type
+    for f in schema.unknown_fields(trainer):
+        if f.field_number == _MODEL_TYPE_FIELD and isinstance(f.data, int):
+            model_type = f.data  # the last one, as for a known value
+    return model_type
 
 
 def parse_model_proto(data: bytes) -> ModelProto:
-    """Decode a serialized ``ModelProto``; raises :class:`ProtoError`."""
-    pieces: list[SentencePiece] = []
-    trainer: TrainerSpec | None = None
-    normalizer: NormalizerSpec | None = None
-    w = _Wire(data, 0, len(data))
-    for number, wire, value, offset in w.fields():
-        # proto2 merges repeated occurrences of a message field; sentencepiece
-        # never writes them twice, so the last one simply wins here
-        if number == 1:
-            _expect(wire, WIRE_LEN, "pieces", offset)
-            pieces.append(_piece(data, value, w.pos))
-        elif number == 2:
-            _expect(wire, WIRE_LEN, "trainer_spec", offset)
-            trainer = _trainer_spec(data, value, w.pos)
-        elif number == 3:
-            _expect(wire, WIRE_LEN, "normalizer_spec", offset)
-            normalizer = _normalizer_spec(data, value, w.pos)
-    if not pieces:
-        raise ProtoError("no vocabulary pieces: not a SentencePiece model", 0)
-    return ModelProto(tuple(pieces), trainer or TrainerSpec(), normalizer or NormalizerSpec(),
-                      trainer is not None, normalizer is not None)
+    """Decode a serialized ``ModelProto``; raises :class:`ProtoError`, or
+    :class:`ProtobufUnavailable` when the packages are not installed."""
+    schema = _load_schema()
+    msg = schema.new_model()
+    try:
+        msg.ParseFromString(data)
+    except schema.decode_error as e:
+        # upb says "Error parsing message with type ...: <why>"
+        raise ProtoError(f"the protobuf decoder refuses it ({str(e).rpartition(': ')[2]})") from None
+    pieces = msg.pieces
+    raw_tokens = [p.piece for p in pieces]
+    if not raw_tokens:
+        raise ProtoError("no vocabulary pieces: not a SentencePiece model")
+    for i, t in enumerate(raw_tokens):
+        if not isinstance(t, str):
+            _text(t, f"piece #{i}")
+        elif not t and not pieces[i].HasField("piece"):
+            raise ProtoError(f"vocabulary entry #{i} has no piece string")
+    tokens = cast("tuple[str, ...]", tuple(raw_tokens))  # all str: checked above
+    scores = tuple([p.score for p in pieces])
+    types = tuple([p.type for p in pieces])
+
+    ts, ns = msg.trainer_spec, msg.normalizer_spec
+    trainer = TrainerSpec(
+        model_type=_raw_model_type(schema, ts), vocab_size=ts.vocab_size, byte_fallback=ts.byte_fallback,
+        treat_whitespace_as_suffix=ts.treat_whitespace_as_suffix,
+        unk_id=ts.unk_id, bos_id=ts.bos_id, eos_id=ts.eos_id, pad_id=ts.pad_id)
+    normalizer = NormalizerSpec(
+        name=_text(ns.name, "normalizer_spec.name"), precompiled_charsmap=bytes(ns.precompiled_charsmap),
+        add_dummy_prefix=ns.add_dummy_prefix, remove_extra_whitespaces=ns.remove_extra_whitespaces,
+        escape_whitespaces=ns.escape_whitespaces)
+    return ModelProto(tokens, scores, types, trainer, normalizer,
+                      msg.HasField("trainer_spec"), msg.HasField("normalizer_spec"))
 
 
 def read_model_proto(path: str | os.PathLike[str]) -> ModelProto:
     """Read and decode the ``.model`` file at ``path``.
 
-    Raises :class:`ProtoError` for malformed content and :class:`OSError`
-    when the file cannot be read.
+    Raises :class:`ProtoError` for malformed content,
+    :class:`ProtobufUnavailable` without the optional packages and
+    :class:`OSError` when the file cannot be read.
     """
+    _load_schema()  # say what to install before reading a large file
     with open(path, "rb") as f:
         data = f.read(MAX_MODEL_BYTES + 1)
     if len(data) > MAX_MODEL_BYTES:
