@@ -21,7 +21,7 @@ reported in :attr:`ConvertReport.warnings` rather than silently dropped.
 
 >>> report = convert("tokenizer.model", "demo.gguf")
 >>> report.summary()
-'demo.gguf: llama (SPM) vocabulary from sentencepiece, 1500 tokens, 31840 bytes'
+'demo.gguf: llama (SPM) vocabulary from sentencepiece, 1500 tokens, 31808 bytes'
 """
 
 from __future__ import annotations
