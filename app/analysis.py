@@ -27,7 +27,7 @@ import numpy as np
 from tokenprism.core import Attr, Encoding, Model
 from tokenprism.core.encoding import Column
 from tokenprism.core.incremental import Splice, changed_chars, encode_chunked, retokenize_splice
-from tokenprism.core.names import display_name
+from tokenprism.core.library.names import display_name
 from tokenprism.core.vocab import decoded_pieces
 
 INCREMENTAL_MIN = 2048

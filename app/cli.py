@@ -23,7 +23,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from tokenprism.core import GGUFError, Model, TokenPrismError, open_model
 from tokenprism.core.build_info import build_kind, module_status
 from tokenprism.core.errors import printable
-from tokenprism.core.export import (TokenList, describe_id_problems, format_for_path, iter_render,
+from tokenprism.core.formats.export import (TokenList, describe_id_problems, format_for_path, iter_render,
                                     scan_ids, token_list, write_atomic, write_export)
 from tokenprism.core.plugins import failed_plugins, tokenizer_specs
 
@@ -141,12 +141,12 @@ def _print_chunks(chunks: Iterable[str]) -> None:
 
 
 def ids_lines(ids: Sequence[int]) -> Iterator[str]:
-    """The ``ids`` format of one token list (as ``core.export`` renders it)."""
+    """The ``ids`` format of one token list (as ``core.formats.export`` renders it)."""
     yield "[" + ", ".join(map(str, ids)) + "]\n"
 
 
 def pieces_lines(model: Model, ids: Sequence[int]) -> Iterator[str]:
-    """The ``pieces`` format of one token list (as ``core.export`` renders
+    """The ``pieces`` format of one token list (as ``core.formats.export`` renders
     it): each id with the piece a person reads."""
     shown: dict[int, str] = {}
     for tid in ids:

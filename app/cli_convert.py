@@ -14,7 +14,7 @@ import argparse
 import sys
 from typing import Any
 
-from tokenprism.core.convert import convert
+from tokenprism.core.formats.convert import convert
 
 
 def add_subcommand(subparsers: Any) -> None:

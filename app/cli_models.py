@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from tokenprism.core.discovery import FoundModel, discover
-from tokenprism.core.samples import SDIST_NAME, default_samples_dir, fetch_samples
+from tokenprism.core.library.discovery import FoundModel, discover
+from tokenprism.core.library.samples import SDIST_NAME, default_samples_dir, fetch_samples
 
 MODEL_FORMATS = ("table", "json")
 

@@ -1,7 +1,7 @@
 """Bundled resources: the demo models, the welcome text, the app's own files.
 
 The demo models and texts live in the repository's top-level ``resources/``
-folder (installed as ``tokenprism.resources``); ``tokenprism.core.resources``
+folder (installed as ``tokenprism.resources``); ``tokenprism.core.library.resources``
 knows where. The app's own files (its icon) live in ``app/resources``. Both
 are also searched here directly, so a missing or changed helper never stops
 the app from starting: at worst it starts with the empty state.
@@ -33,7 +33,7 @@ def resource_dirs() -> list[Path]:
         dirs.append(Path(env))
     dirs.append(_APP_DIR / "resources")
     try:
-        from tokenprism.core import resources as core_resources
+        from tokenprism.core.library import resources as core_resources
 
         dirs.extend(core_resources.resource_dirs())
     except (ImportError, AttributeError):
@@ -68,7 +68,7 @@ def demo_models() -> dict[str, Path]:
     "ugm", "wpm") for the known ones, SPM (byte fallback) first."""
     found: dict[str, Path] = {}
     try:
-        from tokenprism.core import resources as core_resources
+        from tokenprism.core.library import resources as core_resources
 
         found.update(core_resources.demo_models())
     except (ImportError, AttributeError):
@@ -91,7 +91,7 @@ def demo_model() -> Path | None:
 def welcome_text() -> str:
     """The first-start text: the bundled welcome text, else a built-in sample."""
     try:
-        from tokenprism.core import resources as core_resources
+        from tokenprism.core.library import resources as core_resources
 
         text = core_resources.welcome_text()
         if text:

@@ -21,9 +21,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QHBoxL
                                QToolButton, QVBoxLayout, QWidget)
 
 from tokenprism.core import TokenPrismError
-from tokenprism.core.export import token_list, write_export
-from tokenprism.core.names import display_name, display_names
-from tokenprism.core.resources import demo_models
+from tokenprism.core.formats.export import token_list, write_export
+from tokenprism.core.library.names import display_name, display_names
+from tokenprism.core.library.resources import demo_models
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import ModelInfo

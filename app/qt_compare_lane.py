@@ -11,7 +11,7 @@ from typing import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from tokenprism.core.names import display_name
+from tokenprism.core.library.names import display_name
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import Analysis, ModelInfo
@@ -47,7 +47,7 @@ class CompareLane(QObject):
     @property
     def metadata_name(self) -> str:
         """The model's own name (``general.name``), "" until it is loaded.
-        The compare view shows :func:`~tokenprism.core.names.display_names`
+        The compare view shows :func:`~tokenprism.core.library.names.display_names`
         of all lanes, which falls back to the file name and tells repeated
         names apart."""
         return self.info.model.name if self.info is not None else ""

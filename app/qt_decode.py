@@ -1,7 +1,7 @@
 """View ▸ Decode IDs…: paste token ids, see their pieces and the decoded text.
 
 Ids may be written ``1 15043 3186``, ``1,15043,3186`` or as a JSON list
-(``tokenprism.core.export.scan_ids`` reads all three, like ``tokenprism
+(``tokenprism.core.formats.export.scan_ids`` reads all three, like ``tokenprism
 decode``). Words that are not ids and ids outside the model's vocabulary
 are flagged where they stand (highlighted in the input, marked in the
 table, listed above it) and left out of the decoded text; nothing pasted
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QDialog, QHBoxLayou
                                QWidget)
 
 from tokenprism.core import Model
-from tokenprism.core.export import IdItem, describe_id_problems, scan_ids
+from tokenprism.core.formats.export import IdItem, describe_id_problems, scan_ids
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .analysis import ModelInfo, Utf16Map

@@ -1,7 +1,7 @@
 """File ▸ Export Tokens… and File ▸ Import Tokens….
 
 Export writes the tokens of the editor text, by the open model with the
-current options, through ``tokenprism.core.export`` (the same code as
+current options, through ``tokenprism.core.formats.export`` (the same code as
 ``tokenprism tokenize --format``): the format follows the file name's
 extension or the chosen filter, the file is replaced atomically, and a
 failed write leaves the old file and says why in the window's banner.
@@ -28,7 +28,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog
 
 from tokenprism.core import Encoding, TokenPrismError
-from tokenprism.core.export import (FILE_FORMATS, TokenList, TokenRows, first_difference,
+from tokenprism.core.formats.export import (FILE_FORMATS, TokenList, TokenRows, first_difference,
                                     format_for_path, load_token_file, restore_text, token_list,
                                     tokenizer_fingerprint, write_export)
 

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QDockWidget, QLabel, QMenu, QPlainTextEdit, QSpli
                                QStyleOptionViewItem, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from tokenprism.core.gguf_file import T_ARRAY, GGUFFile, MetadataValue
-from tokenprism.core.gguf_summary import (CHAT_TEMPLATE_KEY, array_items, array_length, header_facts,
+from tokenprism.core.library.gguf_summary import (CHAT_TEMPLATE_KEY, array_items, array_length, header_facts,
                                           value_summary, value_text)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)

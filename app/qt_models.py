@@ -1,6 +1,6 @@
 """View ▸ Models Panel: the GGUF models found on this computer.
 
-A dock lists what ``tokenprism.core.discovery`` finds (the same list as
+A dock lists what ``tokenprism.core.library.discovery`` finds (the same list as
 ``tokenprism models``): name, tokenizer type, vocab size, file size and
 where it was found, filtered as you type. The scan runs in a worker thread
 and streams its rows in, with a busy bar; it starts the first time the
@@ -26,9 +26,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QDockWidget, QFileDialog, QHBo
                                QLineEdit, QMenu, QProgressBar, QPushButton, QTableView, QToolButton, QVBoxLayout,
                                QWidget)
 
-from tokenprism.core.discovery import FoundModel, discover, opened_folders
+from tokenprism.core.library.discovery import FoundModel, discover, opened_folders
 from tokenprism.core.plugins import tokenizer_specs
-from tokenprism.core.samples import (SDIST_SHA256, SDIST_SIZE, SDIST_URL, SamplesError, SamplesReport,
+from tokenprism.core.library.samples import (SDIST_SHA256, SDIST_SIZE, SDIST_URL, SamplesError, SamplesReport,
                                      default_samples_dir, fetch_samples)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)

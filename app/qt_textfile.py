@@ -1,13 +1,13 @@
 """File ▸ Open Text…, Save Text, Save Text As… — text files in the editor.
 
-Files are decoded by ``tokenprism.core.textfile``: bytes that are not valid
+Files are decoded by ``tokenprism.core.formats.textfile``: bytes that are not valid
 UTF-8 show as U+FFFD, outlined in red, and a banner (plus a status-bar
 note that stays) says how many bytes were replaced. Saving writes the
 original bytes of every replacement still in place, so opening and saving
 never alters a file by itself; when the user edited through replaced bytes,
 saving asks whether to write U+FFFD there instead (or not save). BOMs
 (UTF-8, UTF-16) and the file's line breaks are kept. Big files are read in
-a worker thread; writes are atomic (``core.export.write_atomic``).
+a worker thread; writes are atomic (``core.formats.export.write_atomic``).
 
 The title shows the file name with a modified marker; closing the window
 or opening another text file with unsaved edits asks first. A file dropped
@@ -23,8 +23,8 @@ from PySide6.QtCore import QEvent, QObject, QRect, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QColor, QKeySequence, QPainter, QPaintEvent, QPen, QTextCursor
 from PySide6.QtWidgets import QFileDialog, QLabel, QMessageBox, QWidget
 
-from tokenprism.core.export import ExportError, write_atomic
-from tokenprism.core.textfile import EditedInvalidBytes, RunTracker, TextFile, decode, encode, read_text_file
+from tokenprism.core.formats.export import ExportError, write_atomic
+from tokenprism.core.formats.textfile import EditedInvalidBytes, RunTracker, TextFile, decode, encode, read_text_file
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .qt_background import QBackground

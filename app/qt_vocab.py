@@ -2,7 +2,7 @@
 
 The table model holds one numpy array of token ids (the current filter's
 result, in its sort order) and reads cells from the
-:class:`~tokenprism.core.vocab_query.VocabIndex` when the view asks, so a
+:class:`~tokenprism.core.library.vocab_query.VocabIndex` when the view asks, so a
 262 144-token vocabulary scrolls like a short one. The index is built, and
 every filter and sort is run, in a worker thread; a newer query cancels the
 running one and a stale result is never shown.
@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QComb
                                QHeaderView, QLabel, QLineEdit, QMenu, QSplitter, QTableView, QTextBrowser,
                                QVBoxLayout, QWidget)
 
-from tokenprism.core.vocab_query import (COLUMNS as SORT_KEYS, KIND_NAMES, MergeNode, Query, QueryCancelled,
+from tokenprism.core.library.vocab_query import (COLUMNS as SORT_KEYS, KIND_NAMES, MergeNode, Query, QueryCancelled,
                                          QueryError, VocabIndex, attr_names, merge_tree_lines, search_text,
                                          token_type_name)
 

@@ -74,7 +74,7 @@ DEFAULT_MODELS = ("demo:spm", "demo:bpe", "demo:ugm", "demo:wpm", "llama-spm", "
 
 def model_path(name: str) -> str | None:
     if name.startswith("demo:"):
-        from tokenprism.core.resources import demo_models
+        from tokenprism.core.library.resources import demo_models
 
         p = demo_models().get(name[5:])
         return str(p) if p else None

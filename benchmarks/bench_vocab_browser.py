@@ -1,6 +1,6 @@
 """How fast the vocab browser's queries are on a big vocabulary.
 
-Times building the :class:`~tokenprism.core.vocab_query.VocabIndex` (and
+Times building the :class:`~tokenprism.core.library.vocab_query.VocabIndex` (and
 its lazily built parts: lower-cased texts, piece order, merge table), then
 substring, regex, id-range and type filters and a sort by every column,
 each the median of a few runs. No Qt: this is the work the browser's
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Callable
 
 from tokenprism.core import open_model
-from tokenprism.core.vocab_query import COLUMNS, Query, VocabIndex, kind_code
+from tokenprism.core.library.vocab_query import COLUMNS, Query, VocabIndex, kind_code
 
 ROOT = Path(__file__).resolve().parent.parent
 

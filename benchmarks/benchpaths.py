@@ -14,7 +14,7 @@ def vocab_dir() -> Path:
     error message, when none has them)."""
     # imported here, not at the top: run_suite's pure-Python workers must
     # import tokenprism only after their import hook is in place
-    from tokenprism.core.samples import find_vocab_dir
+    from tokenprism.core.library.samples import find_vocab_dir
 
     return find_vocab_dir(SHARED) or SHARED
 

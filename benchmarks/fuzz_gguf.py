@@ -46,7 +46,7 @@ def main() -> int:
     args = ap.parse_args()
     files = list(args.files)
     if not files:
-        from tokenprism.core.resources import demo_models
+        from tokenprism.core.library.resources import demo_models
         files = sorted(demo_models().values())
         if args.refs:
             from tests.refdata import VOCAB_DIR

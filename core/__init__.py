@@ -2,8 +2,9 @@
 ``open_model`` facade. No Qt and no tokenizer algorithm live here.
 
 >>> from tokenprism.core import open_model
->>> model = open_model("model.gguf")
+>>> model = open_model("ggml-vocab-llama-spm.gguf")
 >>> model.encode("Hello world").ids
+[15043, 3186]
 """
 
 from .encoding import Encoding, Token

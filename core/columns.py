@@ -11,8 +11,8 @@ from typing import final
 from librt.vecs import append, vec
 from mypy_extensions import i64
 
-from .encoding import IntColumn
-from .special import Fragment
+from .int_column import IntColumn
+from .special import Segment
 from .tokenizer import FragmentResult, Tokenizer, columns_method
 
 
@@ -92,44 +92,40 @@ def with_tail(v: vec[i64], tail: vec[i64]) -> vec[i64]:
     return extend_shifted(extend_shifted(vec[i64](capacity=len(v) + len(tail)), v, 0), tail, 0)
 
 
-def fragments_columns(tokenizer: Tokenizer, text: str, frags: list[Fragment],
-                      prefix: tuple[int, ...]) -> tuple[vec[i64], vec[i64], vec[i64]]:
-    """Token ids and UTF-8 byte spans of ``prefix`` (special ids before the
-    text) and of every fragment of ``text``: a special one is its token, a
-    plain one is tokenized (in new vectors of this call's own). Compiled:
-    some vocabularies cut text into thousands of fragments (gpt-neox's
-    runs of spaces are tokens of their own)."""
+def segments_columns(tokenizer: Tokenizer, text: str,
+                     segs: list[Segment]) -> tuple[vec[i64], vec[i64], vec[i64]]:
+    """The model stage over consecutive ``segs`` of ``text``: token ids and
+    UTF-8 byte spans counted from the first segment's start. A special
+    segment is its token; a plain one is tokenized. One plain segment that
+    is the whole text gives the plugin's own vectors (the caller copies
+    before appending); otherwise they are new vectors of this call's own.
+    Compiled: some vocabularies cut text into thousands of fragments
+    (gpt-neox's runs of spaces are tokens of their own)."""
     encode = columns_method(tokenizer)
-    n_pre: i64 = len(prefix)
-    ids = vec[i64](capacity=n_pre)
-    bstarts = vec[i64](capacity=n_pre)
-    bends = vec[i64](capacity=n_pre)
-    for t in prefix:
-        ids = append(ids, t)
-        bstarts = append(bstarts, 0)
-        bends = append(bends, 0)
+    if len(segs) == 1 and segs[0].token < 0 and segs[0].start == 0 and segs[0].end == len(text):
+        return encode(text, segs[0].after_special)
+    ids = vec[i64]()
+    bstarts = vec[i64]()
+    bends = vec[i64]()
     ascii_text = text.isascii()
-    after_special = True
-    char_pos: i64 = 0
+    char_pos: i64 = segs[0].start if segs else 0
     byte_pos: i64 = 0
-    for frag in frags:
-        start: i64 = frag.start
-        end: i64 = frag.end
+    for seg in segs:
+        start: i64 = seg.start
+        end: i64 = seg.end
         if start > char_pos:
             byte_pos += utf8_len(text, char_pos, start, ascii_text)
             char_pos = start
         nbytes = utf8_len(text, start, end, ascii_text)
-        if frag.token >= 0:
-            ids = append(ids, frag.token)
+        if seg.token >= 0:
+            ids = append(ids, seg.token)
             bstarts = append(bstarts, byte_pos)
             bends = append(bends, byte_pos + nbytes)
-            after_special = True
         else:
-            f_ids, f_starts, f_ends = encode(text[start:end], after_special)
+            f_ids, f_starts, f_ends = encode(text[start:end], seg.after_special)
             ids = extend_shifted(ids, f_ids, 0)
             bstarts = extend_shifted(bstarts, f_starts, byte_pos)
             bends = extend_shifted(bends, f_ends, byte_pos)
-            after_special = False
         char_pos = end
         byte_pos += nbytes
     return ids, bstarts, bends

@@ -17,12 +17,41 @@ compare equal when their values are).
 
 from __future__ import annotations
 
-from array import array
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Iterator, Union, cast
+from typing import Iterator, Protocol, Sequence
 
-if TYPE_CHECKING:
-    from .model import Model
+from .int_column import Column, IntColumn
+from .tokenizer import Tokenizer, TokenizerConfig
+from .vocab import Vocab
+
+__all__ = ["Column", "Encoding", "IntColumn", "Token", "TokenSource"]
+
+
+class TokenSource(Protocol):
+    """What an :class:`Encoding` knows of the model that made it
+    (:class:`~tokenprism.core.model.Model` is the one there is). A protocol
+    rather than the class: the model makes encodings, and the result type
+    importing the model back made the two one knot of modules."""
+
+    vocab: Vocab
+    config: TokenizerConfig
+    tokenizer: Tokenizer
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    def __len__(self) -> int: ...
+
+    def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> Encoding: ...
+
+    def merge_ranks(self) -> Sequence[int] | None: ...
+
+    def word_indices(self, enc: Encoding) -> tuple[int, ...] | None: ...
+
+    def display_piece(self, token_id: int) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -61,56 +90,20 @@ class Token:
         return self.group >= 0
 
 
-if TYPE_CHECKING:
-    _IntArray = array[int]
-else:
-    _IntArray = array
-
-
-class IntColumn(_IntArray):
-    """A column of int64 values that compares equal to a tuple, list or
-    array of the same values (as a tuple column would). Never changed in
-    place once in an :class:`Encoding`."""
-
-    __slots__ = ()
-
-    def __new__(cls, values: Iterable[int] = ()) -> IntColumn:
-        out = cast(IntColumn, super().__new__(cls, "q"))
-        if isinstance(values, list):
-            out.fromlist(values)  # (the quickest way in from a list)
-        else:
-            out.extend(values)
-        return out
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, array):
-            return array.__eq__(self, other)
-        if isinstance(other, (tuple, list)):
-            return len(self) == len(other) and self.tolist() == list(other)
-        return NotImplemented
-
-    def __ne__(self, other: object) -> bool:
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
-
-    __hash__ = None  # (mutable underneath, like array)
-
-
-Column = Union[tuple[int, ...], IntColumn]
-"""One per-token column of an :class:`Encoding`."""
 
 
 @dataclass(frozen=True)
 class Encoding:
     """Tokens of one text by one model.
 
+    >>> model = open_model("ggml-vocab-llama-spm.gguf")
     >>> enc = model.encode("Hello world")
     >>> enc.ids, enc.tokens[0].piece
     ([15043, 3186], '▁Hello')
     """
 
     text: str
-    model: Model
+    model: TokenSource
     token_ids: Column
     starts: Column
     ends: Column
@@ -158,8 +151,9 @@ class Encoding:
         special and unmerged tokens); ``None`` when the model's tokenizer
         has no merge ranks.
 
-        >>> model.encode(" the").ranks
-        (1,)
+        >>> gpt2 = open_model("ggml-vocab-gpt-2.gguf")
+        >>> gpt2.encode(" the").ranks
+        (6,)
         """
         if "ranks" not in self._extras:
             table = self.model.merge_ranks()
@@ -171,8 +165,10 @@ class Encoding:
         """Per token, the index of the word it belongs to (-1 for special
         tokens); ``None`` when the model's tokenizer has no words.
 
-        >>> bert.encode("hello worlds").words
-        (0, 1, 1)
+        >>> bert = open_model("ggml-vocab-bert-bge.gguf")
+        >>> enc = bert.encode("hello tokenizers")
+        >>> [t.piece for t in enc.tokens], enc.words
+        (['▁hello', '▁token', 'izer', 's'], (0, 1, 1, 1))
         """
         if "words" not in self._extras:
             self._extras["words"] = self.model.word_indices(self)

@@ -273,66 +273,6 @@ class _Cursor:
         return MetadataValue(T_ARRAY, value, elem, start)
 
 
-# Separators tried in turn: ASCII control bytes that real vocabularies
-# rarely hold. ASCII, so that one decodes to itself and cannot join a UTF-8
-# sequence around it.
-_SEPARATORS = (0x1E, 0x1F, 0x1D, 0x1C, 0x01, 0x02)
-
-
-_SPLIT_CHUNK = 8192  # strings per decode: small temporaries, and one emoji widens only its chunk's text
-
-
-def split_strings(buf: bytes, end: int, starts: np.ndarray) -> list[str]:
-    """The strings of ``buf`` whose length prefixes are at ``starts``
-    (offsets into ``buf``, checked by the reader), the last one ending at
-    ``end``.
-
-    Unless some string holds the separator byte, a copy keeps one byte of
-    every 8-byte prefix and sets it to the separator, and one decode and
-    one split make a chunk's strings at once, instead of a slice and a decode per
-    string (~800k on large vocabularies)."""
-    out: list[str] = []
-    n = len(starts)
-    for a in range(0, n, _SPLIT_CHUNK):
-        b = min(n, a + _SPLIT_CHUNK)
-        lo = int(starts[a])
-        stop = int(starts[b]) if b < n else end
-        offs = starts[a:b] - lo
-        part = _split_chunk(buf, lo, stop, offs)
-        if part is None:
-            ps: list[int] = offs.tolist()
-            qs = ps[1:] + [stop - lo]
-            part = [buf[lo + p + 8:lo + q].decode("utf-8", "surrogateescape") for p, q in zip(ps, qs)]
-        out.extend(part)
-        offer_gil()  # a worker opening a big vocabulary must not freeze the GUI thread
-    return out
-
-
-def _split_chunk(buf: bytes, begin: int, end: int, offs: np.ndarray) -> list[str] | None:
-    n = len(offs)
-    region = np.frombuffer(buf, dtype=np.uint8, count=end - begin, offset=begin)
-    # the strings with one byte left of each 8-byte prefix: a split on one
-    # character takes CPython's single-character path, where a split on
-    # eight ran its two-way search once per string (40% of the split)
-    keep = np.ones(end - begin, dtype=bool)
-    for k in range(7):
-        keep[offs + k] = False
-    packed = region[keep]
-    marks = offs - 7 * np.arange(n, dtype=np.int64)
-    for sep in _SEPARATORS:
-        packed[marks] = sep
-        # exactly the prefixes' separators: no string holds the byte, so
-        # each part decodes as its string alone would (ASCII never joins
-        # a UTF-8 sequence around it; counted by numpy: 4x bytes.count)
-        if int(np.count_nonzero(packed == sep)) == n:
-            parts = packed.tobytes().decode("utf-8", "surrogateescape").split(chr(sep))
-            if len(parts) == n + 1:
-                del parts[0]
-                return parts
-            return None
-    return None
-
-
 def read_gguf(path: str | os.PathLike[str]) -> GGUFFile:
     """Parse the header of the GGUF file at ``path``.
 

@@ -23,8 +23,16 @@ work got, and lets that hook stop it by raising :class:`Cancelled`. A
 plugin that never calls it still works; its progress is just coarser (one
 report per fragment or piece).
 
->>> with progress_hook(lambda done, total: not cancel_requested()):
-...     tokenizer.encode_fragment(huge_text, True)   # may raise Cancelled
+>>> model = open_model(demo("spm"))
+>>> reports = []
+>>> with progress_hook(lambda done, total: reports.append((done, total)) or True):
+...     enc = model.encode("word " * 200_000)
+>>> reports[-1]
+(..., 1000000)
+>>> with progress_hook(lambda done, total: False):  # a Cancel button was pressed
+...     enc = model.encode("word " * 200_000)
+Traceback (most recent call last):
+tokenprism.core.gil.Cancelled
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ still exact. The result is identical to ``model.encode(new_text, ...)``;
 ``tests/core/test_incremental.py`` checks that after random edit sequences
 on every tokenizer type.
 
+>>> model = open_model("ggml-vocab-llama-spm.gguf")
 >>> enc = model.encode("Hello world")
 >>> retokenize(enc, "Hello brave world").ids == model.encode("Hello brave world").ids
 True
@@ -29,22 +30,21 @@ True
 
 from __future__ import annotations
 
-import sys
 from array import array
 from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import chain
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
 from .columns import utf8_len
 from .encoding import Column, Encoding, IntColumn
-from .gil import PAUSE_ITEMS, Cancelled, dispose, offer_gil, progress_hook
+from .gil import Cancelled, offer_gil, progress_hook
 from .model import Model, pause_gc, resume_gc, sanitize_text
-from .spans import assign_groups, char_spans, shift_into
-from .special import Fragment
-from .tokenizer import FragmentResult, Tokenizer, cut_points
+from .pipeline import SpanColumns, encode_segments, end_columns, segments, special_ends
+from .special import Fragment, Segment
+from .tokenizer import Tokenizer, cut_points
 
 # how far from the edit to look for a cut point first (four times more until found)
 _FIRST_WINDOW = 256
@@ -79,7 +79,7 @@ def retokenize(old: Encoding, new_text: str) -> Encoding:
 def retokenize_splice(old: Encoding, new_text: str) -> tuple[Encoding, Splice | None]:
     """:func:`retokenize`, and what changed (``None`` when the whole text
     was encoded again)."""
-    model = old.model
+    model = _model(old)
     text = sanitize_text(new_text)
     old_text = old.text
     if text == old_text:
@@ -88,9 +88,8 @@ def retokenize_splice(old: Encoding, new_text: str) -> tuple[Encoding, Splice | 
     pre = _common_prefix(old_text, text)
     suf = _common_suffix(old_text, text, min(n_old, n_new) - pre)
     delta = n_new - n_old
-    matcher = model._matcher(old.parse_special)
-    old_frags = matcher.partition(old_text)
-    new_frags = matcher.partition(text)
+    old_frags = model.fragments(old_text, old.parse_special)
+    new_frags = model.fragments(text, old.parse_special)
     if not old_frags or not new_frags:
         return _encoded_like(old, text), None
 
@@ -121,7 +120,7 @@ def retokenize_splice(old: Encoding, new_text: str) -> tuple[Encoding, Splice | 
 
     # narrow the first and last changed fragments with the plugin's cut points
     first_new, last_new = mid_new[0], mid_new[-1]
-    segs: list[tuple[int, int, int, bool]] = []  # (start, end, token, after_special)
+    segs: list[Segment] = []
     if mid_old and first_new.token < 0 and mid_old[0].token < 0 and mid_old[0].start == first_new.start:
         fo = mid_old[0]
         a = _cut_before(tok, old_text[fo.start:fo.end], text[first_new.start:first_new.end],
@@ -140,39 +139,46 @@ def retokenize_splice(old: Encoding, new_text: str) -> tuple[Encoding, Splice | 
         if s >= e:
             continue
         flag = (after_special if i == 0 else mid_new[i - 1].token >= 0) if s == f.start else False
-        segs.append((s, e, f.token, flag))
+        segs.append(Segment(s, e, f.token, flag))
 
     # tokens of the old encoding that stay
-    n_pre = len(model.config.special_prefix) if old.add_special else 0
-    left = max(bisect_left(old.starts, cut_l), n_pre) if cut_l > 0 else n_pre
+    prefix, suffix = special_ends(model.config, old.add_special)
+    left = max(bisect_left(old.starts, cut_l), len(prefix)) if cut_l > 0 else len(prefix)
     cut_r_old = cut_r - delta
     right = bisect_left(old.starts, cut_r_old, left)
     if cut_r_old >= n_old:  # only the suffix tokens (EOS) at the end stay
-        right = len(old.starts) - (len(model.config.special_suffix) if old.add_special else 0)
+        right = len(old.starts) - len(suffix)
     right = max(right, left)
 
     byte_l = utf8_len(text, 0, cut_l)
-    ids, starts, ends, bstarts, bends = _encode_segments(model, text, segs, byte_l)
+    new = encode_segments(model.tokenizer, text, segs)
+    ids = new.ids
     bdelta = utf8_len(text, cut_l, cut_r) - utf8_len(old_text, cut_l, cut_r_old)
 
     unk = model.config.special_ids.get("unk", -1)
     if unk >= 0 and _unknowns_touch(old, ids, left, right, unk):
         return _encoded_like(old, text), None
 
-    groups = assign_groups(starts, ends)
-    nl = left
-    groups = [g + nl if g >= 0 else -1 for g in groups]
-    idelta = nl + len(ids) - right
+    idelta = left + len(ids) - right
     enc = Encoding(
         text, model,
-        _spliced(old.token_ids, left, ids, right, 0),
-        _spliced(old.starts, left, starts, right, delta),
-        _spliced(old.ends, left, ends, right, delta),
-        _spliced(old.byte_starts, left, bstarts, right, bdelta),
-        _spliced(old.byte_ends, left, bends, right, bdelta),
-        _spliced(old.groups, left, groups, right, idelta, groups=True),
+        _spliced(old.token_ids, left, ids, 0, right, 0),
+        _spliced(old.starts, left, new.starts, cut_l, right, delta),
+        _spliced(old.ends, left, new.ends, cut_l, right, delta),
+        _spliced(old.byte_starts, left, new.byte_starts, byte_l, right, bdelta),
+        _spliced(old.byte_ends, left, new.byte_ends, byte_l, right, bdelta),
+        _spliced(old.groups, left, new.groups, left, right, idelta, groups=True),
         old.add_special, old.parse_special)
     return enc, Splice(left, right, len(ids), delta, bdelta)
+
+
+def _model(enc: Encoding) -> Model:
+    """The model that made ``enc`` (retokenizing drives the model's own
+    pipeline stages, which :class:`~.encoding.TokenSource` does not offer)."""
+    model = enc.model
+    if not isinstance(model, Model):
+        raise TypeError(f"retokenizing needs an encoding made by a Model, not by {type(model).__name__}")
+    return model
 
 
 def _encoded_like(old: Encoding, text: str) -> Encoding:
@@ -227,94 +233,91 @@ def encode_chunked(model: Model, text: str, add_special: bool = False, parse_spe
 def _encode_chunked(model: Model, text: str, add_special: bool, parse_special: bool,
                     report: Callable[[int, int], bool] | None, chunk_chars: int) -> Encoding | None:
     text = sanitize_text(text)
-    tok = model.tokenizer
+    segs = _chunk_segments(model, text, parse_special, chunk_chars)
     total = len(text)
-    segs: list[tuple[int, int, int, bool]] = []
-    after = True
-    for f in model._matcher(parse_special).partition(text):
-        if f.token >= 0:
-            segs.append((f.start, f.end, f.token, False))
-            after = True
-            continue
-        flag = after
-        after = False
-        start = f.start
-        if f.end - start > chunk_chars:
-            frag = text[f.start:f.end]
-            pos = 0
-            while len(frag) - pos > chunk_chars:
-                p = _cut_after(tok, frag, frag, pos + chunk_chars)
-                if p <= pos:
-                    break
-                segs.append((f.start + pos, f.start + p, -1, flag))
-                flag = False
-                pos = p
-            start = f.start + pos
-        segs.append((start, f.end, -1, flag))
-
     unk = model.config.special_ids.get("unk", -1)
-    # each piece's tokens go into arrays at once, and its lists of Python
-    # ints are freed: kept until the end, they were most of the memory a
-    # 10 MB text took (~230 bytes a token)
-    parts: list[tuple[int, int, list[IntColumn]]] = []  # (start, byte position, columns)
+    # each piece's tokens are columns of int64s at once: no list of Python
+    # ints is made (those were most of the memory a 10 MB text took, ~230
+    # bytes a token)
+    parts: list[tuple[int, int, SpanColumns]] = []  # (start, byte position, columns)
     byte_pos = 0
     i = 0
     reached = [0]  # how far the reports got (they only move forward)
     while i < len(segs):
-        s, e, token, flag = segs[i]
-        reached[0] = max(reached[0], s)
+        seg = segs[i]
+        reached[0] = max(reached[0], seg.start)
         if report is not None and not report(reached[0], total):
             return None
-        if report is None or token >= 0:
-            res = _encode_segments(model, text, [segs[i]], byte_pos)
+        if report is None or seg.token >= 0:
+            cols = encode_segments(model.tokenizer, text, [seg])
         else:
             try:
-                with progress_hook(_inner_report(report, reached, s, e, total)):
-                    res = _encode_segments(model, text, [segs[i]], byte_pos)
+                with progress_hook(_inner_report(report, reached, seg.start, seg.end, total)):
+                    cols = encode_segments(model.tokenizer, text, [seg])
             except Cancelled:
                 return None
-        if (parts and token < 0 and not flag and segs[i - 1][2] < 0 and res[0] and res[0][0] == unk
-                and parts[-1][2][0] and parts[-1][2][0][-1] == unk):
+        prev_ids = parts[-1][2].ids if parts else None
+        if (prev_ids and seg.token < 0 and not seg.after_special and segs[i - 1].token < 0 and cols.ids
+                and cols.ids[0] == unk and prev_ids[-1] == unk):
             # unknown tokens on both sides of a cut merge: redo both as one
-            ps = parts.pop()
+            prev_start, byte_pos, _cols = parts.pop()
             prev = segs[i - 1]
-            segs[i - 1:i + 1] = [(prev[0], e, -1, prev[3])]
-            byte_pos = ps[1]
+            segs[i - 1:i + 1] = [Segment(prev.start, seg.end, -1, prev.after_special)]
             i -= 1
             continue
-        lists = [*res, assign_groups(res[1], res[2])]  # ids, starts, ends, bstarts, bends, groups
-        del res
-        parts.append((s, byte_pos, [_column(values) for values in lists]))
-        for values in lists:  # (new lists of _encode_segments: no one else has them)
-            dispose(values)
-        del lists
-        byte_pos += utf8_len(text, s, e)
+        parts.append((seg.start, byte_pos, cols))
+        byte_pos += utf8_len(text, seg.start, seg.end)
         i += 1
     if report is not None and not report(total, total):
         return None
 
-    n_pre = len(model.config.special_prefix) if add_special else 0
-    n_suf = len(model.config.special_suffix) if add_special else 0
-    heads = (list(model.config.special_prefix) if add_special else [], [0] * n_pre, [0] * n_pre, [0] * n_pre,
-             [0] * n_pre, [-1] * n_pre)
-    tails = (list(model.config.special_suffix) if add_special else [], [total] * n_suf, [total] * n_suf,
-             [byte_pos] * n_suf, [byte_pos] * n_suf, [-1] * n_suf)
-    counts = [len(cols[0]) for _s, _b, cols in parts]
+    # the pieces' columns end to end, each shifted to its place, BOS/EOS
+    # around them
+    prefix, suffix = special_ends(model.config, add_special)
+    heads, tails = end_columns(prefix, suffix, total, byte_pos)
+    counts = [len(cols.ids) for _s, _b, cols in parts]
     out: list[IntColumn] = []
-    for c, (head, tail) in enumerate(zip(heads, tails)):
-        flat = IntColumn(head)
-        base = n_pre
+    for c in range(6):
+        flat = IntColumn(heads[c])
+        base = len(prefix)
         for k in range(len(parts)):
-            col = parts[k][2][c]
-            parts[k][2][c] = _EMPTY  # (freed once copied)
-            # a piece's groups count from its own first token
-            _extend_shifted(flat, col, base if c == 5 else 0, groups=c == 5)
+            start, bpos, cols = parts[k]
+            col = cols[c]
+            # a piece's offsets count from its own start, its groups from
+            # its own first token
+            delta = (0, start, start, bpos, bpos, base)[c]
+            _extend_shifted(flat, col if isinstance(col, IntColumn) else IntColumn(col), delta, groups=c == 5)
             base += counts[k]
-        flat.fromlist(tail)
+        flat.fromlist(tails[c])
         out.append(flat)
         offer_gil()
     parts.clear()
     return Encoding(text, model, out[0], out[1], out[2], out[3], out[4], out[5], add_special, parse_special)
+
+
+def _chunk_segments(model: Model, text: str, parse_special: bool, chunk_chars: int) -> list[Segment]:
+    """The pipeline's segments of ``text``, long plain fragments cut at the
+    plugin's cut points about every ``chunk_chars`` characters."""
+    tok = model.tokenizer
+    out: list[Segment] = []
+    for seg in segments(model.fragments(text, parse_special)):
+        if seg.token >= 0 or seg.end - seg.start <= chunk_chars:
+            out.append(seg)
+            continue
+        flag = seg.after_special
+        start = seg.start
+        frag = text[seg.start:seg.end]
+        pos = 0
+        while len(frag) - pos > chunk_chars:
+            p = _cut_after(tok, frag, frag, pos + chunk_chars)
+            if p <= pos:
+                break
+            out.append(Segment(seg.start + pos, seg.start + p, -1, flag))
+            flag = False
+            pos = p
+        start = seg.start + pos
+        out.append(Segment(start, seg.end, -1, flag))
+    return out
 
 
 def _inner_report(report: Callable[[int, int], bool], reached: list[int], s: int, e: int,
@@ -410,77 +413,6 @@ def _cut_after(tok: Tokenizer, old_frag: str, new_frag: str, lo: int) -> int:
     return 0
 
 
-def _encode_segments(model: Model, text: str, segs: Sequence[tuple[int, int, int, bool]],
-                     byte_pos: int) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
-    """``Model.encode``'s loop over some fragments (or parts of them)."""
-    ids: list[int] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    bstarts: list[int] = []
-    bends: list[int] = []
-    char_pos = segs[0][0] if segs else 0
-    for s, e, token, flag in segs:
-        if s > char_pos:
-            byte_pos += utf8_len(text, char_pos, s)
-            char_pos = s
-        piece = text[s:e]
-        nbytes = utf8_len(piece, 0, len(piece))
-        if token >= 0:
-            ids.append(token)
-            starts.append(s)
-            ends.append(e)
-            bstarts.append(byte_pos)
-            bends.append(byte_pos + nbytes)
-        else:
-            res = model.tokenizer.encode_fragment(piece, flag)
-            # (compiled helpers, as Model.encode uses: a piece may be a whole
-            # 10 MB fragment a plugin could not cut, millions of tokens, and
-            # whole-array numpy conversions of those held the GIL ~0.2 s)
-            cs, ce = char_spans(piece, res.starts, res.ends)
-            ids.extend(res.ids)
-            shift_into(starts, cs, s)
-            shift_into(ends, ce, s)
-            shift_into(bstarts, res.starts, byte_pos)
-            shift_into(bends, res.ends, byte_pos)
-            if len(res.ids) >= PAUSE_ITEMS:
-                _free_result(res, cs, ce)
-        char_pos = e
-        byte_pos += nbytes
-    return ids, starts, ends, bstarts, bends
-
-
-_EMPTY = IntColumn()
-
-
-def _column(values: list[int]) -> IntColumn:
-    """``values`` as an :class:`IntColumn`, a slice at a time (a piece may
-    be a whole uncuttable fragment: millions of values)."""
-    if len(values) <= _SHIFT_SLICE:
-        return IntColumn(values)
-    out = IntColumn()
-    for k in range(0, len(values), _SHIFT_SLICE):
-        out.fromlist(values[k:k + _SHIFT_SLICE])
-        offer_gil()
-    return out
-
-
-def _free_result(res: FragmentResult, *spans: list[int]) -> None:
-    """Empty the lists of a huge piece's tokens a slice at a time once they
-    are copied (freeing millions of ints at once held the GIL for ~60 ms):
-    ``spans`` made from ``res`` (for ASCII text, its own lists), and
-    ``res``'s lists unless the plugin still holds them (a cache)."""
-    for values in spans:
-        if values is not res.starts and values is not res.ends:
-            dispose(values)
-    # 3: the caller's name, this parameter, getrefcount's argument
-    if sys.getrefcount(res) > 3:
-        return
-    for values in (res.ids, res.starts, res.ends):
-        # 4: res's attribute, the tuple, this loop's name, getrefcount's argument
-        if sys.getrefcount(values) <= 4:
-            dispose(values)
-
-
 def _kind_before(frags: list[Fragment], k: int) -> int:
     """What precedes fragment ``k``: -1 nothing, 1 a special token, 0 text."""
     if k <= 0:
@@ -488,7 +420,7 @@ def _kind_before(frags: list[Fragment], k: int) -> int:
     return 1 if frags[k - 1].token >= 0 else 0
 
 
-def _unknowns_touch(old: Encoding, ids: list[int], left: int, right: int, unk: int) -> bool:
+def _unknowns_touch(old: Encoding, ids: Column, left: int, right: int, unk: int) -> bool:
     """Consecutive unknown tokens merge in UGM, so a cut between two of them
     is not a cut at all."""
     ti = old.token_ids
@@ -501,21 +433,27 @@ def _unknowns_touch(old: Encoding, ids: list[int], left: int, right: int, unk: i
 _SHIFT_SLICE = 32768
 
 
-def _spliced(old: Column, left: int, new: list[int], right: int, d: int, groups: bool = False) -> Column:
-    """``old[:left] + new + old[right:]``, the kept tail shifted by ``d``
-    (``groups``: only its values >= 0), in ``old``'s kind of column."""
+def _spliced(old: Column, left: int, new: Column, new_d: int, right: int, d: int,
+             groups: bool = False) -> Column:
+    """``old[:left] + new + old[right:]``, ``new`` shifted by ``new_d`` and
+    the kept tail by ``d`` (``groups``: only values >= 0 move), in
+    ``old``'s kind of column."""
     if isinstance(old, IntColumn):
         out = IntColumn(old[:left])
-        out.fromlist(new)
+        _extend_shifted(out, new if isinstance(new, IntColumn) else IntColumn(new), new_d, groups)
         _extend_shifted(out, old[right:], d, groups)
         return out
     tail_t = old[right:]
+    new_t = tuple(new)
     if groups:
         if d and tail_t.count(-1) != len(tail_t):
             tail_t = tuple([g + d if g >= 0 else -1 for g in tail_t])
+        if new_d and new_t.count(-1) != len(new_t):
+            new_t = tuple([g + new_d if g >= 0 else -1 for g in new_t])
     else:
         tail_t = _shift(tail_t, d)
-    return old[:left] + tuple(new) + tail_t
+        new_t = _shift(new_t, new_d)
+    return old[:left] + new_t + tail_t
 
 
 def _extend_shifted(out: IntColumn, values: array[int], d: int, groups: bool) -> None:

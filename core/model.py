@@ -13,19 +13,16 @@ import os
 import threading
 from typing import Sequence
 
-from librt.vecs import append, vec
-from mypy_extensions import i64
-
 from .encoding import Encoding
 from .errors import GGUFError, TokenPrismError
 from .gguf_file import GGUFFile, read_gguf
 from .memory import trim_heap
 from .plugin_types import TokenizerSpec
 from .plugins import find_spec, spec_for_model
-from .columns import as_column, fragments_columns, utf8_len, with_tail
-from .spans import span_columns
-from .special import SpecialMatcher
-from .tokenizer import Tokenizer, TokenizerConfig, fragment_columns
+from .columns import utf8_len
+from .pipeline import encode_segments, segments, special_ends, with_special_ends
+from .special import Fragment, SpecialMatcher
+from .tokenizer import Tokenizer, TokenizerConfig
 from .tokenizer import merge_ranks as plugin_merge_ranks
 from .tokenizer import prepare as plugin_prepare
 from .vocab import KEY_MODEL, Attr, Vocab, vocab_from_gguf
@@ -105,6 +102,7 @@ class Model:
     def encode(self, text: str, add_special: bool = False, parse_special: bool = False) -> Encoding:
         """Tokenize ``text`` exactly as llama.cpp's ``llama_tokenize`` does.
 
+        >>> model = open_model("ggml-vocab-llama-spm.gguf")
         >>> model.encode("Hello", add_special=True).ids
         [1, 15043]
         """
@@ -117,26 +115,18 @@ class Model:
             resume_gc(was)
 
     def _encode(self, text: str, add_special: bool, parse_special: bool) -> Encoding:
-        frags = self._matcher(parse_special).partition(text)
-        prefix = self.config.special_prefix if add_special else ()
-        suffix = self.config.special_suffix if add_special else ()
-        if not prefix and len(frags) == 1 and frags[0].token < 0 and frags[0].end == len(text):
-            # the usual case, one plain fragment: the plugin's columns as they are
-            ids, bstarts, bends = fragment_columns(self.tokenizer, text, True)
-        else:
-            ids, bstarts, bends = fragments_columns(self.tokenizer, text, frags, prefix)
-        if suffix:
-            # onto copies: the fast path's vectors may be the plugin's own
-            total_bytes = utf8_len(text, 0, len(text))
-            at_end = vec[i64]([total_bytes] * len(suffix))
-            ids = with_tail(ids, vec[i64](suffix))
-            bstarts = with_tail(bstarts, at_end)
-            bends = with_tail(bends, at_end)
-        # byte spans are in text order, so one walk over the whole text
-        # gives every character span and group
-        starts, ends, bstarts_c, bends_c, groups = span_columns(text, bstarts, bends)
-        return Encoding(text, self, as_column(ids), starts, ends, bstarts_c, bends_c, groups,
-                        add_special, parse_special)
+        # the pipeline (core.pipeline): special tokens, the plugin's model
+        # stage with the span walk, then BOS/EOS
+        cols = encode_segments(self.tokenizer, text, segments(self.fragments(text, parse_special)))
+        prefix, suffix = special_ends(self.config, add_special)
+        if prefix or suffix:
+            cols = with_special_ends(cols, prefix, suffix, len(text), utf8_len(text, 0, len(text)))
+        return Encoding(text, self, *cols, add_special, parse_special)
+
+    def fragments(self, text: str, parse_special: bool = False) -> list[Fragment]:
+        """The pipeline's first stage: ``text`` cut into plain fragments and
+        special tokens, as llama.cpp's ``tokenizer_st_partition`` cuts it."""
+        return self._matcher(parse_special).partition(text)
 
     # ---- optional per-token columns ---------------------------------------
 
@@ -168,10 +158,10 @@ class Model:
         method = getattr(self.tokenizer, "word_indices", None)
         if method is None:
             return None
-        cfg = self.config
-        out: list[int] = [-1] * (len(cfg.special_prefix) if enc.add_special else 0)
+        prefix, suffix = special_ends(self.config, enc.add_special)
+        out: list[int] = [-1] * len(prefix)
         base = 0
-        for frag in self._matcher(enc.parse_special).partition(enc.text):
+        for frag in self.fragments(enc.text, enc.parse_special):
             if frag.token >= 0:
                 out.append(-1)
                 continue
@@ -179,8 +169,7 @@ class Model:
             out.extend([base + w for w in local])
             if local:
                 base += max(local) + 1
-        if enc.add_special:
-            out.extend([-1] * len(cfg.special_suffix))
+        out.extend([-1] * len(suffix))
         if len(out) != len(enc):
             raise RuntimeError(f"{self.spec.name}: word_indices gave {len(out)} words for {len(enc)} tokens")
         return tuple(out)
@@ -237,6 +226,7 @@ class Model:
         """Detokenize ``ids`` as llama.cpp does; invalid UTF-8 (a sequence
         cut inside a character) becomes U+FFFD.
 
+        >>> model = open_model("ggml-vocab-llama-spm.gguf")
         >>> model.decode([15043, 3186])
         'Hello world'
         """

@@ -14,7 +14,11 @@ from .vocab import Vocab
 class TokenizerSpec:
     """One tokenizer algorithm offered by a plugin.
 
-    >>> TokenizerSpec("spm", ("llama",), build_spm, "SentencePiece BPE")
+    >>> from tokenprism.plugins.spm.spm import build_spm
+    >>> spec = TokenizerSpec("spm", ("llama",), build_spm, "SentencePiece BPE")
+    >>> tokenizer = spec.build(open_model("ggml-vocab-llama-spm.gguf").vocab)
+    >>> tokenizer.encode_fragment("Hello world", True)
+    FragmentResult(ids=[15043, 3186], starts=[0, 5], ends=[5, 11])
     """
 
     name: str

@@ -11,7 +11,7 @@ from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from .columns import as_column, filled
-from .encoding import Column, IntColumn
+from .int_column import Column, IntColumn
 from .gil import offer_gil
 
 

@@ -34,6 +34,34 @@ class Fragment(NamedTuple):
     token: int
 
 
+class Segment(NamedTuple):
+    """What the pipeline hands the model stage: ``[start, end)`` of the
+    text, a fragment or part of one; ``token`` as in :class:`Fragment`;
+    ``after_special``: whether the plugin sees it as text that follows a
+    special token or the start of the text (SPM then adds its space
+    prefix), which only a fragment's first part can be."""
+
+    start: int
+    end: int
+    token: int
+    after_special: bool
+
+
+def segments(frags: list[Fragment]) -> list[Segment]:
+    """``frags`` as the model stage takes them: a plain fragment comes after
+    a special token when it is first or follows a special fragment."""
+    out: list[Segment] = []
+    after = True
+    for f in frags:
+        if f.token >= 0:
+            out.append(Segment(f.start, f.end, f.token, False))
+            after = True
+        else:
+            out.append(Segment(f.start, f.end, -1, after))
+            after = False
+    return out
+
+
 class SpecialMatcher:
     """Finds special tokens in text for one vocabulary and one
     ``parse_special`` setting."""

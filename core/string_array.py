@@ -20,7 +20,7 @@ from typing import Iterator, Sequence, overload
 
 import numpy as np
 
-from .piece_codes import PieceCodes, codes_from_bytes, codes_of
+from .piece_codes import PieceCodes, codes_from_bytes, codes_of, split_strings
 
 
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -113,9 +113,6 @@ class StringArray(Sequence[str]):
     def _all(self) -> tuple[str, ...]:
         items = self._items
         if items is None:
-            # the compiled splitter; imported here because it builds these
-            from .gguf_file import split_strings
-
             items = tuple(split_strings(self.region, self.end, self.starts))
             # two threads may both get here: each makes the same tuple
             self._items = items

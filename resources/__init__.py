@@ -1,5 +1,5 @@
 """TokenPrism's bundled data: demo models (``*.gguf``) and texts (``*.txt``).
 
-Use :mod:`tokenprism.core.resources` to find them; this file only makes the
+Use :mod:`tokenprism.core.library.resources` to find them; this file only makes the
 folder an installable package.
 """

@@ -6,7 +6,7 @@
 
 Four small tokenizers are trained with the reference libraries
 (``sentencepiece`` and ``tokenizers``, test dependencies only) and converted
-with :func:`tokenprism.core.convert.convert`:
+with :func:`tokenprism.core.formats.convert.convert`:
 
 - ``demo-spm.gguf``: SentencePiece BPE, byte fallback, identity normalizer;
 - ``demo-bpe.gguf``: byte-level BPE with the GPT-2 pre-tokenizer;
@@ -204,7 +204,7 @@ def _versions() -> dict[str, str]:
 def build(out_dir: Path, corpus: Path = CORPUS) -> dict[str, Path]:
     """Train, convert and write everything into ``out_dir``; returns the
     GGUF path of each kind."""
-    from tokenprism.core.convert import convert
+    from tokenprism.core.formats.convert import convert
 
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     lines = corpus_lines(corpus)

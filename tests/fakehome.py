@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tokenprism.core.resources import demo_models
+from tokenprism.core.library.resources import demo_models
 
 OLLAMA_DIGEST = "sha256:" + "ab" * 32
 TEMPLATE_DIGEST = "sha256:" + "cd" * 32

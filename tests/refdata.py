@@ -131,7 +131,7 @@ def locate_vocabs(*, allow_fetch: bool, announce: Announcer, env: Mapping[str, s
     """Find the reference vocabularies; when none are found and
     ``allow_fetch``, put them in ``cache`` with ``fetch_samples`` (from the
     local ``sdist`` when given; ``fetch_args``: its url, sha256, opener)."""
-    from tokenprism.core.samples import (SDIST_SHA256, SDIST_VERSION, SamplesError, fetch_samples, find_vocab_dir,
+    from tokenprism.core.library.samples import (SDIST_SHA256, SDIST_VERSION, SamplesError, fetch_samples, find_vocab_dir,
                                          installed_files)
 
     found = find_vocab_dir(shared, env=env, home=home)

@@ -13,7 +13,7 @@ import pytest
 
 from tokenprism.core import Attr, Model, open_model
 from tokenprism.core.errors import UnsupportedTokenizerError
-from tokenprism.core.resources import DEMO_MODELS, demo_models, resource_path, welcome_text
+from tokenprism.core.library.resources import DEMO_MODELS, demo_models, resource_path, welcome_text
 
 RESOURCES = Path(__file__).resolve().parents[1] / "resources"
 TRAINED = RESOURCES / "trained"

@@ -65,7 +65,7 @@ def real_vocab(name: str) -> str | None:
 
 def demo_vocab(kind: str) -> str | None:
     """The bundled demo model of tokenizer type ``kind`` if it is there and opens."""
-    from tokenprism.core.resources import demo_models
+    from tokenprism.core.library.resources import demo_models
 
     path = demo_models().get(kind)
     if path is None or not os.path.exists(path):

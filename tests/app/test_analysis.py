@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tokenprism.app.analysis import Analysis, ModelInfo, Style, Utf16Map, tokenize
 from tokenprism.app.pieces import format_ids, piece_cell, readable, tooltip_html, type_name
 from tokenprism.core import Attr, Model, open_model
-from tokenprism.core.resources import demo_models
+from tokenprism.core.library.resources import demo_models
 
 
 @pytest.fixture(scope="module")

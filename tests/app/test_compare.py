@@ -18,7 +18,7 @@ from tests.app.conftest import RESULT_TIMEOUT_MS, type_text
 from tokenprism.app.compare_align import cuts, delta_label, difference_marks, wrap_rows
 from tokenprism.app.qt_compare import CompareFeature, QCompareWindow
 from tokenprism.core import open_model
-from tokenprism.core.resources import demo_models
+from tokenprism.core.library.resources import demo_models
 from tokenprism.core.vocab import TokenType
 
 TEXT = ("Tokenizers cut text differently: unbelievable, 3.14159 and 2024-06-01.\n"

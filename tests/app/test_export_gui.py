@@ -16,8 +16,8 @@ from PySide6.QtWidgets import QFileDialog
 from tests.app.conftest import RESULT_TIMEOUT_MS, is_current, open_model_in, wait_result
 from tokenprism.app.qt_export import FILTERS, TokenFiles, find_model, path_and_format
 from tokenprism.core import open_model
-from tokenprism.core.export import load_json, render, token_list
-from tokenprism.core.resources import demo_models
+from tokenprism.core.formats.export import load_json, render, token_list
+from tokenprism.core.library.resources import demo_models
 
 TEXT = 'Hi "there", =SUM(1) 🙂 naïve\n<s> end'
 CSV_TEXT = 'x=SUM(1)+2-3@home, "quoted",\n-neg +pos @at =eq'

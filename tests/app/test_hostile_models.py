@@ -10,7 +10,7 @@ from tests.reliability.test_hostile_cli import hostile_files
 
 
 def test_hostile_files_keep_the_previous_model(qtbot, window, models, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from tokenprism.core.resources import demo_models
+    from tokenprism.core.library.resources import demo_models
 
     good_path = str(demo_models()["spm"])
     open_model_in(qtbot, window, good_path)

@@ -41,7 +41,7 @@ def _write_spm(path: Path, n: int) -> str:
 
 @pytest.fixture(scope="module")
 def big_vocab(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from tokenprism.core.vocab_query import BUILD_STEP
+    from tokenprism.core.library.vocab_query import BUILD_STEP
 
     return _write_spm(tmp_path_factory.mktemp("big") / "big.gguf", 2 * BUILD_STEP + 1000)
 
@@ -111,7 +111,7 @@ def test_a_running_vocabulary_build_lets_the_old_model_go(window, qtbot, big_voc
     build stops at its next step instead of running on (here it would take
     a minute more) with the old model in hand."""
     from tokenprism.core.model import Model
-    from tokenprism.core.vocab_query import BUILD_STEP
+    from tokenprism.core.library.vocab_query import BUILD_STEP
 
     reached = threading.Event()
     switched = threading.Event()

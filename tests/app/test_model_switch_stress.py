@@ -21,7 +21,7 @@ WORDS = ["the ", "quick ", "Wörter ", "日本語 ", "🙂 ", "\n", "  ", "<s>",
 
 
 def _models() -> list[str]:
-    from tokenprism.core.resources import demo_models
+    from tokenprism.core.library.resources import demo_models
     paths = [str(p) for p in demo_models().values()]
     paths += [p for p in (real_vocab("llama-spm"), real_vocab("bert-bge"), real_vocab("gpt-2")) if p]
     return paths

@@ -15,7 +15,7 @@ from tests.fakehome import build_linux_home
 from tokenprism.app.qt_menus import SHORTCUTS
 from tokenprism.app.qt_models import COL_NAME, COL_SOURCE, COL_TOKENIZER, COL_VOCAB, PANEL_SHORTCUT, QModelsPanel
 from tokenprism.app.settings import AppSettings
-from tokenprism.core.resources import demo_models, welcome_text
+from tokenprism.core.library.resources import demo_models, welcome_text
 
 SCAN_TIMEOUT_MS = 20_000
 
@@ -123,7 +123,7 @@ def test_added_folders_are_kept_and_rescanned(qtbot, window, tmp_path: Path) -> 
 
 def test_reference_vocabs_download_from_the_panel(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from tests.fakehome import make_sdist
-    from tokenprism.core.samples import default_samples_dir
+    from tokenprism.core.library.samples import default_samples_dir
 
     home = tmp_path / "home"
     home.mkdir()

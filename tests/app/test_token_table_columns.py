@@ -13,7 +13,7 @@ from tokenprism.app.analysis import ModelInfo, tokenize
 from tokenprism.app.qt_token_table import (COL_CHARS, COL_ID, COL_INDEX, COL_PIECE, COL_RANK, COL_WORD, COLUMNS,
                                           QTokenTable)
 from tokenprism.core import open_model
-from tokenprism.core.resources import demo_models
+from tokenprism.core.library.resources import demo_models
 
 TEXT = "hello worlds, unaffable x"
 

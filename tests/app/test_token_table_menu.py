@@ -14,9 +14,9 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMenu
 
 from tests.app.conftest import RESULT_TIMEOUT_MS, open_model_in, wait_result
 from tokenprism.app.qt_export import TokenFiles
-from tokenprism.core.export import load_json
-from tokenprism.core.resources import demo_models
-from tokenprism.core.vocab_query import search_text
+from tokenprism.core.formats.export import load_json
+from tokenprism.core.library.resources import demo_models
+from tokenprism.core.library.vocab_query import search_text
 
 TEXT = "Hello world 🙂 again & again"
 

@@ -77,10 +77,12 @@ def test_table_columns_match_the_encoding(window: Any, shown: Any, spm_vocab: st
     assert all("🙂" in pieces[i] for i in rows)  # the decoded character of the group
 
 
-def hover(qtbot: Any, window: Any, pos: int) -> str:
+def hover(qtbot: Any, window: Any, index: int) -> str:
+    """The tooltip over the character at ``index`` of ``TEXT`` (a str
+    index: Qt counts UTF-16 units, and the emoji before "world" is two)."""
     ed = window.editor
     c = ed.textCursor()
-    c.setPosition(pos)
+    c.setPosition(len(TEXT[:index].encode("utf-16-le")) // 2)
     r = ed.cursorRect(c)
     pt = QPoint(r.x() + 3, r.center().y())
     QApplication.sendEvent(ed.viewport(), QHelpEvent(QEvent.Type.ToolTip, pt, ed.viewport().mapToGlobal(pt)))

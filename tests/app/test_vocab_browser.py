@@ -15,8 +15,8 @@ from tests.app.conftest import open_model_in, real_vocab
 from tokenprism.app.pieces import readable, type_name
 from tokenprism.app.qt_vocab import COL_BYTES, COL_ID, COL_PIECE, COL_TYPE, QVocabBrowser, VocabTableModel, count_text
 from tokenprism.core import open_model
-from tokenprism.core.resources import demo_models
-from tokenprism.core.vocab_query import VocabIndex, kind_code
+from tokenprism.core.library.resources import demo_models
+from tokenprism.core.library.vocab_query import VocabIndex, kind_code
 
 TIMEOUT = 30_000
 

@@ -35,7 +35,7 @@ def test_window_zoom_grows_the_table_and_chips_with_the_editor(qtbot, make_windo
 
     from tests.app.conftest import open_model_in
     from tokenprism.app.qt_token_table import COL_ID, COL_INDEX, COL_PIECE
-    from tokenprism.core.resources import demo_models
+    from tokenprism.core.library.resources import demo_models
 
     w = make_window()
     open_model_in(qtbot, w, str(demo_models()["spm"]))

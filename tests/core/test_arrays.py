@@ -30,7 +30,7 @@ def test_opening_every_demo_model_leaves_numpy_ma_unimported() -> None:
     code = (
         "import sys\n"
         "from tokenprism.core import open_model\n"
-        "from tokenprism.core.resources import demo_models\n"
+        "from tokenprism.core.library.resources import demo_models\n"
         "models = demo_models()\n"
         "assert len(models) == 4, models\n"
         "for path in models.values():\n"

@@ -14,7 +14,7 @@ import pytest
 
 from tokenprism.app.cli import is_model_arg, main
 from tests.ggufmaker import CHAR_TOKENS
-from tokenprism.core.export import load_json
+from tokenprism.core.formats.export import load_json
 from tokenprism.core.gguf_file import read_gguf
 
 
@@ -203,7 +203,7 @@ def test_parse_special(capsys: pytest.CaptureFixture[str], char_model_path: Path
 
 
 def test_info_fields(capsys: pytest.CaptureFixture[str], char_model_path: Path) -> None:
-    from tokenprism.core.resources import demo_models
+    from tokenprism.core.library.resources import demo_models
 
     code, out, _ = run(capsys, "info", str(char_model_path))
     fields = {line.split(":", 1)[0]: line.split(":", 1)[1].strip() for line in out.splitlines()}
@@ -242,7 +242,7 @@ def test_usage_errors_are_one_line(argv: list[str], capsys: pytest.CaptureFixtur
 
 def test_compare_two_models_from_a_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     from tokenprism.core import open_model
-    from tokenprism.core.resources import demo_models
+    from tokenprism.core.library.resources import demo_models
 
     paths = [demo_models()["bpe"], demo_models()["spm"]]
     text = "Hello wörld, 日本 tokens\nsecond line"

@@ -16,8 +16,8 @@ import pytest
 import tokenprism.app.main_window as main_window
 from tokenprism.app.cli import SUBCOMMANDS, main, missing_display, parse_command
 from tokenprism.core import Model, open_model
-from tokenprism.core.export import render, token_list
-from tokenprism.core.resources import demo_models
+from tokenprism.core.formats.export import render, token_list
+from tokenprism.core.library.resources import demo_models
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -227,7 +227,7 @@ def test_ids_and_pieces_build_no_merge_ranks_or_fingerprint(char_model_path: Pat
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """The ids format never shows merge ranks (building gemma-4's table was
     ~260 ms of a ~500 ms run) or the tokenizer's fingerprint."""
-    import tokenprism.core.token_list as token_list_module
+    import tokenprism.core.formats.token_list as token_list_module
 
     def not_needed(*args: object) -> None:
         raise AssertionError("computed for a format that does not show it")

@@ -20,15 +20,16 @@ from typing import Any, Sequence
 import pytest
 
 from tokenprism.core import Model, open_model, read_gguf
-from tokenprism.core.convert import ConvertError, ConvertReport, convert, load_vocab
-from tokenprism.core.convert_hf import GPT2_PATTERN, LLAMA3_PATTERN, QWEN2_PATTERN
+from tokenprism.core.formats.convert import ConvertError, ConvertReport, convert, load_vocab
+from tokenprism.core.formats.convert_hf import GPT2_PATTERN, LLAMA3_PATTERN, QWEN2_PATTERN
 from tokenprism.core.errors import TokenPrismError, UnsupportedTokenizerError
-from tokenprism.core.spm_proto import (
-    MODEL_TYPE_BPE, PIECE_BYTE, PIECE_CONTROL, PIECE_UNKNOWN, ProtoError, parse_model_proto,
+from tokenprism.core.formats.spm_proto import (
+    MODEL_TYPE_BPE, PIECE_BYTE, PIECE_CONTROL, PIECE_NORMAL, PIECE_UNKNOWN, ProtoError, parse_model_proto,
     read_model_proto,
 )
 
 spm = pytest.importorskip("sentencepiece")
+pytest.importorskip("google.protobuf")  # the .model reader's decoder
 tk = pytest.importorskip("tokenizers")
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -94,13 +95,13 @@ def spm_bpe_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_proto_reader_matches_sentencepiece(spm_bpe_model: Path) -> None:
     proto = read_model_proto(spm_bpe_model)
     sp = spm.SentencePieceProcessor(model_file=str(spm_bpe_model))
-    assert len(proto.pieces) == sp.get_piece_size() == 600
-    for i, piece in enumerate(proto.pieces):
-        assert piece.piece == sp.id_to_piece(i)
-        assert piece.score == sp.get_score(i)
-        assert (piece.type == PIECE_BYTE) == sp.is_byte(i)
-        assert (piece.type == PIECE_CONTROL) == sp.is_control(i)
-        assert (piece.type == PIECE_UNKNOWN) == sp.is_unknown(i)
+    assert len(proto.tokens) == len(proto.scores) == len(proto.types) == sp.get_piece_size() == 600
+    for i, (piece, score, ptype) in enumerate(zip(proto.tokens, proto.scores, proto.types)):
+        assert piece == sp.id_to_piece(i)
+        assert score == sp.get_score(i)
+        assert (ptype == PIECE_BYTE) == sp.is_byte(i)
+        assert (ptype == PIECE_CONTROL) == sp.is_control(i)
+        assert (ptype == PIECE_UNKNOWN) == sp.is_unknown(i)
     ts, ns = proto.trainer_spec, proto.normalizer_spec
     assert ts.model_type == MODEL_TYPE_BPE and ts.byte_fallback and ts.vocab_size == 600
     assert (ts.unk_id, ts.bos_id, ts.eos_id, ts.pad_id) == (sp.unk_id(), sp.bos_id(), sp.eos_id(), sp.pad_id())
@@ -134,44 +135,64 @@ def test_proto_wire_details() -> None:
                + _field(99, 1, bytes(8)) + _field(98, 5, bytes(4)) + _field(97, 2, b"skip me"))
     data = _field(1, 2, piece) + _field(2, 2, trainer) + _field(3, 2, _field(4, 0, _varint(0)))
     proto = parse_model_proto(data)
-    assert proto.pieces[0].piece == "▁a" and proto.pieces[0].score == -1.5 and proto.pieces[0].type == 4
+    assert (proto.tokens, proto.scores, proto.types) == (("▁a",), (-1.5,), (4,))
     ts = proto.trainer_spec
     assert (ts.model_type, ts.pad_id, ts.bos_id, ts.eos_id, ts.byte_fallback) == (2, -1, -1, 2, True)
     ns = proto.normalizer_spec
     assert not ns.remove_extra_whitespaces and ns.add_dummy_prefix and ns.escape_whitespaces
     # no trainer/normalizer spec: the proto defaults
     bare = parse_model_proto(_field(1, 2, _field(1, 2, b"x")))
-    assert not bare.has_trainer_spec and bare.trainer_spec.model_type == 1 and bare.pieces[0].type == 1
+    assert not bare.has_trainer_spec and bare.trainer_spec.model_type == 1 and bare.types == (1,)
+    # an empty piece string that is there is a piece (sentencepiece decides
+    # whether it is usable); a missing one is not
+    assert parse_model_proto(_field(1, 2, _field(1, 2, b""))).tokens == ("",)
+
+
+def test_proto_reads_out_of_range_values_like_sentencepiece() -> None:
+    # proto2 enums are closed and int32 keeps the low 32 bits: a piece type
+    # 9 reads as NORMAL, an unk_id of 2**40 + 1 as 1, as SentencePiece reads them
+    data = (_field(1, 2, _field(1, 2, b"a") + _field(3, 0, _varint(9)))
+            + _field(2, 2, _field(40, 0, _varint((1 << 40) + 1))))
+    proto = parse_model_proto(data)
+    assert proto.types == (PIECE_NORMAL,) and proto.trainer_spec.unk_id == 1
+    # a model type the enum lacks is kept as its number, not read as UNIGRAM
+    unknown_type = _field(1, 2, _field(1, 2, b"a")) + _field(2, 2, _field(3, 0, _varint(7)))
+    assert parse_model_proto(unknown_type).trainer_spec.model_type == 7
+    # ... unless a known value is written too: that one is what SentencePiece sees
+    both = _field(1, 2, _field(1, 2, b"a")) + _field(2, 2, _field(3, 0, _varint(2)) + _field(3, 0, _varint(7)))
+    assert parse_model_proto(both).trainer_spec.model_type == MODEL_TYPE_BPE
 
 
 @pytest.mark.parametrize("data, reason", [
     (b"", "no vocabulary pieces"),
-    (b"just some text, not a model\n", "declares 117 bytes"),
-    (_field(1, 2, b"\x0a\x05ab"), "declares 5 bytes"),
-    (b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", "varint longer"),
-    (b"\x0a", "truncated varint"),
-    (b"\x0b", "invalid wire type 3"),
-    (_field(1, 2, _field(1, 2, b"\xff\xfe")), "not valid UTF-8"),
-    (_field(1, 2, _field(1, 2, b"a") + _field(3, 0, _varint(9))), "unknown piece type 9"),
-    (_field(1, 2, _field(1, 5, b"abcd")), "wire type 5, expected 2"),
-    (_field(1, 2, _field(2, 5, b"ab")), "truncated 32-bit"),
-    (_field(1, 2, _field(1, 2, b"a")) + _field(2, 2, _field(40, 0, _varint(1 << 40))),
-     "does not fit in int32"),
-    (_field(1, 2, _field(2, 5, bytes(4))), "without a piece string"),
+    (b"just some text, not a model\n", "protobuf decoder refuses it"),
+    (_field(1, 2, b"\x0a\x05ab"), "protobuf decoder refuses it"),
+    (b"\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", "protobuf decoder refuses it"),
+    (b"\x0a", "protobuf decoder refuses it"),
+    (b"\x0b", "protobuf decoder refuses it"),
+    (_field(1, 2, _field(2, 5, b"ab")), "protobuf decoder refuses it"),
+    # an unknown field nested 100 000 groups deep: the decoder's depth limit
+    (_field(1, 2, _field(1, 2, b"a")) + _varint(100 << 3 | 3) * 100_000, "protobuf decoder refuses it"),
+    (_field(1, 2, _field(1, 2, b"\xff\xfe")), "piece #0 is not valid UTF-8"),
+    (_field(1, 2, _field(1, 2, b"a")) + _field(3, 2, _field(1, 2, b"\xc3")),
+     "normalizer_spec.name is not valid UTF-8"),
+    (_field(1, 2, _field(1, 5, b"abcd")), "entry #0 has no piece string"),  # wrong wire type: an unknown field
+    (_field(1, 2, _field(2, 5, bytes(4))), "entry #0 has no piece string"),
 ])
 def test_proto_rejects_malformed(data: bytes, reason: str) -> None:
     with pytest.raises(ProtoError) as exc:
         parse_model_proto(data)
     assert reason in str(exc.value)
-    assert exc.value.offset >= 0
+    assert exc.value.offset is None  # the decoder does not say where
 
 
 def test_proto_reader_survives_mutations(spm_bpe_model: Path) -> None:
     # bounded fuzzing: a damaged model either still decodes or raises
-    # ProtoError, never IndexError/struct.error/UnicodeDecodeError
+    # ProtoError, never DecodeError/UnicodeDecodeError/a bytes token
     data = spm_bpe_model.read_bytes()
     rng = random.Random(1234)
-    for _ in range(100):
+    decoded = 0
+    for _ in range(200):
         d = bytearray(data)
         if rng.random() < 0.3:
             d = d[:rng.randrange(len(d))]
@@ -179,9 +200,73 @@ def test_proto_reader_survives_mutations(spm_bpe_model: Path) -> None:
             for _ in range(rng.randrange(1, 8)):
                 d[rng.randrange(len(d))] = rng.randrange(256)
         try:
-            parse_model_proto(bytes(d))
+            proto = parse_model_proto(bytes(d))
         except ProtoError as e:
-            assert 0 <= e.offset <= len(d)
+            assert e.offset is None
+        else:
+            decoded += 1
+            assert all(isinstance(t, str) for t in proto.tokens) and isinstance(proto.normalizer_spec.name, str)
+            assert len(proto.tokens) == len(proto.scores) == len(proto.types) > 0
+    assert 0 < decoded < 200  # both outcomes were exercised
+
+
+def test_convert_refuses_a_file_over_the_cap_before_decoding(spm_bpe_model: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from tokenprism.core.formats import spm_proto
+
+    def never(data: bytes) -> None:
+        raise AssertionError("decoded a file over the size cap")
+
+    monkeypatch.setattr(spm_proto, "MAX_MODEL_BYTES", 1000)
+    monkeypatch.setattr(spm_proto, "parse_model_proto", never)
+    with pytest.raises(ConvertError) as exc:
+        convert(spm_bpe_model, tmp_path / "big.gguf")
+    assert "larger than" in str(exc.value) and "not a SentencePiece model" in str(exc.value)
+    assert exc.value.offset == 1000 and not (tmp_path / "big.gguf").exists()
+
+
+def test_convert_refuses_an_unknown_model_type(tmp_path: Path) -> None:
+    src = tmp_path / "future.model"
+    src.write_bytes(_field(1, 2, _field(1, 2, b"a")) + _field(2, 2, _field(3, 0, _varint(7))))
+    with pytest.raises(ConvertError, match="model type 7 has no llama.cpp tokenizer"):
+        convert(src, tmp_path / "future.gguf")
+
+
+@pytest.mark.parametrize("failure, hint", [
+    (ImportError("No module named 'google'"), "pip install 'tokenprism[convert]'"),
+    # installed, but protobuf is older than the code sentencepiece generated
+    # (VersionError), or much older (protobuf 4's multi-line TypeError)
+    (TypeError("Descriptors cannot be created directly.\nIf this call came from a _pb2.py file, ..."),
+     "pip install -U sentencepiece protobuf"),
+])
+def test_cli_convert_without_protobuf_says_what_to_install(
+        failure: Exception, hint: str, spm_bpe_model: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from tokenprism.app.cli import main
+    from tokenprism.core.formats import spm_proto
+
+    real_import = spm_proto.importlib.import_module
+
+    def import_module(name: str, package: str | None = None) -> Any:
+        if name == "sentencepiece.sentencepiece_model_pb2":
+            raise failure
+        return real_import(name, package)
+
+    monkeypatch.setattr(spm_proto, "_schema", None)  # forget the schema loaded by earlier tests
+    monkeypatch.setattr(spm_proto.importlib, "import_module", import_module)
+    out = tmp_path / "x.gguf"
+    assert main(["convert", str(spm_bpe_model), "-o", str(out)]) != 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1, captured.err
+    assert captured.err.startswith(f"tokenprism: error: {spm_bpe_model}: ")
+    assert "needs the sentencepiece and protobuf packages" in captured.err
+    assert captured.err.rstrip().endswith(hint), captured.err
+    assert not out.exists()
+    # a tokenizer.json needs neither package
+    hf = tmp_path / "tokenizer.json"
+    hf.write_text(json.dumps({"model": {"type": "WordPiece", "vocab": {"[UNK]": 0, "a": 1}, "unk_token": "[UNK]"}}))
+    assert main(["convert", str(hf), "-o", str(out), "-q"]) == 0 and out.is_file()
 
 
 def test_convert_rejects_truncated_and_garbage(spm_bpe_model: Path, tmp_path: Path) -> None:

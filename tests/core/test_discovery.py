@@ -1,4 +1,4 @@
-"""Finding models on this computer (core/discovery.py), in a fake home."""
+"""Finding models on this computer (core/library/discovery.py), in a fake home."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from tests.fakehome import build_linux_home, raw_gguf
-from tokenprism.core import discovery
-from tokenprism.core.discovery import (FoundModel, Location, default_locations, discover, peek_gguf, scan)
+from tokenprism.core.library import discovery
+from tokenprism.core.library.discovery import (FoundModel, Location, default_locations, discover, peek_gguf, scan)
 from tokenprism.core.errors import GGUFError
 from tokenprism.core.gguf_file import read_gguf
-from tokenprism.core.resources import demo_models
+from tokenprism.core.library.resources import demo_models
 
 
 def _by_name(models: list[FoundModel]) -> dict[str, FoundModel]:

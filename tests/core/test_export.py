@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokenprism.core import Attr, Model, open_model
-from tokenprism.core.export import (ExportError, TokenFileError, TokenList, TokenRows, first_difference,
+from tokenprism.core.formats.export import (ExportError, TokenFileError, TokenList, TokenRows, first_difference,
                                     format_for_path, id_problems, labels, load_json, load_token_file, render,
                                     restore_text, scan_ids, spreadsheet_cell, stats, token_list,
                                     tokenizer_fingerprint, write_atomic, write_export)
-from tokenprism.core.resources import demo_models
+from tokenprism.core.library.resources import demo_models
 
 TEXT = 'Hello wörld, "quoted"\n\ttabs =1+1 -x @y 🙂 日本語 €'
 

@@ -8,7 +8,7 @@ from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from tokenprism.core import open_model
-from tokenprism.core.resources import demo_models
+from tokenprism.core.library.resources import demo_models
 from tokenprism.core.columns import extend_shifted
 from tokenprism.core.tokenizer import FragmentResult, fragment_columns
 

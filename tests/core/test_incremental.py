@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from tokenprism.core import Model, open_model
 from tokenprism.core.encoding import IntColumn
 from tokenprism.core.incremental import encode_chunked, retokenize, retokenize_edit
-from tokenprism.core.resources import demo_models
+from tokenprism.core.library.resources import demo_models
 from tokenprism.core.tokenizer import cut_points
 
 FIELDS = ("token_ids", "starts", "ends", "byte_starts", "byte_ends", "groups")
@@ -130,6 +130,11 @@ class SpyTokenizer:
     def encode_fragment(self, piece: str, after_special: bool) -> Any:
         self.seen.append(len(piece))
         return self.inner.encode_fragment(piece, after_special)
+
+    def encode_columns(self, piece: str, after_special: bool) -> Any:
+        # the pipeline's path for plugins that offer it (all four do)
+        self.seen.append(len(piece))
+        return self.inner.encode_columns(piece, after_special)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)

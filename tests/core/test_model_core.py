@@ -135,7 +135,7 @@ def test_an_opened_vocabulary_is_out_of_the_cyclic_collectors_way() -> None:
     generation the collector scans (gc.get_objects lists those)."""
     import gc
 
-    from tokenprism.core.resources import demo_models
+    from tokenprism.core.library.resources import demo_models
 
     model = open_model(demo_models()["bpe"])
     scanned = {id(o) for o in gc.get_objects()}
@@ -151,11 +151,11 @@ def test_opening_and_encoding_pause_the_cyclic_collector(monkeypatch: pytest.Mon
     import gc
 
     from tokenprism.core import model as model_mod
-    from tokenprism.core.resources import demo_models
+    from tokenprism.core.library.resources import demo_models
 
     seen: list[bool] = []
     real_vocab = model_mod.vocab_from_gguf
-    real_spans = model_mod.span_columns
+    real_spans = model_mod.encode_segments
 
     def vocab_spy(*a: object) -> object:
         seen.append(gc.isenabled())
@@ -166,7 +166,7 @@ def test_opening_and_encoding_pause_the_cyclic_collector(monkeypatch: pytest.Mon
         return real_spans(*a)  # type: ignore[arg-type]
 
     monkeypatch.setattr(model_mod, "vocab_from_gguf", vocab_spy)
-    monkeypatch.setattr(model_mod, "span_columns", spans_spy)
+    monkeypatch.setattr(model_mod, "encode_segments", spans_spy)
     was = gc.isenabled()
     try:
         gc.enable() if enabled else gc.disable()

@@ -14,9 +14,9 @@ import pytest
 from tests.refdata import vocab_path
 from tokenprism.app.cli import main
 from tokenprism.core import open_model
-from tokenprism.core.discovery import peek_gguf
-from tokenprism.core.export import ModelRef, render, token_list
-from tokenprism.core.names import display_name, display_names, file_label, name_problem
+from tokenprism.core.library.discovery import peek_gguf
+from tokenprism.core.formats.export import ModelRef, render, token_list
+from tokenprism.core.library.names import display_name, display_names, file_label, name_problem
 
 
 def metadata_name(vocab: str) -> tuple[str, str]:

@@ -15,7 +15,7 @@ must agree exactly.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 
@@ -124,41 +124,39 @@ def _unused(_: Callable[[], None]) -> None:
     pass
 
 
-def test_a_huge_piece_is_freed_in_slices_and_a_cached_result_is_left_alone(
+def test_a_huge_piece_leaves_a_plugins_cached_vectors_alone(
         text: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The lists of a huge piece are emptied a slice at a time once copied
-    (core.incremental._free_lists); lists a plugin still holds are not."""
-    from tokenprism.core import incremental
-    from tokenprism.core.tokenizer import FragmentResult
+    """A huge uncuttable piece goes through the pipeline as the plugin's
+    own vectors (no list of ints is made); a plugin that keeps the vectors
+    it hands out (a cache) finds them as it left them."""
+    from tokenprism.core.tokenizer import columns_method
     model, reference = open_model(vocab_path("nomic-bert-moe")), open_model(vocab_path("nomic-bert-moe"))
-    uncuttable(model, text, "words")
     inner = model.tokenizer
-    kept: list[FragmentResult] = []
+    inner_columns = columns_method(inner)
+    kept: list[tuple[list[int], ...]] = []
+    handed: list[Any] = []
 
     class Caching:  # a plugin that keeps every result it hands out
         def __getattr__(self, name: str) -> object:
             return getattr(inner, name)
 
-        def encode_fragment(self, fragment: str, first: bool) -> FragmentResult:
-            res = inner.encode_fragment(fragment, first)
-            kept.append(res)
-            return res
+        def encode_columns(self, fragment: str, first: bool) -> Any:
+            cols = inner_columns(fragment, first)
+            handed.append(cols)
+            kept.append(tuple(list(c) for c in cols))
+            return cols
 
-    monkeypatch.setattr(incremental, "PAUSE_ITEMS", 1000)
-    want = reference.encode(text)
-    enc = encode_chunked(model, text)
-    assert enc is not None
-    assert (enc.token_ids, enc.starts, enc.byte_ends) == (want.token_ids, want.starts, want.byte_ends)
-    monkeypatch.setattr(model, "tokenizer", Caching())
-    enc = encode_chunked(model, text)
-    assert enc is not None and enc.token_ids == want.token_ids
-    assert len(kept) == 1 and kept[0].ids == list(want.token_ids)
-    assert (kept[0].starts, kept[0].ends) == (list(want.byte_starts), list(want.byte_ends))
-    # ASCII: the char spans are the plugin's own byte span lists
-    ascii_text = text.encode("ascii", "ignore").decode()
-    uncuttable(model, ascii_text, "words")
-    kept.clear()
-    enc = encode_chunked(model, ascii_text)
-    want = reference.encode(ascii_text)
-    assert enc is not None and (enc.token_ids, enc.starts, enc.ends) == (want.token_ids, want.starts, want.ends)
-    assert (kept[0].starts, kept[0].ends) == (list(want.starts), list(want.ends))
+    for t in (text, text.encode("ascii", "ignore").decode()):
+        uncuttable(model, t, "words")
+        kept.clear()
+        handed.clear()
+        want = reference.encode(t)
+        monkeypatch.setattr(model, "tokenizer", Caching())
+        enc = encode_chunked(model, t)
+        monkeypatch.setattr(model, "tokenizer", inner)
+        assert enc is not None
+        assert (enc.token_ids, enc.starts, enc.ends, enc.byte_starts, enc.byte_ends, enc.groups) == \
+            (want.token_ids, want.starts, want.ends, want.byte_starts, want.byte_ends, want.groups)
+        assert len(handed) == 1, "the uncuttable piece is one plugin call"
+        assert tuple(list(c) for c in handed[0]) == kept[0], "the plugin's vectors were changed"
+        assert kept[0][0] == list(want.token_ids)

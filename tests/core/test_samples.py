@@ -1,4 +1,4 @@
-"""``tokenprism samples`` (core/samples.py): download, verify and unpack the
+"""``tokenprism samples`` (core/library/samples.py): download, verify and unpack the
 reference vocabs. No network: a fake sdist is built in tmp_path and served
 from a file:// URL or an injected opener."""
 
@@ -17,10 +17,10 @@ import pytest
 from tests.fakehome import add_member as _add, make_sdist
 from tests.refdata import LLAMA_SDIST
 from tokenprism.app.cli import main
-from tokenprism.core import samples
-from tokenprism.core.discovery import peek_gguf
-from tokenprism.core.resources import demo_models
-from tokenprism.core.samples import (MANIFEST, SamplesError, default_samples_dir, download, extract_vocabs,
+from tokenprism.core.library import samples
+from tokenprism.core.library.discovery import peek_gguf
+from tokenprism.core.library.resources import demo_models
+from tokenprism.core.library.samples import (MANIFEST, SamplesError, default_samples_dir, download, extract_vocabs,
                                      fetch_samples, installed_files)
 
 REAL_SDIST = LLAMA_SDIST or Path("/nonexistent/llama_cpp_python-0.3.36.tar.gz")
@@ -220,7 +220,7 @@ def test_cli_models_lists_a_fake_home(tmp_path: Path, capsys: pytest.CaptureFixt
 # ---- where the parity tests and benchmarks look ---------------------------------------------------
 
 def test_find_vocab_dir_order(tmp_path: Path) -> None:
-    from tokenprism.core.samples import find_vocab_dir
+    from tokenprism.core.library.samples import find_vocab_dir
 
     def folder(name: str, with_vocab: bool) -> Path:
         p = tmp_path / name

@@ -1,4 +1,4 @@
-"""core/textfile.py: decoding with visible replacement, byte-exact saving."""
+"""core/formats/textfile.py: decoding with visible replacement, byte-exact saving."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenprism.core import textfile
-from tokenprism.core.textfile import (REPLACEMENT, EditedInvalidBytes, RunTracker, TextFile, decode, encode,
+from tokenprism.core.formats import textfile
+from tokenprism.core.formats.textfile import (REPLACEMENT, EditedInvalidBytes, RunTracker, TextFile, decode, encode,
                                       read_text_file)
 
 

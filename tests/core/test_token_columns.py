@@ -9,7 +9,7 @@ import pytest
 
 from tests.refdata import VOCAB_DIR
 from tokenprism.core import open_model
-from tokenprism.core.resources import demo_models
+from tokenprism.core.library.resources import demo_models
 from tokenprism.core.vocab import Attr
 
 needs_vocabs = pytest.mark.skipif(VOCAB_DIR is None, reason="reference vocabs not found")

@@ -8,8 +8,8 @@ import pytest
 import regex
 
 from tokenprism.core import Attr, Model, open_model
-from tokenprism.core.resources import demo_models
-from tokenprism.core.vocab_query import (COLUMNS, KIND_NAMES, Query, QueryCancelled, QueryError, VocabIndex,
+from tokenprism.core.library.resources import demo_models
+from tokenprism.core.library.vocab_query import (COLUMNS, KIND_NAMES, Query, QueryCancelled, QueryError, VocabIndex,
                                          kind_code, parse_id_ranges, relax_assertions)
 
 PATTERNS = ("the", "^the", "ing$", "e", "[0-9]+", r"\d{3}", "a.*b", r"\bthe\b", r"\s", r"(?<=a)b",

@@ -8,7 +8,7 @@ import pytest
 from tests.plugins.progress import cancel_at, reports_of
 from tokenprism.core import open_model
 from tokenprism.core.incremental import encode_chunked
-from tokenprism.core.resources import demo_models
+from tokenprism.core.library.resources import demo_models
 
 LINE = " ".join(f"word{i % 997} and, more" for i in range(12_000))  # ~36k pre-tokenizer words, no newline
 

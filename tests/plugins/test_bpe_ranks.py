@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from tests.ggufmaker import string_array
 from tests.refdata import SKIP_REASON, VOCAB_DIR
 from tokenprism.core import open_model, read_gguf
-from tokenprism.core.resources import demo_models
+from tokenprism.core.library.resources import demo_models
 from tokenprism.core.string_array import StringArray
 from tokenprism.plugins.bpe.ranks import BUCKETS, KEY_BYTES, RankTable, bucket_keys, merges_containing, rank_dict, rank_of, \
     text_bucket

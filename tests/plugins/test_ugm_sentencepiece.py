@@ -34,9 +34,8 @@ import io
 import math
 import random
 import re
-import struct
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import gguf
 import pytest
@@ -45,109 +44,42 @@ from tokenprism.core import Model, open_model
 
 spm = pytest.importorskip("sentencepiece")
 
-# ---- a minimal protobuf reader for ModelProto ----------------------------------
+# ---- the model file, read with SentencePiece's own schema -------------------------
+
+pb2 = pytest.importorskip("sentencepiece.sentencepiece_model_pb2")  # needs protobuf
 
 
-def _varint(b: bytes, p: int) -> tuple[int, int]:
-    r = 0
-    s = 0
-    while True:
-        x = b[p]
-        p += 1
-        r |= (x & 0x7F) << s
-        s += 7
-        if not x & 0x80:
-            return r, p
-
-
-def _fields(b: bytes) -> Iterator[tuple[int, int, Any, bytes]]:
-    """(field number, wire type, value, raw bytes of the whole field)."""
-    p = 0
-    while p < len(b):
-        start = p
-        key, p = _varint(b, p)
-        f, wt = key >> 3, key & 7
-        v: Any
-        if wt == 0:
-            v, p = _varint(b, p)
-        elif wt == 1:
-            v, p = b[p:p + 8], p + 8
-        elif wt == 2:
-            n, p = _varint(b, p)
-            v, p = b[p:p + n], p + n
-        elif wt == 5:
-            v, p = b[p:p + 4], p + 4
-        else:
-            raise ValueError(f"wire type {wt}")
-        yield f, wt, v, b[start:p]
-
-
-def _emit_varint(x: int) -> bytes:
-    out = bytearray()
-    while True:
-        if x < 0x80:
-            out.append(x)
-            return bytes(out)
-        out.append((x & 0x7F) | 0x80)
-        x >>= 7
-
-
-def parse_model(data: bytes) -> tuple[list[tuple[str, float, int]], dict[int, Any], dict[int, Any]]:
-    """Pieces (text, score, type), TrainerSpec and NormalizerSpec fields."""
-    pieces: list[tuple[str, float, int]] = []
-    trainer: dict[int, Any] = {}
-    norm: dict[int, Any] = {}
-    for f, _, v, _ in _fields(data):
-        if f == 1:
-            text, score, typ = "", 0.0, 1
-            for g, _, w, _ in _fields(v):
-                if g == 1:
-                    text = w.decode("utf-8", "surrogateescape")
-                elif g == 2:
-                    score = struct.unpack("<f", w)[0]
-                elif g == 3:
-                    typ = w
-            pieces.append((text, score, typ))
-        elif f == 2:
-            trainer.update((g, w) for g, _, w, _ in _fields(v))
-        elif f == 3:
-            norm.update((g, w) for g, _, w, _ in _fields(v))
-    return pieces, trainer, norm
+def parse_model(data: bytes) -> Any:
+    """The ``ModelProto`` message (a generated, untyped class)."""
+    m = pb2.ModelProto()
+    m.ParseFromString(data)
+    return m
 
 
 def with_dummy_prefix(data: bytes) -> bytes:
     """The same model with ``normalizer_spec.add_dummy_prefix`` on."""
-    out = bytearray()
-    for f, _, v, raw in _fields(data):
-        if f == 3:
-            spec = v + b"\x18\x01"  # field 3, varint 1; the last value wins
-            out += b"\x1a" + _emit_varint(len(spec)) + spec
-        else:
-            out += raw
-    return bytes(out)
+    m = parse_model(data)
+    m.normalizer_spec.add_dummy_prefix = True
+    return bytes(m.SerializeToString())
 
 
 def write_gguf(model: bytes, path: Path) -> Path:
-    pieces, trainer, norm = parse_model(model)
-
-    def sid(field: int, default: int) -> int:
-        v = int(trainer.get(field, default))
-        return v - (1 << 64) if v >= 1 << 63 else v
-
+    m = parse_model(model)
+    ts, ns = m.trainer_spec, m.normalizer_spec
     w = gguf.GGUFWriter(str(path), "t5")
     w.add_tokenizer_model("t5")
-    w.add_token_list([p for p, _, _ in pieces])
-    w.add_token_scores([s for _, s, _ in pieces])
-    w.add_token_types([t for _, _, t in pieces])
-    w.add_unk_token_id(sid(40, 0))
-    for field, default, add in ((41, 1, w.add_bos_token_id), (42, 2, w.add_eos_token_id),
-                                (43, -1, w.add_pad_token_id)):
-        if sid(field, default) >= 0:
-            add(sid(field, default))
-    w.add_add_space_prefix(bool(norm.get(3, 1)))
-    w.add_remove_extra_whitespaces(bool(norm.get(4, 1)))
-    if norm.get(2):
-        w.add_precompiled_charsmap(norm[2])
+    w.add_token_list([p.piece for p in m.pieces])
+    w.add_token_scores([p.score for p in m.pieces])
+    w.add_token_types([p.type for p in m.pieces])
+    w.add_unk_token_id(ts.unk_id)
+    for tid, add in ((ts.bos_id, w.add_bos_token_id), (ts.eos_id, w.add_eos_token_id),
+                     (ts.pad_id, w.add_pad_token_id)):
+        if tid >= 0:
+            add(tid)
+    w.add_add_space_prefix(ns.add_dummy_prefix)
+    w.add_remove_extra_whitespaces(ns.remove_extra_whitespaces)
+    if ns.precompiled_charsmap:
+        w.add_precompiled_charsmap(ns.precompiled_charsmap)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()

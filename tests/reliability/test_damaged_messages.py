@@ -24,7 +24,7 @@ from tokenprism.app.cli import main
 from tokenprism.app.workers import describe_load_error
 from tokenprism.core import GGUFError, open_model, read_gguf
 from tokenprism.core.errors import DamagedFileError, excerpt
-from tokenprism.core.resources import demo_models
+from tokenprism.core.library.resources import demo_models
 
 DAMAGED = "the file looks truncated or damaged"
 MAX_LINE = 500

@@ -28,7 +28,7 @@ REFERENCE_CASES = (150, 100)  # byte-level, structured: each case reads the whol
 def _small_sources(char_model_path: Path) -> list[Path]:
     sources = [char_model_path]
     try:
-        from tokenprism.core.resources import demo_models
+        from tokenprism.core.library.resources import demo_models
         sources.extend(sorted(demo_models().values()))
     except ImportError:
         pass
@@ -136,7 +136,7 @@ def test_a_slow_case_is_a_failure(char_model_path: Path, monkeypatch: pytest.Mon
 def test_each_structured_mutation_kind_changes_the_file(kind: int, char_model_path: Path) -> None:
     """The mutator really produces every kind (a silent no-op would leave a
     bullet untested)."""
-    from tokenprism.core.resources import demo_models
+    from tokenprism.core.library.resources import demo_models
     data = demo_models()["ugm" if kind == 6 else "bpe" if kind == 5 else "spm"].read_bytes()
     rng = random.Random(kind)
     done = 0

@@ -18,7 +18,7 @@ from tokenprism.core import GGUFError, open_model
 def hostile_files(folder: Path, count: int, seed: int) -> list[Path]:
     """Mutated demo models that open_model rejects (byte-level and
     structured faults), plus keys and values full of control characters."""
-    from tokenprism.core.resources import demo_models
+    from tokenprism.core.library.resources import demo_models
 
     rng = random.Random(seed)
     sources = [p.read_bytes() for p in demo_models().values()]

@@ -54,7 +54,7 @@ def get_model(request: pytest.FixtureRequest) -> Callable[[str], Model]:
     def get(name: str) -> Model:
         if name not in _cache:
             if name.startswith("demo-"):
-                from tokenprism.core.resources import demo_models
+                from tokenprism.core.library.resources import demo_models
                 _cache[name] = open_model(demo_models()[name[5:]])
             else:
                 request.getfixturevalue("vocab_dir")  # skips without the reference vocabs

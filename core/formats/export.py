@@ -2,8 +2,8 @@
 command line and the desktop app alike.
 
 The data (:class:`TokenList`, :func:`token_list`) lives in
-``core/token_list.py`` and the reading side (:func:`load_json`,
-:func:`scan_ids`) in ``core/token_import.py``; both are re-exported here, so
+``core/formats/token_list.py`` and the reading side (:func:`load_json`,
+:func:`scan_ids`) in ``core/formats/token_import.py``; both are re-exported here, so
 callers import from this one module.
 
 Formats (:func:`render`, :func:`iter_render`):
@@ -30,6 +30,7 @@ of a model without them).
 Files are written with :func:`write_atomic`: a failed write leaves the
 previous file as it was.
 
+>>> model = open_model("ggml-vocab-llama-spm.gguf")
 >>> tl = token_list(model, text="Hello", add_special=True)
 >>> write_export("hello.json", [tl], "json")
 >>> load_json("hello.json")[0] == tl
@@ -45,8 +46,8 @@ import re
 import tempfile
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from .errors import TokenPrismError
-from .names import display_names
+from ..errors import TokenPrismError
+from ..library.names import display_names
 from .token_import import (FORMAT_COMPARE, FORMAT_TOKENS, FORMAT_VERSION, IMPORTABLE, MAX_IMPORT_BYTES, IdItem,
                            TokenFileError, TokenRows, describe_id_problems, id_problems, load_json, load_token_file,
                            restore_text, scan_ids)
@@ -266,7 +267,7 @@ _RENDERERS = {"json": _iter_json, "jsonl": _iter_jsonl, "csv": _iter_csv, "ids":
 
 
 def labels(lists: Sequence[TokenList]) -> list[str]:
-    """One name per list, as the app shows it (:func:`~tokenprism.core.names.display_names`):
+    """One name per list, as the app shows it (:func:`~tokenprism.core.library.names.display_names`):
     the file's name for a model named by a hash or a path, file names added
     where names repeat, ``name #2`` for the same file twice."""
     return display_names([(tl.model.name, tl.model.path) for tl in lists])
@@ -286,6 +287,7 @@ def iter_render(lists: Sequence[TokenList], fmt: str) -> Iterator[str]:
 def render(lists: Sequence[TokenList], fmt: str) -> str:
     """``lists`` as text in format ``fmt`` (see the module docstring).
 
+    >>> tl = token_list(open_model("ggml-vocab-llama-spm.gguf"), text="Hello", add_special=True)
     >>> render([tl], "ids")
     '[1, 15043]\\n'
     """

@@ -1,6 +1,6 @@
 """A token list: the tokens of one text by one model, kept independent of
-the model so it can be written to a file and read back (``core/export.py``
-writes, ``core/token_import.py`` reads).
+the model so it can be written to a file and read back (``core/formats/export.py``
+writes, ``core/formats/token_import.py`` reads).
 
 A :class:`TokenList` is an :class:`~tokenprism.core.Encoding` made
 self-contained: the model is kept as a :class:`ModelRef` (where it was, what
@@ -8,6 +8,7 @@ it is, and a fingerprint of its tokenizer) and every token field is copied.
 Like ``Encoding`` it keeps its tokens in parallel columns;
 :meth:`TokenList.token` builds one :class:`TokenRow` on request.
 
+>>> model = open_model("ggml-vocab-llama-spm.gguf")
 >>> tl = token_list(model, text="Hello", add_special=True)
 >>> tl.ids, tl.token(1).piece
 ((1, 15043), '▁Hello')
@@ -24,11 +25,11 @@ from typing import Iterator
 
 import numpy as np
 
-from .encoding import Encoding
-from .gguf_file import MetadataValue
-from .model import Model, sanitize_text
-from .names import display_name
-from .vocab import Attr
+from ..encoding import Encoding
+from ..gguf_file import MetadataValue
+from ..model import Model, sanitize_text
+from ..library.names import display_name
+from ..vocab import Attr
 
 
 # ---- data ---------------------------------------------------------------------------------
@@ -267,6 +268,7 @@ def token_list(model: Model, encoding: Encoding | None = None, text: str | None 
     """The :class:`TokenList` of ``encoding`` (an encoding by ``model``), or
     of ``text`` encoded with the given flags when no encoding is passed.
 
+    >>> model = open_model("ggml-vocab-llama-spm.gguf")
     >>> token_list(model, text="Hello", add_special=True).ids
     (1, 15043)
     """

@@ -36,8 +36,8 @@ import threading
 from dataclasses import dataclass
 from typing import Sequence
 
-from .errors import TokenPrismError
-from .gil import offer_gil
+from ..errors import TokenPrismError
+from ..gil import offer_gil
 
 REPLACEMENT = "\ufffd"
 BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))

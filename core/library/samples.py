@@ -8,9 +8,10 @@ release on PyPI vendors llama.cpp with those files, so one pinned download
 temporary file while its hash is computed; only the vocab files are
 extracted, each checked by name, type and size, into the user data folder,
 where the app lists them and the parity tests find them.
+:func:`fetch_samples` does it all, into the folder :func:`default_samples_dir`
+names:
 
->>> report = fetch_samples()
->>> report.dest
+>>> default_samples_dir(Path("/home/me"), env={}, platform="linux")
 PosixPath('/home/me/.local/share/tokenprism/llama-vocab')
 """
 
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Mapping
 
-from .errors import TokenPrismError
+from ..errors import TokenPrismError
 
 SDIST_VERSION = "0.3.36"
 SDIST_NAME = f"llama_cpp_python-{SDIST_VERSION}.tar.gz"

@@ -1,15 +1,17 @@
 """Converting tokenizer files into vocab-only GGUF files.
 
-Two sources are read, neither through its own library (``sentencepiece``
-and ``tokenizers`` are not runtime dependencies):
+Two sources are read:
 
-- a SentencePiece ``.model`` (decoded by :mod:`.spm_proto`): BPE models
-  become ``tokenizer.ggml.model = "llama"`` (SPM), unigram models ``"t5"``
-  (UGM) with the normalizer's precompiled charsmap;
+- a SentencePiece ``.model`` (decoded by :mod:`.spm_proto` with the
+  ``protobuf`` package and SentencePiece's own schema, the optional
+  ``convert`` extra): BPE models become ``tokenizer.ggml.model = "llama"``
+  (SPM), unigram models ``"t5"`` (UGM) with the normalizer's precompiled
+  charsmap;
 - a Hugging Face ``tokenizer.json`` (read by :mod:`.convert_hf`, with
   ``tokenizer_config.json`` beside it when the file is called
   ``tokenizer.json``): byte-level BPE becomes ``"gpt2"`` with its merges,
-  WordPiece ``"bert"``, Unigram ``"t5"``.
+  WordPiece ``"bert"``, Unigram ``"t5"``; plain JSON, no ``tokenizers``
+  library needed.
 
 Tokens, types and special ids are laid out the way llama.cpp's
 ``convert_hf_to_gguf.py`` lays them out, so the written file tokenizes in
@@ -19,7 +21,7 @@ reported in :attr:`ConvertReport.warnings` rather than silently dropped.
 
 >>> report = convert("tokenizer.model", "demo.gguf")
 >>> report.summary()
-'demo.gguf: llama (SPM) vocabulary from sentencepiece, 1500 tokens, 31840 bytes'
+'demo.gguf: llama (SPM) vocabulary from sentencepiece, 1500 tokens, 31808 bytes'
 """
 
 from __future__ import annotations
@@ -32,23 +34,21 @@ from typing import Mapping, Sequence
 
 import gguf
 
-from .errors import TokenPrismError
+from .convert_hf import read_tokenizer_json
+from .source_vocab import (
+    MAX_JSON_BYTES, MAX_VOCAB, T_BYTE, T_CONTROL, T_NORMAL, T_UNKNOWN, T_UNUSED, T_USER_DEFINED, ConvertError,
+    VocabData, load_json, sibling_config,
+)
 from .spm_proto import (
-    MODEL_TYPE_BPE, MODEL_TYPE_NAMES, MODEL_TYPE_UNIGRAM, PIECE_BYTE, PIECE_CONTROL, PIECE_NORMAL,
-    PIECE_UNKNOWN, PIECE_UNUSED, PIECE_USER_DEFINED, ModelProto, ProtoError, read_model_proto,
+    MODEL_TYPE_BPE, MODEL_TYPE_NAMES, MODEL_TYPE_UNIGRAM, PIECE_BYTE, PIECE_UNKNOWN, ModelProto, ProtobufUnavailable,
+    ProtoError, read_model_proto,
 )
 
-# GGUF token types (gguf.TokenType), as plain ints for the token_type array
-T_NORMAL = PIECE_NORMAL
-T_UNKNOWN = PIECE_UNKNOWN
-T_CONTROL = PIECE_CONTROL
-T_USER_DEFINED = PIECE_USER_DEFINED
-T_UNUSED = PIECE_UNUSED
-T_BYTE = PIECE_BYTE
+__all__ = ["ConvertError", "ConvertReport", "VocabData", "convert", "load_vocab", "write_gguf", "MAX_JSON_BYTES",
+           "MAX_VOCAB", "T_BYTE", "T_CONTROL", "T_NORMAL", "T_UNKNOWN", "T_UNUSED", "T_USER_DEFINED", "load_json",
+           "sibling_config"]
 
 KINDS = {"llama": "SPM", "gpt2": "BPE", "t5": "UGM", "bert": "WPM"}
-MAX_JSON_BYTES = 512 << 20
-MAX_VOCAB = 1 << 24  # ids beyond this are a corrupt file, not a big vocabulary
 
 # special-id keys written, in llama.cpp's order
 _SPECIAL_KEYS = (("bos", "tokenizer.ggml.bos_token_id"), ("eos", "tokenizer.ggml.eos_token_id"),
@@ -60,40 +60,6 @@ _FLAG_KEYS = (("add_bos", "tokenizer.ggml.add_bos_token"), ("add_eos", "tokenize
               ("remove_extra_whitespaces", "tokenizer.ggml.remove_extra_whitespaces"),
               ("normalizer_lowercase", "tokenizer.ggml.normalizer.lowercase"),
               ("normalizer_strip_accents", "tokenizer.ggml.normalizer.strip_accents"))
-
-class ConvertError(TokenPrismError):
-    """An input file cannot be converted: unreadable, malformed, or a
-    tokenizer kind llama.cpp has no GGUF form for. ``offset`` is a byte
-    offset in the input when the problem is tied to one place."""
-
-    def __init__(self, path: str, message: str, offset: int | None = None) -> None:
-        self.path = path
-        self.offset = offset
-        self.reason = message
-        where = f" at byte {offset}" if offset is not None else ""
-        super().__init__(f"{path}: {message}{where}")
-
-
-@dataclass(frozen=True)
-class VocabData:
-    """Everything written to the GGUF file, independent of the source format."""
-
-    model: str
-    """``tokenizer.ggml.model``: llama, gpt2, t5 or bert."""
-    pre: str
-    architecture: str
-    name: str
-    tokens: tuple[str, ...]
-    types: tuple[int, ...]
-    scores: tuple[float, ...] | None = None
-    merges: tuple[str, ...] = ()
-    charsmap: bytes = b""
-    special_ids: Mapping[str, int] = field(default_factory=dict)
-    flags: Mapping[str, bool] = field(default_factory=dict)
-    source: str = ""
-    """"sentencepiece" or "tokenizers"."""
-    warnings: tuple[str, ...] = ()
-
 
 @dataclass(frozen=True)
 class ConvertReport:
@@ -180,8 +146,6 @@ def load_vocab(input_path: str | os.PathLike[str], name: str | None = None) -> V
     if head.startswith(b"GGUF"):
         raise ConvertError(str(path), "this is already a GGUF file")
     if path.suffix.lower() == ".json" or head.lstrip()[:1] == b"{":
-        # imported here because convert_hf builds on this module's types
-        from .convert_hf import read_tokenizer_json
 
         data = read_tokenizer_json(path, name)
     else:
@@ -257,6 +221,8 @@ def _from_sentencepiece(path: Path, name: str | None) -> VocabData:
         proto = read_model_proto(path)
     except ProtoError as e:
         raise ConvertError(p, f"not a SentencePiece model: {e.reason}", e.offset) from None
+    except ProtobufUnavailable as e:
+        raise ConvertError(p, str(e)) from None
     except OSError as e:
         raise ConvertError(p, f"cannot read file: {e.strerror or e}") from None
     ts, ns = proto.trainer_spec, proto.normalizer_spec
@@ -268,7 +234,7 @@ def _from_sentencepiece(path: Path, name: str | None) -> VocabData:
         kind = MODEL_TYPE_NAMES.get(ts.model_type, str(ts.model_type))
         raise ConvertError(p, f"SentencePiece model type {kind} has no llama.cpp tokenizer "
                               "(only BPE and UNIGRAM can be converted)")
-    tokens = tuple(sp.piece for sp in proto.pieces)
+    tokens = proto.tokens
     n = len(tokens)
     if n > MAX_VOCAB:
         raise ConvertError(p, f"{n} pieces: too many for a vocabulary")
@@ -281,9 +247,9 @@ def _from_sentencepiece(path: Path, name: str | None) -> VocabData:
         elif tid >= n:
             warnings.append(f"trainer_spec {kind}_id {tid} is outside the vocabulary; not written")
     unk = special.get("unk")
-    if unk is None or proto.pieces[unk].type != PIECE_UNKNOWN:
+    if unk is None or proto.types[unk] != PIECE_UNKNOWN:
         # sentencepiece refuses to load such a model; keep going, llama.cpp can
-        unk_pieces = [i for i, sp in enumerate(proto.pieces) if sp.type == PIECE_UNKNOWN]
+        unk_pieces = [i for i, t in enumerate(proto.types) if t == PIECE_UNKNOWN]
         if unk_pieces:
             special["unk"] = unk_pieces[0]
         warnings.append("the unknown piece does not match trainer_spec.unk_id")
@@ -305,8 +271,7 @@ def _from_sentencepiece(path: Path, name: str | None) -> VocabData:
 
     return VocabData(
         model=model, pre="default", architecture=arch, name=name or path.stem,
-        tokens=tokens, types=tuple(sp.type for sp in proto.pieces),
-        scores=tuple(sp.score for sp in proto.pieces),
+        tokens=tokens, types=proto.types, scores=proto.scores,
         charsmap=ns.precompiled_charsmap if model == "t5" else b"",
         special_ids=special, flags=flags, source="sentencepiece", warnings=tuple(warnings))
 
@@ -322,7 +287,7 @@ def _spm_warnings(proto: ModelProto, model: str) -> list[str]:
         if ns.remove_extra_whitespaces:
             out.append("remove_extra_whitespaces is not applied by llama.cpp's SPM tokenizer; "
                        "ids differ for text with repeated spaces")
-        if not any(sp.type == PIECE_BYTE for sp in proto.pieces):
+        if PIECE_BYTE not in proto.types:
             # llama.cpp looks the byte up with unordered_map::at and throws
             out.append("no byte pieces (trained without byte_fallback): llama.cpp aborts on "
                        "characters outside the vocabulary")
@@ -333,39 +298,3 @@ def _spm_warnings(proto: ModelProto, model: str) -> list[str]:
     if ts.treat_whitespace_as_suffix:
         out.append("treat_whitespace_as_suffix has no GGUF key; llama.cpp puts the space marker in front")
     return out
-
-
-def sibling_config(path: Path, names: Sequence[str]) -> dict[str, object]:
-    """``tokenizer_config.json`` beside a file with one of the usual names."""
-    if path.name not in names:
-        return {}
-    cfg_path = path.with_name("tokenizer_config.json")
-    if not cfg_path.is_file():
-        return {}
-    cfg = load_json(cfg_path)
-    if not isinstance(cfg, dict):
-        raise ConvertError(str(cfg_path), "expected a JSON object")
-    return cfg
-
-
-# ---- JSON files ---------------------------------------------------------------
-
-def load_json(path: Path) -> object:
-    """A JSON document, size-capped, with errors as :class:`ConvertError`."""
-    p = str(path)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read(MAX_JSON_BYTES + 1)
-    except OSError as e:
-        raise ConvertError(p, f"cannot read file: {e.strerror or e}") from None
-    if len(raw) > MAX_JSON_BYTES:
-        raise ConvertError(p, f"file is larger than {MAX_JSON_BYTES >> 20} MB")
-    try:
-        doc: object = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise ConvertError(p, "not UTF-8 text", e.start) from None
-    except json.JSONDecodeError as e:
-        raise ConvertError(p, f"invalid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
-    except RecursionError:
-        raise ConvertError(p, "invalid JSON: nested too deeply") from None
-    return doc

@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from .errors import TokenPrismError
-from .model import Model, sanitize_text
+from ..errors import TokenPrismError
+from ..model import Model, sanitize_text
 from .token_list import ModelRef, TokenList, utf8_size
-from .vocab import Attr
+from ..vocab import Attr
 
 FORMAT_TOKENS = "tokenprism-tokens"
 FORMAT_COMPARE = "tokenprism-compare"
@@ -310,7 +310,7 @@ class TokenRows:
 
 
 def load_token_file(source: str | bytes | os.PathLike[str]) -> list[TokenList] | TokenRows:
-    """Whatever :func:`tokenprism.core.export.write_export` wrote, read back:
+    """Whatever :func:`tokenprism.core.formats.export.write_export` wrote, read back:
     a JSON export gives its token lists (:func:`load_json`); JSON Lines,
     CSV and id files give :class:`TokenRows`. The format is told from the
     content, so a renamed file still reads."""

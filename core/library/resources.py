@@ -26,7 +26,7 @@ DEMO_MODELS: dict[str, str] = {
 """Demo model file of each tokenizer kind, in the order to offer them."""
 WELCOME_TEXT = "welcome.txt"
 
-_BESIDE_CORE = Path(__file__).resolve().parent.parent / "resources"
+_BESIDE_CORE = Path(__file__).resolve().parents[2] / "resources"
 
 
 def resource_dirs() -> list[Path]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .convert import (
+from .source_vocab import (
     MAX_VOCAB, T_BYTE, T_CONTROL, T_NORMAL, T_UNKNOWN, T_UNUSED, T_USER_DEFINED, ConvertError,
     VocabData, load_json, sibling_config,
 )

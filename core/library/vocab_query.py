@@ -10,9 +10,10 @@ worker thread and tests compare them with plain Python.
 It also explains single tokens: the BPE merges that build a token
 (:meth:`VocabIndex.merge_tree`) and a token's rank by score.
 
->>> index = VocabIndex(open_model("ggml-vocab-gemma-4.gguf"))
->>> index.run(Query("hello", kind=kind_code("normal")))
-array([...])
+>>> model = open_model("ggml-vocab-llama-spm.gguf")
+>>> ids = VocabIndex(model).run(Query("hello", kind=kind_code("normal")))
+>>> [model.vocab.pieces[i] for i in ids]
+['Hello', 'hello', '▁Hello', '▁hello']
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from typing import Callable, Final
 import numpy as np
 import regex
 
-from .model import Model
-from .vocab import Attr, TokenType
+from ..model import Model
+from ..vocab import Attr, TokenType
 
 # ---- token kinds ---------------------------------------------------------------
 

@@ -2,9 +2,9 @@
 bounded texts for metadata values (a 262 144-element array becomes its
 length and first items, never one huge string).
 
->>> facts = header_facts(read_gguf("model.gguf"))
->>> facts.version, facts.tensor_count
-(3, 291)
+>>> facts = header_facts(read_gguf("ggml-vocab-llama-spm.gguf"))
+>>> facts.version, facts.key_count, facts.tensor_count
+(3, 22, 0)
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .gguf_file import DEFAULT_ALIGNMENT, T_ARRAY, T_BOOL, T_STRING, T_UINT32, GGUFFile, MetadataValue
+from ..gguf_file import DEFAULT_ALIGNMENT, T_ARRAY, T_BOOL, T_STRING, T_UINT32, GGUFFile, MetadataValue
 
 CHAT_TEMPLATE_KEY = "tokenizer.chat_template"
 

@@ -13,8 +13,13 @@ Each file is described from its header alone (:func:`peek_gguf`): the
 token array's *length* is read, never its strings, so a 40 GB model costs a
 few page reads. Results are streamed so a window can show them as they come.
 
->>> for m in discover(Path.home(), os.environ):
-...     print(m.name, m.tokenizer, m.vocab_size)
+>>> home = Path("home")  # a fake home, with one model where LM Studio keeps them
+>>> folder = home / ".lmstudio" / "models" / "demo"
+>>> folder.mkdir(parents=True)
+>>> _ = (folder / "demo-spm.gguf").write_bytes(demo("spm").read_bytes())
+>>> for m in discover(home, env={}, platform="linux", include_system=False):
+...     print(m.name, m.source, m.tokenizer, m.vocab_size)
+demo/demo-spm.gguf LM Studio llama 1500
 """
 
 from __future__ import annotations
@@ -546,7 +551,7 @@ def discover(home: Path | None = None, env: Mapping[str, str] | None = None, pla
     """Scan every default location plus ``extra_folders`` and the folders
     of the ``opened`` model files.
 
-    >>> [m.name for m in discover(Path("/tmp/fake-home"), {}, "linux")]
+    >>> [m.name for m in discover(Path("empty-home"), env={}, platform="linux", include_system=False)]
     []
     """
     home = Path.home() if home is None else home

@@ -1,0 +1,105 @@
+"""The one encode pipeline, stage by stage, as every caller drives it.
+
+``Model.encode`` runs it over a whole text; incremental retokenizing runs
+it over the segments an edit changed, and chunked encoding over one piece
+of a huge text at a time. The stages, in Hugging Face ``tokenizers``'
+words:
+
+1. special tokens: :meth:`SpecialMatcher.partition` cuts the text into
+   fragments, and :func:`~.special.segments` says which plain fragment
+   follows a special token;
+2. model (normalizer and pre-tokenizer included, inside the plugin):
+   :func:`encode_segments` tokenizes the segments and walks their byte
+   spans into character spans and byte-fallback groups;
+3. post-processor: :func:`special_ends` says which BOS/EOS ids stand
+   before and after the text, and :func:`with_special_ends` /
+   :func:`end_columns` place them.
+
+>>> model = open_model(demo("spm"))
+>>> segs = segments(model.fragments("Hi<s>", parse_special=True))
+>>> [tuple(s) for s in segs]
+[(0, 2, -1, True), (2, 5, 1, False)]
+>>> cols = encode_segments(model.tokenizer, "Hi<s>", segs)
+>>> cols.ids == model.encode("Hi<s>", parse_special=True).ids
+True
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence
+
+import numpy as np
+
+from .columns import as_column, segments_columns
+from .int_column import Column, IntColumn
+from .spans import span_columns
+from .special import Segment, segments
+from .tokenizer import Tokenizer, TokenizerConfig
+
+__all__ = ["SpanColumns", "encode_segments", "end_columns", "segments", "special_ends", "with_special_ends"]
+
+
+class SpanColumns(NamedTuple):
+    """The per-token columns of an :class:`~.encoding.Encoding`, for some
+    consecutive segments of a text: offsets counted from where the first
+    segment starts (characters and UTF-8 bytes), ``groups`` from the
+    first token of these columns."""
+
+    ids: Column
+    starts: Column
+    ends: Column
+    byte_starts: Column
+    byte_ends: Column
+    groups: Column
+
+
+def encode_segments(tokenizer: Tokenizer, text: str, segs: list[Segment]) -> SpanColumns:
+    """Stage 2 over ``segs`` (consecutive, in text order): the tokens of
+    ``text[segs[0].start:segs[-1].end]`` and their spans."""
+    if not segs:
+        empty = IntColumn()
+        return SpanColumns(empty, empty, empty, empty, empty, empty)
+    ids, bstarts, bends = segments_columns(tokenizer, text, segs)
+    lo, hi = segs[0].start, segs[-1].end
+    starts, ends, byte_starts, byte_ends, groups = span_columns(
+        text if lo == 0 and hi == len(text) else text[lo:hi], bstarts, bends)
+    return SpanColumns(as_column(ids), starts, ends, byte_starts, byte_ends, groups)
+
+
+def special_ends(config: TokenizerConfig, add_special: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Stage 3: the special ids that stand before and after the text (BOS,
+    EOS, BERT's CLS/SEP), as llama.cpp adds them with ``add_special``."""
+    if not add_special:
+        return (), ()
+    return tuple(config.special_prefix), tuple(config.special_suffix)
+
+
+def end_columns(prefix: Sequence[int], suffix: Sequence[int], n_chars: int,
+                n_bytes: int) -> tuple[list[list[int]], list[list[int]]]:
+    """The six columns' values of the tokens :func:`special_ends` gives:
+    empty spans at the start and at the end of the text, in no group."""
+    p, s = len(prefix), len(suffix)
+    head = [list(prefix), [0] * p, [0] * p, [0] * p, [0] * p, [-1] * p]
+    tail = [list(suffix), [n_chars] * s, [n_chars] * s, [n_bytes] * s, [n_bytes] * s, [-1] * s]
+    return head, tail
+
+
+def with_special_ends(cols: SpanColumns, prefix: Sequence[int], suffix: Sequence[int], n_chars: int,
+                      n_bytes: int) -> SpanColumns:
+    """``cols`` of a whole text with the special tokens around it; the
+    text's groups move by the tokens put before them."""
+    if not prefix and not suffix:
+        return cols
+    head, tail = end_columns(prefix, suffix, n_chars, n_bytes)
+    out: list[Column] = []
+    for c, col in enumerate(cols):
+        flat = IntColumn(head[c])
+        values = col if isinstance(col, IntColumn) else IntColumn(col)
+        if c == 5 and prefix and len(values):
+            v = np.frombuffer(values, dtype=np.int64)
+            flat.frombytes(np.where(v >= 0, v + len(prefix), v).tobytes())
+        else:
+            flat.extend(values)
+        flat.fromlist(tail[c])
+        out.append(flat)
+    return SpanColumns(*out)
