@@ -205,6 +205,7 @@ class ModelScanner(QObject):
         self.env: Mapping[str, str] = os.environ
         self.platform = sys.platform
         self.include_system = True
+        self.data_dir: Path | None = None  # tokenprism's data folder (None: platformdirs'); tests give a fake one
         self._generation = 0
         self._cancel = threading.Event()
         self._thread: threading.Thread | None = None
@@ -224,6 +225,7 @@ class ModelScanner(QObject):
         cancel = self._cancel = threading.Event()
         relay = self._relay
         home, env, platform, system = self.home, dict(self.env), self.platform, self.include_system
+        data_dir = self.data_dir
 
         def emit(signal: Any, *args: object) -> None:
             try:
@@ -235,7 +237,8 @@ class ModelScanner(QObject):
             error = ""
             try:
                 for m in discover(home, env, platform, folders, system,
-                                  progress=lambda text: emit(relay.progress, text), opened=opened):
+                                  progress=lambda text: emit(relay.progress, text), opened=opened,
+                                  data_dir=data_dir):
                     if cancel.is_set():
                         return
                     emit(relay.found, m)

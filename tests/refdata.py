@@ -134,7 +134,8 @@ def locate_vocabs(*, allow_fetch: bool, announce: Announcer, env: Mapping[str, s
     from tokenprism.core.library.samples import (SDIST_SHA256, SDIST_VERSION, SamplesError, fetch_samples, find_vocab_dir,
                                          installed_files)
 
-    found = find_vocab_dir(shared, env=env, home=home)
+    # a fake home's data folder, so a test run never sees the real user's
+    found = find_vocab_dir(shared, env=env, data_dir=None if home is None else home / ".local" / "share" / "tokenprism")
     if found is not None:
         return VocabSource(str(found), NOT_FOUND)
     if not allow_fetch:

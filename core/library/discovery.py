@@ -4,10 +4,16 @@ Looks where the common tools keep their downloads: the Hugging Face hub
 cache, llama.cpp's cache, LM Studio's and GPT4All's model folders, ollama's
 blob store, the reference vocabularies ``tokenprism samples`` downloads,
 any folder the user adds, and the folders of models the user opened (their
-own files only, not the folders below). Every location follows the tool's documented
-default for Linux, macOS and Windows and honours the tool's environment
-variable, and every function takes ``home``, ``env`` and ``platform`` so
-tests (and other machines' rules) can be checked with a fake home.
+own files only, not the folders below). Every other tool's location follows
+that tool's documented default for Linux, macOS and Windows and honours its
+environment variable, and every function takes ``home``, ``env`` and
+``platform`` so tests (and other machines' rules) can be checked with a fake
+home. These rules are written out here, not asked of platformdirs: each tool
+picks its folders itself, and platformdirs' answer differs from several of
+them (see :func:`llama_cpp_cache` and :func:`gpt4all_folders`). tokenprism's
+own data folder, where the reference vocabularies go, is platformdirs'
+(:func:`~tokenprism.core.library.samples.user_data_dir`) unless ``data_dir``
+names another.
 
 Each file is described from its header alone (:func:`peek_gguf`): the
 token array's *length* is read, never its strings, so a 40 GB model costs a
@@ -17,7 +23,7 @@ few page reads. Results are streamed so a window can show them as they come.
 >>> folder = home / ".lmstudio" / "models" / "demo"
 >>> folder.mkdir(parents=True)
 >>> _ = (folder / "demo-spm.gguf").write_bytes(demo("spm").read_bytes())
->>> for m in discover(home, env={}, platform="linux", include_system=False):
+>>> for m in discover(home, env={}, platform="linux", include_system=False, data_dir=home / "data"):
 ...     print(m.name, m.source, m.tokenizer, m.vocab_size)
 demo/demo-spm.gguf LM Studio llama 1500
 """
@@ -104,7 +110,8 @@ def hf_hub_cache(home: Path, env: Mapping[str, str]) -> Path:
     """huggingface_hub's rule: HF_HUB_CACHE (or the older
     HUGGINGFACE_HUB_CACHE), else HF_HOME/hub, else
     $XDG_CACHE_HOME/huggingface/hub, else ~/.cache/huggingface/hub (the same
-    on every platform)."""
+    on every platform: huggingface_hub does not use the OS's cache folder,
+    so platformdirs' user_cache_dir would be wrong on macOS and Windows)."""
     for key in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
         p = _env_path(env, key)
         if p is not None:
@@ -119,7 +126,10 @@ def hf_hub_cache(home: Path, env: Mapping[str, str]) -> Path:
 def llama_cpp_cache(home: Path, env: Mapping[str, str], platform: str) -> Path:
     """llama.cpp's ``fs_get_cache_directory``: LLAMA_CACHE, else
     %LOCALAPPDATA%, ~/Library/Caches or $XDG_CACHE_HOME (~/.cache), plus
-    ``llama.cpp``."""
+    ``llama.cpp``. Written out rather than platformdirs'
+    ``user_cache_dir("llama.cpp")``: on Windows that adds a ``Cache`` folder
+    llama.cpp does not use, and llama.cpp takes $XDG_CACHE_HOME as it is
+    where platformdirs ignores a relative one."""
     p = _env_path(env, "LLAMA_CACHE")
     if p is not None:
         return p
@@ -148,7 +158,10 @@ def lm_studio_folders(home: Path) -> list[Path]:
 
 def gpt4all_folders(home: Path, env: Mapping[str, str], platform: str) -> list[Path]:
     """The GPT4All app's download path (its documented default per
-    platform) and the Python bindings' ~/.cache/gpt4all."""
+    platform: Qt's AppLocalDataLocation for organisation "nomic.ai", app
+    "GPT4All") and the Python bindings' ~/.cache/gpt4all. Not platformdirs'
+    ``user_data_dir("GPT4All", "nomic.ai")``: on Linux and macOS that leaves
+    out the ``nomic.ai`` folder Qt puts in."""
     if platform == "win32":
         app = (_env_path(env, "LOCALAPPDATA") or home / "AppData" / "Local") / "nomic.ai" / "GPT4All"
     elif platform == "darwin":
@@ -183,18 +196,21 @@ def opened_folders(files: Iterable[str | os.PathLike[str]]) -> list[Path]:
 def default_locations(home: Path, env: Mapping[str, str], platform: str = sys.platform,
                       extra_folders: Iterable[str | os.PathLike[str]] = (),
                       include_system: bool = True,
-                      opened: Iterable[str | os.PathLike[str]] = ()) -> list[Location]:
+                      opened: Iterable[str | os.PathLike[str]] = (),
+                      data_dir: str | os.PathLike[str] | None = None) -> list[Location]:
     """Every place to look, in scan order; missing folders are kept (the
     scan skips them) so a caller can show where it looked. ``opened`` are
     model files the user opened: their folders are looked at last (their
     own files only), so a model there that another place also holds keeps
-    that place's name."""
+    that place's name. ``data_dir`` is tokenprism's own data folder, whose
+    reference vocabularies are listed (default: platformdirs' user data
+    folder, which depends on the real user, not on ``home``)."""
     locs = [Location(HUGGING_FACE, hf_hub_cache(home, env), "hf"),
             Location(LLAMA_CPP, llama_cpp_cache(home, env, platform))]
     locs += [Location(LM_STUDIO, p) for p in lm_studio_folders(home)]
     locs += [Location(GPT4ALL, p) for p in gpt4all_folders(home, env, platform)]
     locs += [Location(OLLAMA, p, "ollama") for p in ollama_folders(home, env, platform, include_system)]
-    locs.append(Location(REFERENCE, default_samples_dir(home, env, platform)))
+    locs.append(Location(REFERENCE, default_samples_dir(data_dir)))
     locs += [Location(FOLDER, Path(os.path.expanduser(os.fspath(p)))) for p in extra_folders]
     known = {loc.path for loc in locs}
     locs += [Location(OPENED, folder, depth=0) for folder in opened_folders(opened) if folder not in known]
@@ -547,13 +563,16 @@ def scan(locations: Iterable[Location], progress: Progress | None = None) -> Ite
 def discover(home: Path | None = None, env: Mapping[str, str] | None = None, platform: str = sys.platform,
              extra_folders: Iterable[str | os.PathLike[str]] = (), include_system: bool = True,
              progress: Progress | None = None,
-             opened: Iterable[str | os.PathLike[str]] = ()) -> Iterator[FoundModel]:
+             opened: Iterable[str | os.PathLike[str]] = (),
+             data_dir: str | os.PathLike[str] | None = None) -> Iterator[FoundModel]:
     """Scan every default location plus ``extra_folders`` and the folders
-    of the ``opened`` model files.
+    of the ``opened`` model files (``data_dir``: see :func:`default_locations`).
 
-    >>> [m.name for m in discover(Path("empty-home"), env={}, platform="linux", include_system=False)]
+    >>> home = Path("empty-home")
+    >>> [m.name for m in discover(home, env={}, platform="linux", include_system=False, data_dir=home / "data")]
     []
     """
     home = Path.home() if home is None else home
     env = os.environ if env is None else env
-    return scan(default_locations(home, env, platform, extra_folders, include_system, opened), progress)
+    return scan(default_locations(home, env, platform, extra_folders, include_system, opened, data_dir),
+                progress)

@@ -11,8 +11,8 @@ where the app lists them and the parity tests find them.
 :func:`fetch_samples` does it all, into the folder :func:`default_samples_dir`
 names:
 
->>> default_samples_dir(Path("/home/me"), env={}, platform="linux")
-PosixPath('/home/me/.local/share/tokenprism/llama-vocab')
+>>> default_samples_dir(Path("/data/tokenprism"))  # the user data folder by default
+PosixPath('/data/tokenprism/llama-vocab')
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 import re
-import sys
 import tarfile
 import tempfile
 import urllib.error
@@ -29,6 +28,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Callable, Mapping
+
+import platformdirs
 
 from ..errors import TokenPrismError
 
@@ -69,31 +70,38 @@ class SamplesReport:
         return f"{vocabs} reference vocabs ({len(self.files)} files) {what} in {self.dest}"
 
 
-def default_samples_dir(home: Path | None = None, env: Mapping[str, str] | None = None,
-                        platform: str = sys.platform) -> Path:
-    """Where ``tokenprism samples`` puts the files: the user data folder
-    ($XDG_DATA_HOME or ~/.local/share on Linux, ~/Library/Application
-    Support on macOS, %LOCALAPPDATA% on Windows) + tokenprism/llama-vocab."""
-    home = Path.home() if home is None else home
-    env = os.environ if env is None else env
-    if platform == "win32":
-        base = Path(env["LOCALAPPDATA"]) if env.get("LOCALAPPDATA") else home / "AppData" / "Local"
-    elif platform == "darwin":
-        base = home / "Library" / "Application Support"
-    else:
-        base = Path(env["XDG_DATA_HOME"]) if env.get("XDG_DATA_HOME") else home / ".local" / "share"
-    return base / "tokenprism" / "llama-vocab"
+APP_NAME = "tokenprism"
 
 
-def find_vocab_dir(*extra: Path, env: Mapping[str, str] | None = None, home: Path | None = None) -> Path | None:
+def user_data_dir() -> Path:
+    """tokenprism's own per-user data folder, as platformdirs names it for
+    this OS and user: $XDG_DATA_HOME/tokenprism, else
+    ~/.local/share/tokenprism on Linux; ~/Library/Application
+    Support/tokenprism on macOS ($XDG_DATA_HOME first there too);
+    the Local AppData known folder + tokenprism on Windows.
+    ``appauthor=False``: no vendor folder in between on Windows, so the
+    folder is the one earlier versions wrote to."""
+    return platformdirs.user_data_path(APP_NAME, appauthor=False)
+
+
+def default_samples_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
+    """Where ``tokenprism samples`` puts the files: llama-vocab in the user
+    data folder (:func:`user_data_dir`), or in ``data_dir`` when given (a
+    fake home's, in tests)."""
+    return (user_data_dir() if data_dir is None else Path(data_dir)) / "llama-vocab"
+
+
+def find_vocab_dir(*extra: Path, env: Mapping[str, str] | None = None,
+                   data_dir: str | os.PathLike[str] | None = None) -> Path | None:
     """The first folder holding ``ggml-vocab-*.gguf`` files among
     ``$TOKENPRISM_VOCAB_DIR``, ``extra`` (in order) and the folder
-    ``tokenprism samples`` downloads to; None when none does. The parity
-    tests and the benchmarks look here."""
+    ``tokenprism samples`` downloads to (in ``data_dir``, by default the
+    user data folder); None when none does. The parity tests and the
+    benchmarks look here."""
     env = os.environ if env is None else env
     candidates = [Path(env["TOKENPRISM_VOCAB_DIR"])] if env.get("TOKENPRISM_VOCAB_DIR") else []
     candidates.extend(extra)
-    candidates.append(default_samples_dir(home, env))
+    candidates.append(default_samples_dir(data_dir))
     for c in candidates:
         if c.is_dir() and any(c.glob("ggml-vocab-*.gguf")):
             return c

@@ -25,6 +25,7 @@ def _panel(window, home: Path) -> QModelsPanel:  # type: ignore[no-untyped-def]
     assert panel is not None
     panel.scanner.home, panel.scanner.env = home, {}
     panel.scanner.platform, panel.scanner.include_system = "linux", False
+    panel.scanner.data_dir = home / ".local" / "share" / "tokenprism"  # not the real user's data folder
     return panel
 
 
@@ -131,7 +132,7 @@ def test_reference_vocabs_download_from_the_panel(qtbot, window, tmp_path: Path)
     _show_and_scan(qtbot, window, panel)
     sdist, sha = make_sdist(tmp_path / "sdist.tar.gz")
     panel.samples_url, panel.samples_sha256 = sdist.as_uri(), sha
-    panel.samples_dest = default_samples_dir(home, {}, "linux")  # where the scan of the fake home looks
+    panel.samples_dest = default_samples_dir(panel.scanner.data_dir)  # where the scan of the fake home looks
     panel._fill_folders_menu()
     assert any("Reference Vocabs" in a.text() for a in panel.folders_menu.actions())
     panel.download_samples(confirm=False)

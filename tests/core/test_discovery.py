@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,15 @@ from tokenprism.core.library.discovery import (FoundModel, Location, default_loc
 from tokenprism.core.errors import GGUFError
 from tokenprism.core.gguf_file import read_gguf
 from tokenprism.core.library.resources import demo_models
+
+
+@pytest.fixture(autouse=True)
+def _user_data_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tokenprism's own data folder comes from platformdirs, which follows
+    the real $HOME, not a scan's ``home``: point it at an empty folder so
+    the real user's reference vocabularies never show in these scans."""
+    monkeypatch.setenv("HOME", str(tmp_path / "real-user"))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
 
 
 def _by_name(models: list[FoundModel]) -> dict[str, FoundModel]:
@@ -130,8 +140,39 @@ def test_reference_vocabs_are_listed(tmp_path: Path) -> None:
     dest.mkdir(parents=True)
     (dest / "ggml-vocab-demo.gguf").write_bytes(demo_models()["ugm"].read_bytes())
     (dest / "ggml-vocab-demo.gguf.inp").write_text("hello\n__ggml_vocab_test__\n")
-    found = list(discover(tmp_path, {"XDG_DATA_HOME": str(tmp_path / "data")}, "linux", include_system=False))
+    found = list(discover(tmp_path, {}, "linux", include_system=False, data_dir=tmp_path / "data" / "tokenprism"))
     assert [(m.name, m.source, m.tokenizer) for m in found] == [("ggml-vocab-demo.gguf", "Reference vocab", "t5")]
+
+
+@pytest.mark.parametrize("platform", ["linux", "darwin", "win32"])
+def test_reference_folder_is_platformdirs_user_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    platform: str) -> None:
+    """The app's own folder is platformdirs' answer for the running user,
+    whatever rules the other tools' folders follow; ``data_dir`` replaces it."""
+    import platformdirs
+
+    monkeypatch.setattr(platformdirs, "user_data_path",
+                        lambda appname, appauthor=None, **kw: tmp_path / "pd" / str(appname) / str(appauthor))
+    ref = [loc.path for loc in default_locations(tmp_path / "home", {}, platform) if loc.source == "Reference vocab"]
+    assert ref == [tmp_path / "pd" / "tokenprism" / "False" / "llama-vocab"]
+    ref = [loc.path for loc in default_locations(tmp_path / "home", {}, platform, data_dir=tmp_path / "d")
+           if loc.source == "Reference vocab"]
+    assert ref == [tmp_path / "d" / "llama-vocab"]
+
+
+def test_reference_folder_on_linux_is_the_one_used_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the Linux folders")
+    monkeypatch.setenv("HOME", str(tmp_path / "me"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    dest = tmp_path / "xdg" / "tokenprism" / "llama-vocab"
+    dest.mkdir(parents=True)
+    (dest / "ggml-vocab-demo.gguf").write_bytes(demo_models()["wpm"].read_bytes())
+    found = list(discover(tmp_path / "me", os.environ, "linux", include_system=False))
+    assert [(m.name, m.source) for m in found] == [("ggml-vocab-demo.gguf", "Reference vocab")]
+    monkeypatch.delenv("XDG_DATA_HOME")
+    assert [loc.path for loc in default_locations(tmp_path / "me", os.environ, "linux")
+            if loc.source == "Reference vocab"] == [tmp_path / "me/.local/share/tokenprism/llama-vocab"]
 
 
 def test_peek_reads_the_token_count_without_the_tokens(tmp_path: Path) -> None:

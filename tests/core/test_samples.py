@@ -8,9 +8,10 @@ import hashlib
 import io
 import json
 import tarfile
+import sys
 import urllib.error
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -136,16 +137,49 @@ def test_oversized_and_fake_vocab_files_are_refused(tmp_path: Path, monkeypatch:
         extract_vocabs(empty, tmp_path / "d4")
 
 
-@pytest.mark.parametrize("platform, env, rel", [
-    ("linux", {}, ".local/share/tokenprism/llama-vocab"),
-    ("linux", {"XDG_DATA_HOME": "XDG"}, "XDG/tokenprism/llama-vocab"),
-    ("darwin", {}, "Library/Application Support/tokenprism/llama-vocab"),
-    ("win32", {"LOCALAPPDATA": "AppData/Local"}, "AppData/Local/tokenprism/llama-vocab"),
-    ("win32", {}, "AppData/Local/tokenprism/llama-vocab"),
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux folders")
+def test_linux_folder_is_the_one_used_before(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    assert default_samples_dir() == tmp_path / "home/.local/share/tokenprism/llama-vocab"
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_samples_dir() == tmp_path / "xdg/tokenprism/llama-vocab"
+    # the one change: a relative $XDG_DATA_HOME is ignored, as the XDG spec says (it used to be taken as it was)
+    monkeypatch.setenv("XDG_DATA_HOME", "relative/data")
+    assert default_samples_dir() == tmp_path / "home/.local/share/tokenprism/llama-vocab"
+    assert default_samples_dir(tmp_path / "elsewhere") == tmp_path / "elsewhere/llama-vocab"
+
+
+def _windows_local_app_data(folder: Path) -> Callable[[str], str]:
+    def known_folder(csidl: str) -> str:
+        return {"CSIDL_LOCAL_APPDATA": str(folder), "CSIDL_APPDATA": str(folder.parent / "Roaming")}[csidl]
+    return known_folder
+
+
+@pytest.mark.parametrize("os_name, rel", [
+    ("macos", "home/Library/Application Support/tokenprism/llama-vocab"),
+    ("unix", "home/.local/share/tokenprism/llama-vocab"),
+    # Local, not Roaming, and no vendor folder: the folder earlier versions used
+    ("windows", "home/AppData/Local/tokenprism/llama-vocab"),
 ])
-def test_default_folder_per_platform(tmp_path: Path, platform: str, env: dict[str, str], rel: str) -> None:
-    env = {k: str(tmp_path / v) for k, v in env.items()}
-    assert default_samples_dir(tmp_path, env, platform) == tmp_path / rel
+def test_each_os_folder_is_platformdirs_answer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               os_name: str, rel: str) -> None:
+    """platformdirs picks its per-OS class when imported; putting another
+    one in its place gives that OS's answer here."""
+    import platformdirs
+    import platformdirs.macos
+    import platformdirs.unix
+    import platformdirs.windows
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    monkeypatch.setattr(platformdirs.windows, "get_win_folder",
+                        _windows_local_app_data(tmp_path / "home" / "AppData" / "Local"))
+    cls = {"macos": platformdirs.macos.MacOS, "unix": platformdirs.unix.Unix,
+           "windows": platformdirs.windows.Windows}[os_name]
+    monkeypatch.setattr(platformdirs, "PlatformDirs", cls)
+    assert default_samples_dir() == tmp_path / rel
+    assert samples.user_data_dir() == (tmp_path / rel).parent
 
 
 def test_the_pinned_hash_matches_the_real_sdist() -> None:
@@ -229,20 +263,20 @@ def test_find_vocab_dir_order(tmp_path: Path) -> None:
             (p / "ggml-vocab-x.gguf").write_bytes(b"GGUF")
         return p
 
-    home = tmp_path / "home"
-    env = {"XDG_DATA_HOME": str(tmp_path / "data")}
-    samples = default_samples_dir(home, env, "linux")
+    env: dict[str, str] = {}
+    data_dir = tmp_path / "data" / "tokenprism"
+    samples = default_samples_dir(data_dir)
     samples.mkdir(parents=True)
     (samples / "ggml-vocab-llama-spm.gguf").write_bytes(b"GGUF")
     empty = folder("empty", False)
     shared = folder("shared", True)
     chosen = folder("chosen", True)
     # the samples folder when nothing else has vocabularies (a fresh machine after `tokenprism samples`)
-    assert find_vocab_dir(empty, env=env, home=home) == samples
+    assert find_vocab_dir(empty, env=env, data_dir=data_dir) == samples
     # a folder given by the caller (../shared beside the repo) comes before it
-    assert find_vocab_dir(empty, shared, env=env, home=home) == shared
+    assert find_vocab_dir(empty, shared, env=env, data_dir=data_dir) == shared
     # $TOKENPRISM_VOCAB_DIR comes first of all
-    assert find_vocab_dir(shared, env={**env, "TOKENPRISM_VOCAB_DIR": str(chosen)}, home=home) == chosen
+    assert find_vocab_dir(shared, env={**env, "TOKENPRISM_VOCAB_DIR": str(chosen)}, data_dir=data_dir) == chosen
     # none anywhere
     (samples / "ggml-vocab-llama-spm.gguf").unlink()
-    assert find_vocab_dir(empty, env=env, home=home) is None
+    assert find_vocab_dir(empty, env=env, data_dir=data_dir) is None
