@@ -102,7 +102,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, tmp)
         app = QApplication(sys.argv[:1])
-        from tokenprism.app.main_window import TokenPrismWindow
+        from tokenprism.app.qt.main_window import TokenPrismWindow
 
         w = TokenPrismWindow(restore=False)
         w.resize(1400, 900)

@@ -49,7 +49,7 @@ from benchpaths import vocab_file  # noqa: E402
 def _guard_bools() -> None:
     """PySide6 6.12.0 on Python < 3.12 also drops a reference to ``True`` or
     ``False`` on every ``signal.emit()`` (which returns a bool); thousands of
-    keystrokes then abort with "bool_dealloc". Same cure as app/qt_compat.py
+    keystrokes then abort with "bool_dealloc". Same cure as app/qt/qt_compat.py
     gives ``None``."""
     import ctypes
 
@@ -185,7 +185,7 @@ def measure_typing(w: Any, text: str, keys: int, incremental: bool) -> list[floa
 
 def shown_window() -> Any:
     """A real main window (offscreen), not reading or writing the user's settings."""
-    from tokenprism.app.main_window import TokenPrismWindow
+    from tokenprism.app.qt.main_window import TokenPrismWindow
 
     w = TokenPrismWindow(restore=False)
     w.resize(1400, 900)
@@ -396,13 +396,13 @@ def main() -> int:
     ap.add_argument("--replace", action="store_true",
                     help="with --huge: then replace the huge text (paste over, delete, open a file, switch model)")
     ap.add_argument("--free-inline", action="store_true",
-                    help="free replaced tokens where they fall, as before app/disposal.py (for comparison)")
+                    help="free replaced tokens where they fall, as before app/logic/disposal.py (for comparison)")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     args = ap.parse_args()
     args.sizes = [int(s) for s in args.sizes.split(",") if s]
     args.models = [m for m in args.models.split(",") if m]
     if args.free_inline:
-        from tokenprism.app import disposal
+        from tokenprism.app.logic import disposal
 
         disposal.RETIRE_MIN = sys.maxsize
     with tempfile.TemporaryDirectory() as tmp:
@@ -413,7 +413,7 @@ def main() -> int:
         if args.json:
             Path(args.json).write_text(json.dumps(rows, indent=1))
         sys.stdout.flush()
-        os._exit(0)  # skips a PySide6 crash at interpreter exit (see app/qt_compat.py)
+        os._exit(0)  # skips a PySide6 crash at interpreter exit (see app/qt/qt_compat.py)
     return 0
 
 

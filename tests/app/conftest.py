@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-import tokenprism.app.qt_compat  # noqa: F401  (before any Qt call; see there)
+import tokenprism.app.qt.qt_compat  # noqa: F401  (before any Qt call; see there)
 from PySide6.QtCore import QEvent, QSettings, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QApplication, QWidget
@@ -100,8 +100,8 @@ def models() -> Callable[[str], Model]:
 @pytest.fixture
 def make_window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
     """``make_window(restore=False)`` builds a shown window with its own settings file."""
-    from tokenprism.app.main_window import TokenPrismWindow
-    from tokenprism.app.settings import AppSettings
+    from tokenprism.app.qt.main_window import TokenPrismWindow
+    from tokenprism.app.qt.settings import AppSettings
 
     made: list[TokenPrismWindow] = []
     ini = str(tmp_path / "tokenprism.ini")
@@ -173,7 +173,7 @@ def hold_inside(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     still running when the cancel arrives, however fast tokenizing is or
     however loaded the machine (without it the job could end between the
     first report and the click, and nothing would be left to cancel)."""
-    from tokenprism.app import workers
+    from tokenprism.app.qt import workers
 
     released = threading.Event()
     real_tokenize = workers.tokenize

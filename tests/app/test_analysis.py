@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokenprism.app.analysis import Analysis, ModelInfo, Style, Utf16Map, tokenize
-from tokenprism.app.pieces import format_ids, piece_cell, readable, tooltip_html, type_name
+from tokenprism.app.logic.analysis import Analysis, ModelInfo, Style, Utf16Map, tokenize
+from tokenprism.app.logic.pieces import format_ids, piece_cell, readable, tooltip_html, type_name
 from tokenprism.core import Attr, Model, open_model
 from tokenprism.core.library.resources import demo_models
 

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from tests.app.conftest import open_model_in, wait_result
-from tokenprism.app.analysis import Style
+from tokenprism.app.logic.analysis import Style
 from tokenprism.core import Attr, Model
 
 
@@ -150,7 +150,7 @@ def test_a_huge_line_gets_no_labels_over_its_text(qtbot: Any, window: Any, spm_v
                                                    models: Callable[[str], Model]) -> None:
     """A block too long to lay out again at every keystroke gets no label
     band; its labels are left out rather than drawn over the text."""
-    from tokenprism.app.qt_editor import HUGE_BLOCK
+    from tokenprism.app.qt.qt_editor import HUGE_BLOCK
 
     if not any(models(spm_vocab).vocab.attrs[i] & Attr.BYTE for i in models(spm_vocab).encode("🙂").ids):
         pytest.skip("needs an SPM model with byte fallback")

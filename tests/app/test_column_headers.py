@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 
-from tokenprism.app import qt_token_table as tt
-from tokenprism.app import qt_vocab as qv
+from tokenprism.app.qt import qt_token_table as tt
+from tokenprism.app.qt import qt_vocab as qv
 
 _H, _V = Qt.Orientation.Horizontal, Qt.Orientation.Vertical
 _D, _T, _A = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.TextAlignmentRole

@@ -15,8 +15,8 @@ from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
 from tests.app.conftest import RESULT_TIMEOUT_MS, type_text
-from tokenprism.app.compare_align import cuts, delta_label, difference_marks, wrap_rows
-from tokenprism.app.qt_compare import CompareFeature, QCompareWindow
+from tokenprism.app.logic.compare_align import cuts, delta_label, difference_marks, wrap_rows
+from tokenprism.app.qt.qt_compare import CompareFeature, QCompareWindow
 from tokenprism.core import open_model
 from tokenprism.core.library.resources import demo_models
 from tokenprism.core.vocab import TokenType
@@ -186,7 +186,7 @@ def test_a_seventh_model_is_refused(qtbot, window, tmp_path) -> None:  # type: i
 def test_render_compare_screenshot(qtbot, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtGui import QImage
 
-    from tokenprism.app.screenshots import render_compare
+    from tokenprism.app.qt.screenshots import render_compare
 
     paths = demos()
     out = render_compare(tmp_path / "cmp.png", [paths["spm"], paths["bpe"], paths["wpm"]], size=(900, 500))
@@ -328,8 +328,8 @@ def test_positions_after_an_emoji_map_to_the_editor(qtbot, window) -> None:  # t
 def test_menu_entry_and_shortcut(qtbot, window) -> None:  # type: ignore[no-untyped-def]
     from PySide6.QtGui import QAction
 
-    from tokenprism.app.qt_compare import COMPARE_SHORTCUT
-    from tokenprism.app.qt_menus import SHORTCUTS
+    from tokenprism.app.qt.qt_compare import COMPARE_SHORTCUT
+    from tokenprism.app.qt.qt_menus import SHORTCUTS
 
     demos()
     feature = window.findChild(CompareFeature)

@@ -10,8 +10,8 @@ import pytest
 from tests.app.conftest import RESULT_TIMEOUT_MS
 from tests.app.test_compare import compare, demos, wait_ready
 from tests.fakehome import build_linux_home
-from tokenprism.app.qt_compare import CompareFeature
-from tokenprism.app.qt_models import COL_NAME, QModelsPanel
+from tokenprism.app.qt.qt_compare import CompareFeature
+from tokenprism.app.qt.qt_models import COL_NAME, QModelsPanel
 from tokenprism.core import open_model
 
 SCAN_TIMEOUT_MS = 20_000

@@ -26,7 +26,7 @@ from PySide6.QtCore import QTimer
 from tests.app.conftest import RESULT_TIMEOUT_MS, real_vocab, type_text
 from tests.app.test_compare import demos, ready
 from tests.timing import scaled
-from tokenprism.app.qt_compare import CompareFeature
+from tokenprism.app.qt.qt_compare import CompareFeature
 from tokenprism.core import open_model
 
 STALL_BOUND_S = 0.500  # 89 ms measured idle; a host-slowed machine showed 3-6x the usual stalls

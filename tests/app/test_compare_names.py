@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication, QToolTip
 
 from tests.app.conftest import RESULT_TIMEOUT_MS, open_model_in, real_vocab
 from tests.app.test_compare import compare, wait_ready
-from tokenprism.app.qt_compare import DEFAULT_MODELS, MIN_MODELS, CompareFeature
+from tokenprism.app.qt.qt_compare import DEFAULT_MODELS, MIN_MODELS, CompareFeature
 from tokenprism.core.library.resources import demo_models
 
 SHOTS = Path("/tmp/shots")

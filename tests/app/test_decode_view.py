@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from tests.app.conftest import RESULT_TIMEOUT_MS, open_model_in
-from tokenprism.app.qt_decode import DecodeIds, QDecodeDialog, decode_ids
+from tokenprism.app.qt.qt_decode import DecodeIds, QDecodeDialog, decode_ids
 from tokenprism.core import open_model
 from tokenprism.core.library.resources import demo_models
 

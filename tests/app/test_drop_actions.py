@@ -1,5 +1,5 @@
 """Files dropped on the window are opened, never moved: a drop that the
-source offers as a move is taken as a copy or a link (app/qt_editor.py
+source offers as a move is taken as a copy or a link (app/qt/qt_editor.py
 accept_file_drop), so a file manager never deletes the original."""
 
 from __future__ import annotations

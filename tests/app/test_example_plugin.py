@@ -23,7 +23,7 @@ from typing import Any, Iterator
 import pytest
 
 from tests.app.conftest import open_model_in, wait_result
-from tokenprism.app.analysis import Style
+from tokenprism.app.logic.analysis import Style
 from tokenprism.core import GGUFError, open_model
 from tokenprism.core import plugins
 

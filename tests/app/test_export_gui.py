@@ -14,7 +14,7 @@ import pytest
 from PySide6.QtWidgets import QFileDialog
 
 from tests.app.conftest import RESULT_TIMEOUT_MS, is_current, open_model_in, wait_result
-from tokenprism.app.qt_export import FILTERS, TokenFiles, find_model, path_and_format
+from tokenprism.app.qt.qt_export import FILTERS, TokenFiles, find_model, path_and_format
 from tokenprism.core import open_model
 from tokenprism.core.formats.export import load_json, render, token_list
 from tokenprism.core.library.resources import demo_models

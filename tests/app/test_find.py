@@ -1,5 +1,5 @@
 """Edit ▸ Find (Ctrl+F, F3, Shift+F3) and Go to Token (Ctrl+G): the Qt-free
-logic (app/text_find.py) and the bar and dialog (app/qt_find.py)."""
+logic (app/logic/text_find.py) and the bar and dialog (app/qt/qt_find.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QDialog
 
 from tests.app.conftest import open_model_in, type_text, wait_result
-from tokenprism.app import qt_find
-from tokenprism.app.text_find import (GotoTarget, find_all, indexed, match_at, next_match, parse_goto,
+from tokenprism.app.qt import qt_find
+from tokenprism.app.logic.text_find import (GotoTarget, find_all, indexed, match_at, next_match, parse_goto,
                                       resolve_goto)
 
 # ---- the logic, without Qt ---------------------------------------------------------------

@@ -15,7 +15,8 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QApplication
 
 from tests.app.conftest import hold_inside, is_current, open_model_in
-from tokenprism.app import analysis, workers
+from tokenprism.app.logic import analysis
+from tokenprism.app.qt import workers
 from tokenprism.core import Model
 
 LINE = "The quick brown fox jumps over the lazy dog; 日本語 and 🙂 emoji, numbers 3.14159.\n"

@@ -19,7 +19,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from tests.app.conftest import demo_vocab, hold_inside, is_current, open_model_in, real_vocab
-from tokenprism.app import analysis, workers
+from tokenprism.app.logic import analysis
+from tokenprism.app.qt import workers
 from tokenprism.core import Model
 from tokenprism.core.tokenizer import cut_points
 

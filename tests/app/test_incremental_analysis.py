@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from tests.app.conftest import is_current, open_model_in, type_text
-from tokenprism.app.analysis import Analysis, ModelInfo, analyze, tokenize
+from tokenprism.app.logic.analysis import Analysis, ModelInfo, analyze, tokenize
 from tokenprism.core import Model
 
 PIECES = ["a", "word", " ", "  ", "\n", "é", "e\u0301", "日本", "🙂", "<s>", ".", "123", "\t", "x\ny"]

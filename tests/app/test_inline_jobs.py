@@ -9,7 +9,7 @@ from typing import Any, Callable
 import pytest
 
 from tests.app.conftest import is_current, open_model_in, type_text, wait_result
-from tokenprism.app import workers
+from tokenprism.app.qt import workers
 from tokenprism.core import Model
 
 LINE = "The quick brown fox jumps over the lazy dog; numbers 3.14 and words.\n"

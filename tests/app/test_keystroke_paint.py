@@ -16,7 +16,7 @@ from PySide6.QtGui import QGuiApplication, QImage
 
 from tests.app.conftest import is_current, open_model_in, type_text
 from tests.app.test_big_paste import big_text
-from tokenprism.app import workers
+from tokenprism.app.qt import workers
 
 
 class PaintRegions(QObject):

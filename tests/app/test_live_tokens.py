@@ -9,8 +9,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QTextCharFormat, QTextCursor, QTextOption
 
 from tests.app.conftest import is_current, open_model_in, type_text, wait_result
-from tokenprism.app.analysis import Style
-from tokenprism.app.qt_token_table import COL_ID, COL_PIECE, COL_TYPE
+from tokenprism.app.logic.analysis import Style
+from tokenprism.app.qt.qt_token_table import COL_ID, COL_PIECE, COL_TYPE
 
 
 def table_ids(window) -> list[int]:  # type: ignore[no-untyped-def]

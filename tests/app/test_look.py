@@ -12,10 +12,10 @@ from PySide6.QtGui import QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
 from tests.app.conftest import open_model_in, real_vocab, wait_result
-from tokenprism.app import qt_compat
-from tokenprism.app.analysis import Style
-from tokenprism.app.screenshots import dark_palette, render
-from tokenprism.app.styles import token_colors
+from tokenprism.app.qt import qt_compat
+from tokenprism.app.logic.analysis import Style
+from tokenprism.app.qt.screenshots import dark_palette, render
+from tokenprism.app.qt.styles import token_colors
 
 
 def test_none_stays_alive_through_many_qt_calls(qtbot, window) -> None:  # type: ignore[no-untyped-def]

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QMessageBox
 def test_about_shows_version_build_and_documentation(window, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import importlib.metadata
 
-    from tokenprism.app import qt_menus
+    from tokenprism.app.qt import qt_menus
     from tokenprism.core.build_info import build_kind
 
     shown: list[str] = []
@@ -33,7 +33,7 @@ def test_about_shows_version_build_and_documentation(window, monkeypatch) -> Non
 
 
 def test_about_without_a_readme_points_at_the_package_metadata(monkeypatch, tmp_path: Path) -> None:
-    from tokenprism.app import qt_menus
+    from tokenprism.app.qt import qt_menus
 
     monkeypatch.setattr(qt_menus, "__file__", str(tmp_path / "app" / "qt_menus.py"))
     target, where = qt_menus.documentation()

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 from tests.app.conftest import open_model_in, real_vocab
 from tests.ggufmaker import write_vocab_gguf
-from tokenprism.app.qt_metadata import CHILD_ITEMS, COL_KEY, COL_TYPE, COL_VALUE, KEY_ROLE, QMetadataPanel
+from tokenprism.app.qt.qt_metadata import CHILD_ITEMS, COL_KEY, COL_TYPE, COL_VALUE, KEY_ROLE, QMetadataPanel
 from tokenprism.core.gguf_file import read_gguf
 
 TEMPLATE = "{% for m in messages %}\n\t<|{{ m.role }}|>{{ m.content }}\n{% endfor %}" + "x" * 5000

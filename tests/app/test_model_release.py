@@ -143,7 +143,7 @@ def test_a_running_vocabulary_build_lets_the_old_model_go(window, qtbot, big_voc
 
 
 def test_the_heap_is_trimmed_once_the_old_model_is_freed(window, qtbot, big_vocab, spm_vocab) -> None:  # type: ignore[no-untyped-def]
-    from tokenprism.app import disposal
+    from tokenprism.app.logic import disposal
 
     open_model_in(qtbot, window, big_vocab)
     before = disposal.trims
@@ -166,7 +166,7 @@ def test_memory_goes_back_after_switching_from_a_large_vocabulary(window, qtbot,
     """RSS with a 600k-token vocabulary open, then after switching to a
     small one: most of what the large one took is given back (measured: 7-10%
     of it stays, fragments; 20-22% stayed before the heap was trimmed)."""
-    from tokenprism.app import disposal
+    from tokenprism.app.logic import disposal
 
     large = _write_spm(tmp_path / "large.gguf", 600_000)
     open_model_in(qtbot, window, spm_vocab)

@@ -14,7 +14,7 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QApplication
 
 from tests.app.conftest import RESULT_TIMEOUT_MS, is_current, real_vocab, type_text
-from tokenprism.app.qt_token_table import COL_ID
+from tokenprism.app.qt.qt_token_table import COL_ID
 
 STEPS = 200
 WORDS = ["the ", "quick ", "Wörter ", "日本語 ", "🙂 ", "\n", "  ", "<s>", "don't ", "x" * 40, "é\u0301 ", "\t"]

@@ -13,8 +13,8 @@ from PySide6.QtWidgets import QApplication
 
 from tests.app import apptok
 from tests.app.conftest import is_current, open_model_in, type_text, wait_result
-from tokenprism.app import main_window as mw
-from tokenprism.app.settings import AppSettings
+from tokenprism.app.qt import main_window as mw
+from tokenprism.app.qt.settings import AppSettings
 
 
 def test_corrupt_file_shows_an_error_and_keeps_the_model(qtbot, window, test_vocab, models,  # type: ignore[no-untyped-def]
@@ -214,7 +214,7 @@ def test_loading_shows_a_busy_indicator_until_done(qtbot, window, spm_vocab, tes
     label while it runs, and both go away when it ends."""
     import threading
 
-    from tokenprism.app import workers
+    from tokenprism.app.qt import workers
 
     open_model_in(qtbot, window, test_vocab)
     stats = window.stats

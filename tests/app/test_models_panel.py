@@ -1,4 +1,4 @@
-"""The Models panel (app/qt_models.py) on a fake home, and the first start
+"""The Models panel (app/qt/qt_models.py) on a fake home, and the first start
 with the bundled SPM demo model."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from PySide6.QtGui import QKeySequence
 
 from tests.app.conftest import RESULT_TIMEOUT_MS, is_current
 from tests.fakehome import build_linux_home
-from tokenprism.app.qt_menus import SHORTCUTS
-from tokenprism.app.qt_models import COL_NAME, COL_SOURCE, COL_TOKENIZER, COL_VOCAB, PANEL_SHORTCUT, QModelsPanel
-from tokenprism.app.settings import AppSettings
+from tokenprism.app.qt.qt_menus import SHORTCUTS
+from tokenprism.app.qt.qt_models import COL_NAME, COL_SOURCE, COL_TOKENIZER, COL_VOCAB, PANEL_SHORTCUT, QModelsPanel
+from tokenprism.app.qt.settings import AppSettings
 from tokenprism.core.library.resources import demo_models, welcome_text
 
 SCAN_TIMEOUT_MS = 20_000

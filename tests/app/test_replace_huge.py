@@ -1,5 +1,5 @@
 """A huge text's tokens replaced or dropped: the millions of ints they hold
-are freed in the background (app/disposal.py), not in one deallocation on
+are freed in the background (app/logic/disposal.py), not in one deallocation on
 the GUI thread.
 
 ``benchmarks/bench_latency.py --huge --replace`` measures the stalls with a
@@ -20,7 +20,7 @@ from PySide6.QtGui import QGuiApplication
 from tests.app.conftest import is_current, open_model_in
 from tests.app.test_big_paste import big_text, own_stalls
 from tests.timing import scaled
-from tokenprism.app import disposal
+from tokenprism.app.logic import disposal
 from tokenprism.core import Model
 
 STALL_BOUND_S = 1.0

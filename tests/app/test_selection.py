@@ -8,7 +8,7 @@ from PySide6.QtGui import QHelpEvent, QTextCursor
 from PySide6.QtWidgets import QApplication, QToolTip
 
 from tests.app.conftest import open_model_in, wait_result
-from tokenprism.app.qt_chips import wrap_rows
+from tokenprism.app.qt.qt_chips import wrap_rows
 
 
 def setup_text(qtbot, window, path: str, text: str):  # type: ignore[no-untyped-def]

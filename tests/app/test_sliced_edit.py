@@ -1,4 +1,4 @@
-"""Huge edits go into the editor a slice at a time (``app/qt_slicer.py``):
+"""Huge edits go into the editor a slice at a time (``app/qt/qt_slicer.py``):
 a paste, a drop, or a huge selection deleted, cut or typed over. The
 event loop runs between slices, and the document ends exactly as Qt's own
 single edit leaves it, with one undo step that restores the text before
@@ -18,7 +18,7 @@ from PySide6.QtGui import QGuiApplication, QKeyEvent, QKeySequence, QTextCursor
 from PySide6.QtWidgets import QApplication, QPlainTextEdit
 
 from tests.app.conftest import is_current, open_model_in, type_text
-from tokenprism.app import qt_slicer
+from tokenprism.app.qt import qt_slicer
 
 LINE = "Sliced edits keep the window alive, ça va? 東京 🙂\r\n"
 BEFORE = LINE * 300 + "one long line " + "🙂x" * 10_000 + "\n" + LINE * 300

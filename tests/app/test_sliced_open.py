@@ -13,7 +13,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QPlainTextEdit
 
 from tests.app.conftest import is_current, open_model_in
-from tokenprism.app import qt_slicer
+from tokenprism.app.qt import qt_slicer
 
 
 def test_huge_file_is_loaded_in_slices(qtbot: Any, window: Any, tmp_path: Path, test_vocab: str,

@@ -1,5 +1,5 @@
 """File ▸ Open Text / Save Text: visible replacement, byte-exact saving,
-unsaved-change prompts, drops, big files (app/qt_textfile.py)."""
+unsaved-change prompts, drops, big files (app/qt/qt_textfile.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from PySide6.QtGui import QCloseEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import QApplication
 
 from tests.app.conftest import open_model_in, type_text, wait_result
-from tokenprism.app import qt_textfile
-from tokenprism.app.qt_menus import SHORTCUTS
+from tokenprism.app.qt import qt_textfile
+from tokenprism.app.qt.qt_menus import SHORTCUTS
 
 BAD = "Hello wörld, caf".encode() + b"\xe9 and \xff\xfe junk.\r\nSecond \xc3 line.\r\n"
 

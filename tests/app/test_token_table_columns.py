@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
-from tokenprism.app.analysis import ModelInfo, tokenize
-from tokenprism.app.qt_token_table import (COL_CHARS, COL_ID, COL_INDEX, COL_PIECE, COL_RANK, COL_WORD, COLUMNS,
+from tokenprism.app.logic.analysis import ModelInfo, tokenize
+from tokenprism.app.qt.qt_token_table import (COL_CHARS, COL_ID, COL_INDEX, COL_PIECE, COL_RANK, COL_WORD, COLUMNS,
                                           QTokenTable)
 from tokenprism.core import open_model
 from tokenprism.core.library.resources import demo_models
@@ -69,7 +69,7 @@ def test_copy_has_only_the_shown_columns(qtbot: Any) -> None:
 
 
 def test_tooltip_names_rank_and_word(qtbot: Any) -> None:
-    from tokenprism.app.pieces import tooltip_html
+    from tokenprism.app.logic.pieces import tooltip_html
 
     for kind, name, values in (("bpe", "merge rank", "ranks"), ("wpm", "word", "words")):
         table, enc = _table(qtbot, kind)

@@ -13,7 +13,7 @@ from PySide6.QtGui import QContextMenuEvent, QGuiApplication
 from PySide6.QtWidgets import QApplication, QFileDialog, QMenu
 
 from tests.app.conftest import RESULT_TIMEOUT_MS, open_model_in, wait_result
-from tokenprism.app.qt_export import TokenFiles
+from tokenprism.app.qt.qt_export import TokenFiles
 from tokenprism.core.formats.export import load_json
 from tokenprism.core.library.resources import demo_models
 from tokenprism.core.library.vocab_query import search_text
@@ -75,7 +75,7 @@ def test_copy_ids_and_pieces(qtbot: Any, window: Any, shown: Any) -> None:
     assert QGuiApplication.clipboard().text() == " ".join(map(str, ids[1:4]))
     _action(t.context_menu(), "Copy Pieces").trigger()
     m = shown.model
-    from tokenprism.app.pieces import piece_label
+    from tokenprism.app.logic.pieces import piece_label
     assert QGuiApplication.clipboard().text().split("\n") == [piece_label(m, i) for i in ids[1:4]]
 
 

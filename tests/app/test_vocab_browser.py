@@ -12,8 +12,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
 from tests.app.conftest import open_model_in, real_vocab
-from tokenprism.app.pieces import readable, type_name
-from tokenprism.app.qt_vocab import COL_BYTES, COL_ID, COL_PIECE, COL_TYPE, QVocabBrowser, VocabTableModel, count_text
+from tokenprism.app.logic.pieces import readable, type_name
+from tokenprism.app.qt.qt_vocab import COL_BYTES, COL_ID, COL_PIECE, COL_TYPE, QVocabBrowser, VocabTableModel, count_text
 from tokenprism.core import open_model
 from tokenprism.core.library.resources import demo_models
 from tokenprism.core.library.vocab_query import VocabIndex, kind_code

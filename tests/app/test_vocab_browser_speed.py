@@ -17,7 +17,7 @@ from PySide6.QtCore import Qt
 from tests.app.test_compare_large import Heartbeat
 from tests.app.test_vocab_browser import gemma_window, run  # noqa: F401  (fixture)
 from tests.timing import scaled
-from tokenprism.app.qt_vocab import COL_BYTES, COL_PIECE, QVocabBrowser
+from tokenprism.app.qt.qt_vocab import COL_BYTES, COL_PIECE, QVocabBrowser
 
 QUERY_BOUND_S = 5.0
 STALL_BOUND_S = 0.500

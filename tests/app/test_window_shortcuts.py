@@ -61,7 +61,7 @@ class ShortcutCatcher(QObject):
 
 def _listed_keys() -> list[str]:
     """Every key chord in the Keyboard Shortcuts list (Help menu)."""
-    from tokenprism.app.qt_menus import SHORTCUTS
+    from tokenprism.app.qt.qt_menus import SHORTCUTS
 
     keys: list[str] = []
     for combo, _what in SHORTCUTS:
@@ -87,7 +87,7 @@ def _press(widget, text: str) -> None:  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def x11_window(make_window, monkeypatch):  # type: ignore[no-untyped-def]
-    from tokenprism.app import qt_models, qt_vocab
+    from tokenprism.app.qt import qt_models, qt_vocab
 
     def make(box: type = X11LineEdit):  # type: ignore[no-untyped-def]
         monkeypatch.setattr(qt_vocab, "QLineEdit", box)

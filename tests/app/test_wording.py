@@ -11,7 +11,7 @@ from tests.app.conftest import open_model_in
 
 
 def test_welcome_text_says_where_the_ids_are() -> None:
-    from tokenprism.app.demo import welcome_text
+    from tokenprism.app.logic.demo import welcome_text
 
     first = welcome_text().split("\n\n")[0]
     assert "shown with its id" not in first  # the editor shows boxes, not ids
@@ -19,7 +19,7 @@ def test_welcome_text_says_where_the_ids_are() -> None:
 
 
 def test_demo_title_and_status_say_the_kind_once(window, qtbot) -> None:  # type: ignore[no-untyped-def]
-    from tokenprism.app.demo import demo_models
+    from tokenprism.app.logic.demo import demo_models
 
     open_model_in(qtbot, window, str(demo_models()["spm"]))
     name = window.model_info.name
@@ -29,7 +29,7 @@ def test_demo_title_and_status_say_the_kind_once(window, qtbot) -> None:  # type
 
 
 def test_says_kind_needs_a_whole_word() -> None:
-    from tokenprism.app.qt_status import labelled, says_kind, titled
+    from tokenprism.app.qt.qt_status import labelled, says_kind, titled
 
     assert says_kind("TokenPrism demo SPM (SentencePiece BPE)", "SPM")
     assert says_kind("gpt2 bpe tokenizer", "BPE")
@@ -40,7 +40,7 @@ def test_says_kind_needs_a_whole_word() -> None:
 
 
 def test_elide_words_cuts_after_a_whole_word_with_an_ellipsis(qtbot) -> None:  # type: ignore[no-untyped-def]
-    from tokenprism.app.qt_status import elide_words
+    from tokenprism.app.qt.qt_status import elide_words
 
     fm = QFontMetrics(QApplication.font())
     text = "TokenPrism demo SPM (SentencePiece BPE, byte fallback)"
@@ -61,7 +61,7 @@ def test_elide_words_cuts_after_a_whole_word_with_an_ellipsis(qtbot) -> None:  #
 def test_status_bar_label_never_clips_the_name(window, qtbot) -> None:  # type: ignore[no-untyped-def]
     """Narrow windows shorten the model's name at a word, with "…", the
     kind and the full name (tooltip) kept."""
-    from tokenprism.app.demo import demo_models
+    from tokenprism.app.logic.demo import demo_models
 
     open_model_in(qtbot, window, str(demo_models()["spm"]))
     label = window.stats.model_label

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel
 
-from tokenprism.app.qt_zoom import ZOOM_MAX, ZOOM_MIN, zoom_widgets
+from tokenprism.app.qt.qt_zoom import ZOOM_MAX, ZOOM_MIN, zoom_widgets
 
 
 def test_zoom_steps_clamps_and_resets(qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -34,7 +34,7 @@ def test_window_zoom_grows_the_table_and_chips_with_the_editor(qtbot, make_windo
     from PySide6.QtGui import QFont
 
     from tests.app.conftest import open_model_in
-    from tokenprism.app.qt_token_table import COL_ID, COL_INDEX, COL_PIECE
+    from tokenprism.app.qt.qt_token_table import COL_ID, COL_INDEX, COL_PIECE
     from tokenprism.core.library.resources import demo_models
 
     w = make_window()

@@ -221,7 +221,7 @@ def test_info_fields(capsys: pytest.CaptureFixture[str], char_model_path: Path) 
 
 
 def test_no_arguments_start_the_app(monkeypatch: pytest.MonkeyPatch, char_model_path: Path) -> None:
-    import tokenprism.app.main_window as mw
+    import tokenprism.app.qt.main_window as mw
 
     calls: list[list[str]] = []
     monkeypatch.setattr(mw, "run_gui", lambda paths: calls.append(paths) or 0)

@@ -13,7 +13,7 @@ from typing import Iterator, Sequence
 
 import pytest
 
-import tokenprism.app.main_window as main_window
+import tokenprism.app.qt.main_window as main_window
 from tokenprism.app.cli import SUBCOMMANDS, main, missing_display, parse_command
 from tokenprism.core import Model, open_model
 from tokenprism.core.formats.export import render, token_list

@@ -606,7 +606,7 @@ def test_convert_is_deterministic(spm_bpe_model: Path, tmp_path: Path) -> None:
 
 def test_cli_convert_subcommand(spm_bpe_model: Path, tmp_path: Path,
                                 capsys: pytest.CaptureFixture[str]) -> None:
-    from tokenprism.app.cli_convert import add_subcommand
+    from tokenprism.app.cli.convert import add_subcommand
 
     parser = argparse.ArgumentParser(prog="tokenprism")
     add_subcommand(parser.add_subparsers(dest="command"))

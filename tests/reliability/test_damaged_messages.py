@@ -21,7 +21,7 @@ import pytest
 
 from tests.refdata import VOCAB_DIR
 from tokenprism.app.cli import main
-from tokenprism.app.workers import describe_load_error
+from tokenprism.app.qt.workers import describe_load_error
 from tokenprism.core import GGUFError, open_model, read_gguf
 from tokenprism.core.errors import DamagedFileError, excerpt
 from tokenprism.core.library.resources import demo_models
@@ -136,8 +136,8 @@ def test_the_window_names_a_misread_key_briefly(tmp_path: Path, monkeypatch: pyt
     """The banner of a file whose first key's length was misread: short,
     and made without escaping the megabytes taken for the key's name (a
     second of work per message)."""
-    import tokenprism.app.pieces as pieces
-    import tokenprism.app.workers as workers
+    import tokenprism.app.logic.pieces as pieces
+    import tokenprism.app.qt.workers as workers
 
     escaped: list[int] = []
     real = pieces.readable

@@ -10,7 +10,7 @@ pytest.importorskip("PySide6")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from tokenprism.app.qt_status import QMessageBanner, QStatsBar  # noqa: E402
+from tokenprism.app.qt.qt_status import QMessageBanner, QStatsBar  # noqa: E402
 
 NAME = "<b>x</b>.gguf"
 

@@ -18,7 +18,7 @@ from PySide6.QtGui import QFontDatabase, QMouseEvent, QPalette, QTextCursor, QTe
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import Analysis, Normalized, Style
+from ..logic.analysis import Analysis, Normalized, Style
 from .styles import token_colors
 
 MAX_MARKED = 6000  # token boundaries drawn at most (ExtraSelections)

@@ -58,7 +58,7 @@ def saved_folders() -> list[str]:
     """The folders the desktop app's Models panel scans (none when Qt is
     not installed)."""
     try:
-        from .settings import AppSettings
+        from ..qt.settings import AppSettings
     except ImportError:
         return []
     return AppSettings().model_folders()

@@ -14,7 +14,7 @@ from PySide6.QtCore import QObject, Signal
 from tokenprism.core.library.names import display_name
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import Analysis, ModelInfo
+from ..logic.analysis import Analysis, ModelInfo
 from .workers import DEBOUNCE_MS, LiveTokenizer, ModelLoader
 
 LANE_DEBOUNCE_MS = DEBOUNCE_MS + 10

@@ -16,8 +16,8 @@ from PySide6.QtGui import (QFont, QFontDatabase, QFontMetricsF, QHelpEvent, QKey
 from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import Analysis, Style
-from .pieces import piece_label, tooltip_html
+from ..logic.analysis import Analysis, Style
+from ..logic.pieces import piece_label, tooltip_html
 from .styles import TokenColors, mix, token_colors
 
 SYNC_LAYOUT_TOKENS = 20_000  # above this the wrap is computed in a worker

@@ -12,7 +12,7 @@ its message in its lane; the other lanes keep working.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QColor, QKeySequence, QTextCursor
@@ -26,8 +26,8 @@ from tokenprism.core.library.names import display_name, display_names
 from tokenprism.core.library.resources import demo_models
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import ModelInfo
-from .compare_align import LaneSummary
+from ..logic.analysis import ModelInfo
+from ..logic.compare_align import LaneSummary
 from .qt_background import QBackground
 from .qt_compare_lane import CompareLane
 from .qt_compare_lanes import LaneData, QCompareLanes
@@ -36,9 +36,8 @@ from .qt_menus import KIND_NAMES
 from .qt_models import QModelsPanel
 from .qt_text import document_text
 from .qt_zoom import zoom_widgets
+from .window_parts import WindowParts
 
-if TYPE_CHECKING:
-    from .main_window import TokenPrismWindow
 
 COMPARE_SHORTCUT = "Ctrl+Shift+A"
 EXPORT_SHORTCUT = "Ctrl+Shift+S"
@@ -60,7 +59,7 @@ class QCompareWindow(QWidget):
     """(path, number of lists) after an export."""
     exportFailed = Signal(str)
 
-    def __init__(self, window: TokenPrismWindow) -> None:
+    def __init__(self, window: WindowParts) -> None:
         super().__init__(window, Qt.WindowType.Window)
         self.main = window
         self.setWindowTitle("Compare Models — TokenPrism")
@@ -492,7 +491,7 @@ class QCompareWindow(QWidget):
 class CompareFeature(QObject):
     """View ▸ Compare Models of one main window (the view is made on first use)."""
 
-    def __init__(self, window: TokenPrismWindow) -> None:
+    def __init__(self, window: WindowParts) -> None:
         super().__init__(window)
         self.setObjectName("compareFeature")
         self.window = window
@@ -532,6 +531,6 @@ class CompareFeature(QObject):
             self.view.shutdown()
 
 
-def install(window: TokenPrismWindow) -> CompareFeature:
+def install(window: WindowParts) -> CompareFeature:
     """Add View ▸ Compare Models… to ``window``."""
     return CompareFeature(window)

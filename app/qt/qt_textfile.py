@@ -17,7 +17,7 @@ on the editor opens as text unless it is a GGUF model.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 from PySide6.QtCore import QEvent, QObject, QRect, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QColor, QKeySequence, QPainter, QPaintEvent, QPen, QTextCursor
@@ -30,9 +30,8 @@ from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .qt_background import QBackground
 from .qt_status import titled
 from . import qt_slicer
+from .window_parts import WindowParts
 
-if TYPE_CHECKING:
-    from .main_window import TokenPrismWindow
 
 OPEN_SHORTCUT = "Ctrl+Shift+O"
 SAVE_SHORTCUT = "Ctrl+S"
@@ -155,7 +154,7 @@ class QReplacementOverlay(QWidget):
 class TextFiles(QObject):
     """The text file shown in the editor, and its commands."""
 
-    def __init__(self, window: TokenPrismWindow) -> None:
+    def __init__(self, window: WindowParts) -> None:
         super().__init__(window)
         self.window = window
         self.path: str | None = None
@@ -444,8 +443,6 @@ class TextFiles(QObject):
         return False
 
 
-def install(window: TokenPrismWindow) -> TextFiles:
+def install(window: WindowParts) -> TextFiles:
     """Add File ▸ Open Text…, Save Text and Save Text As… to ``window``."""
-    files = TextFiles(window)
-    window.text_files = files  # type: ignore[attr-defined]
-    return files
+    return TextFiles(window)

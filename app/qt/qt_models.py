@@ -17,7 +17,7 @@ import sys
 import threading
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 from PySide6.QtCore import (QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, QSortFilterProxyModel,
                             Qt, Signal)
@@ -32,10 +32,9 @@ from tokenprism.core.library.samples import (SDIST_SHA256, SDIST_SIZE, SDIST_URL
                                      default_samples_dir, fetch_samples)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .cli_models import human_size
+from ..cli.models import human_size
+from .window_parts import WindowParts
 
-if TYPE_CHECKING:
-    from .main_window import TokenPrismWindow
 
 PANEL_SHORTCUT = "Ctrl+Shift+L"
 PANEL_WIDTH = 520
@@ -46,7 +45,7 @@ PATH_ROLE = Qt.ItemDataRole.UserRole + 2
 _ModelIndex = QModelIndex | QPersistentModelIndex
 
 
-def install(window: TokenPrismWindow) -> QModelsPanel:
+def install(window: WindowParts) -> QModelsPanel:
     """Add the Models dock (hidden until asked for) and View ▸ Models Panel."""
     panel = QModelsPanel(window)
     dock = QDockWidget("Models", window)
@@ -280,7 +279,7 @@ class ModelScanner(QObject):
 class QModelsPanel(QWidget):
     """Filter box, Rescan, Add Folder…, the model table and a status line."""
 
-    def __init__(self, window: TokenPrismWindow) -> None:
+    def __init__(self, window: WindowParts) -> None:
         super().__init__(window)
         self.window_ = window
         self.settings = window.settings
@@ -557,21 +556,14 @@ class QModelsPanel(QWidget):
     def compare_index(self, index: QModelIndex) -> None:
         """Add the model at ``index`` to the compare view (opened with the
         window's model first, when it is not open yet)."""
-        from .qt_compare import CompareFeature  # the compare view imports this module
-
         m = self._model_at(index)
-        feature = self.window_.findChild(CompareFeature)
-        if m is None or feature is None:
+        if m is None:
             return
         if m.tokenizer not in self.table_model.kinds:
             self.window_.banner.show_message(f"{m.name} has no tokenizer TokenPrism can run, so it cannot be "
                                              "compared.", error=False)
             return
-        paths = [m.path]
-        info = self.window_.model_info
-        if feature.view is None and info is not None and os.path.abspath(info.path) != os.path.abspath(m.path):
-            paths.insert(0, info.path)
-        feature.show(paths=paths)
+        self.window_.compare_models([m.path])
 
     def open_index(self, index: QModelIndex) -> None:
         src = self.proxy.mapToSource(index)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QKeySequence
@@ -33,12 +32,11 @@ from tokenprism.core.formats.export import (FILE_FORMATS, TokenList, TokenRows, 
                                     tokenizer_fingerprint, write_export)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import Analysis
-from .pieces import readable
+from ..logic.analysis import Analysis
+from ..logic.pieces import readable
 from .qt_background import QBackground
+from .window_parts import WindowParts
 
-if TYPE_CHECKING:
-    from .main_window import TokenPrismWindow
 
 EXPORT_SHORTCUT = "Ctrl+Shift+S"
 IMPORT_SHORTCUT = "Ctrl+Shift+I"
@@ -53,7 +51,7 @@ KEY_FOLDER = "export/folder"
 KEY_FORMAT = "export/format"
 
 
-def install(window: TokenPrismWindow) -> TokenFiles:
+def install(window: WindowParts) -> TokenFiles:
     """Add File ▸ Export Tokens… and Import Tokens…, and the decode view
     (View ▸ Decode IDs…, ``qt_decode``), to ``window``."""
     from .qt_decode import install as install_decode
@@ -111,7 +109,7 @@ class TokenFiles(QObject):
     verified = Signal(bool)
     """After an import: whether the reopened model gave the file's tokens."""
 
-    def __init__(self, window: TokenPrismWindow) -> None:
+    def __init__(self, window: WindowParts) -> None:
         super().__init__(window)
         self.window = window
         self.jobs = QBackground(self)

@@ -21,9 +21,9 @@ from PySide6.QtGui import (QColor, QFont, QFontDatabase, QFontMetricsF, QMouseEv
 from PySide6.QtWidgets import QAbstractScrollArea, QToolTip, QWidget
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import Analysis
-from .compare_align import cuts, difference_marks, space_adjacent, wrap_rows
-from .pieces import tooltip_html
+from ..logic.analysis import Analysis
+from ..logic.compare_align import cuts, difference_marks, space_adjacent, wrap_rows
+from ..logic.pieces import tooltip_html
 from .styles import TokenColors, mix, token_colors
 
 GUTTER_CHARS = 14

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import QPlainTextDocumentLayout, QPlainTextEdit, QTextEdi
 from tokenprism.core import Attr
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import Analysis, Style
-from .pieces import tooltip_html
+from ..logic.analysis import Analysis, Style
+from ..logic.pieces import tooltip_html
 from .qt_slicer import SlicedEdit, is_huge
 from .qt_text import document_text
 from .styles import TokenColors, token_colors

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QTa
 import numpy as np
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import Analysis
-from .pieces import format_ids, format_score, piece_cell, piece_label, tooltip_html, type_label, type_name
+from ..logic.analysis import Analysis
+from ..logic.pieces import format_ids, format_score, piece_cell, piece_label, tooltip_html, type_label, type_name
 from .qt_columns import ALIGN_LEFT as _LEFT, ALIGN_RIGHT as _RIGHT, column_header
 from .styles import TokenColors, token_colors
 

@@ -16,7 +16,7 @@ from PySide6.QtGui import QColor, QPainter, QPalette, QPen, QTextCharFormat
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import Style
+from ..logic.analysis import Style
 
 # (hue for even spans, hue for odd spans, underline)
 _HUES: dict[Style, tuple[str, str, QTextCharFormat.UnderlineStyle]] = {

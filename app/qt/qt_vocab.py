@@ -11,7 +11,7 @@ running one and a stale result is never shown.
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
 import numpy as np
 import regex
@@ -27,13 +27,12 @@ from tokenprism.core.library.vocab_query import (COLUMNS as SORT_KEYS, KIND_NAME
                                          token_type_name)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import ModelInfo
-from .pieces import format_ids, format_score, hex_bytes, readable
+from ..logic.analysis import ModelInfo
+from ..logic.pieces import format_ids, format_score, hex_bytes, readable
 from .qt_background import QBackground
 from .qt_columns import ALIGN_LEFT as _LEFT, ALIGN_RIGHT as _RIGHT, column_header
+from .window_parts import WindowParts
 
-if TYPE_CHECKING:
-    from .main_window import TokenPrismWindow
 
 SHORTCUT = "Ctrl+Shift+K"
 COLUMNS = ("ID", "Piece", "Score", "Type", "Bytes")
@@ -532,7 +531,7 @@ def merge_tree_text(nodes: list[MergeNode]) -> str:
 DOCK_WIDTH = 640
 
 
-def dock_beside(window: TokenPrismWindow, dock: QDockWidget, other_name: str) -> None:
+def dock_beside(window: WindowParts, dock: QDockWidget, other_name: str) -> None:
     """Put ``dock`` in the right dock area, hidden, as a tab beside the dock
     named ``other_name`` when there is one; shown, it comes to the front
     and, the first time, gets room for its columns."""
@@ -555,7 +554,7 @@ def dock_beside(window: TokenPrismWindow, dock: QDockWidget, other_name: str) ->
     dock.toggleViewAction().toggled.connect(on_toggled)
 
 
-def add_beside(window: TokenPrismWindow, act: QAction, name: str, partner: str, before: bool) -> None:
+def add_beside(window: WindowParts, act: QAction, name: str, partner: str, before: bool) -> None:
     """Add ``act`` (named ``name``) to the View menu next to the action
     named ``partner`` when that is there, else in a new section at the end."""
     act.setObjectName(name)
@@ -573,7 +572,7 @@ def add_beside(window: TokenPrismWindow, act: QAction, name: str, partner: str, 
         menu.addAction(act)
 
 
-def install(window: TokenPrismWindow) -> QVocabBrowser:
+def install(window: WindowParts) -> tuple[QVocabBrowser, QDockWidget]:
     """Add the Vocabulary dock (hidden until asked for) and View ▸ Vocabulary."""
     browser = QVocabBrowser(lambda: window.id_format)
     dock = QDockWidget("Vocabulary", window)
@@ -598,6 +597,4 @@ def install(window: TokenPrismWindow) -> QVocabBrowser:
         browser.find_token(token_id)
 
     window.table.findInVocabularyRequested.connect(find)
-    window.vocab_browser = browser  # type: ignore[attr-defined]
-    window.vocab_dock = dock  # type: ignore[attr-defined]
-    return browser
+    return browser, dock

@@ -27,9 +27,9 @@ from tokenprism.core.formats.export import (TokenList, describe_id_problems, for
                                     scan_ids, token_list, write_atomic, write_export)
 from tokenprism.core.plugins import failed_plugins, tokenizer_specs
 
-from .cli_convert import add_subcommand as add_convert_subcommand
-from .cli_models import add_subcommands as add_models_subcommands
-from .pieces import piece_label
+from .convert import add_subcommand as add_convert_subcommand
+from .models import add_subcommands as add_models_subcommands
+from ..logic.pieces import piece_label
 
 VERSION = "0.1.0"
 FORMATS = ("ids", "pieces", "json", "jsonl", "csv")
@@ -293,7 +293,7 @@ def cmd_gui(paths: Sequence[str]) -> int:
     if why is not None:
         raise CliError(why)
     try:
-        from tokenprism.app.main_window import run_gui
+        from tokenprism.app.qt.main_window import run_gui
     except ImportError as e:
         raise CliError(f"the desktop app cannot start: {e}") from None
     return int(run_gui(list(paths)))

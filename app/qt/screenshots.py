@@ -1,6 +1,6 @@
 """Render the main window to PNG files, one per tokenizer type, for the README.
 
-    python -m tokenprism.app.screenshots [OUT_DIR] [--scale 2] [--model KIND=PATH ...]
+    python -m tokenprism.app.qt.screenshots [OUT_DIR] [--scale 2] [--model KIND=PATH ...]
 
 Without ``--model`` it uses the bundled demo models (SPM, BPE, UGM, WPM) and
 the welcome text. Writes ``<kind>.png`` (editor and token table),
@@ -25,12 +25,12 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import Style
-from .demo import demo_models, welcome_text
+from ..logic.analysis import Style
+from ..logic.demo import demo_models, welcome_text
 from .main_window import TokenPrismWindow, app_icon
 from .settings import AppSettings
 
-DEFAULT_OUT = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
+DEFAULT_OUT = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 def wait_for(cond: Callable[[], bool], timeout_s: float = 60.0) -> None:
@@ -225,7 +225,7 @@ def render_compare(out: Path, paths: list[Path], text: str = COMPARE_TEXT,
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tokenprism.app.screenshots", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m tokenprism.app.qt.screenshots", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out", nargs="?", default=str(DEFAULT_OUT), help="folder for the PNG files")
     ap.add_argument("--model", action="append", default=[], metavar="KIND=PATH",

@@ -17,14 +17,14 @@ from typing import Callable
 from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import (QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication,
                            QIcon, QKeySequence)
-from PySide6.QtWidgets import (QApplication, QFileDialog, QMainWindow, QMenu, QSplitter, QStackedWidget,
+from PySide6.QtWidgets import (QApplication, QFileDialog, QMenu, QSplitter, QStackedWidget,
                                QTabWidget, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
-from . import disposal
+from ..logic import disposal
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import Analysis, ModelInfo
-from .demo import demo_model, resource_path, welcome_text
-from .pieces import format_ids
+from ..logic.analysis import Analysis, ModelInfo
+from ..logic.demo import demo_model, resource_path, welcome_text
+from ..logic.pieces import format_ids
 from .qt_chips import QChipsView
 from .qt_editor import QTokenEditor, accept_file_drop, gguf_paths
 from .qt_menus import fill_demo_menu, fill_recent_menu, show_about, show_shortcuts
@@ -35,12 +35,13 @@ from .qt_token_table import QTokenTable
 from .qt_zoom import zoom_keys, zoom_widgets
 from .settings import APPLICATION, ORGANIZATION, AppSettings
 from .styles import QLegend
+from .window_parts import WindowParts
 from .workers import LiveTokenizer, ModelLoader
 
 BUSY_DELAY_MS = 150  # quick jobs never flash the busy indicator
 
 
-class TokenPrismWindow(QMainWindow):
+class TokenPrismWindow(WindowParts):
     """The main window: editor with live tokens, token table and chips."""
 
     def __init__(self, settings: AppSettings | None = None, restore: bool = True) -> None:
@@ -311,9 +312,9 @@ class TokenPrismWindow(QMainWindow):
         self.live.busyChanged.connect(self._on_tokenizer_busy)
         self.editor.cursorTokenChanged.connect(self._on_cursor_tokens)
         self.editor.modelFilesDropped.connect(lambda paths: self.open_path(paths[0]))
-        self.table.tokensActivated.connect(self._on_view_tokens)
-        self.chips.tokensActivated.connect(self._on_view_tokens)
-        self.normalized.tokensActivated.connect(self._on_view_tokens)
+        self.table.tokensActivated.connect(self.show_tokens)
+        self.chips.tokensActivated.connect(self.show_tokens)
+        self.normalized.tokensActivated.connect(self.show_tokens)
         self.normalized.tokensHovered.connect(self.editor.box_tokens)
         self.tabs.currentChanged.connect(self._on_tab_changed)
         for act in (self.act_add_special, self.act_parse_special):
@@ -326,27 +327,29 @@ class TokenPrismWindow(QMainWindow):
         self.demo_menu.aboutToShow.connect(self._fill_demo_menu)
 
     def _install_features(self) -> None:
-        """Feature modules that add their own menus, docks and actions
-        (each module's ``install(window)`` keeps its wiring in one place)."""
-        from . import qt_compare
-        from . import qt_export
-        from . import qt_find
-        from . import qt_metadata
-        from . import qt_models
-        from . import qt_progress
-        from . import qt_shortcuts
-        from . import qt_textfile
-        from . import qt_vocab
+        """Add the features built on the window's parts (each module's
+        ``install(window)`` keeps its wiring in one place, sees the window
+        as :class:`WindowParts` only, and hands back what it made)."""
+        from . import qt_compare, qt_export, qt_find, qt_metadata, qt_models, qt_progress, qt_shortcuts
+        from . import qt_textfile, qt_vocab
         # ---- feature installs: one line each, keep this list sorted ----
-        qt_compare.install(self)
-        qt_export.install(self)
-        qt_find.install(self.editor, self.edit_menu, lambda: self.analysis, self._on_view_tokens)
-        qt_metadata.install(self)
-        qt_models.install(self)
-        qt_progress.install(self)
-        qt_shortcuts.install(self)
-        qt_textfile.install(self)
-        qt_vocab.install(self)
+        self.compare = qt_compare.install(self)
+        self.token_files = qt_export.install(self)
+        self.find_controller = qt_find.install(self.editor, self.edit_menu, lambda: self.analysis,
+                                               self.show_tokens)
+        self.metadata_panel, self.metadata_dock = qt_metadata.install(self)
+        self.models_panel = qt_models.install(self)
+        self.progress_control = qt_progress.install(self)
+        self.shortcut_keeper = qt_shortcuts.install(self)
+        self.text_files = qt_textfile.install(self)
+        self.vocab_browser, self.vocab_dock = qt_vocab.install(self)
+
+    def compare_models(self, paths: list[str]) -> None:
+        info = self.model_info
+        if (self.compare.view is None and info is not None
+                and all(os.path.abspath(info.path) != os.path.abspath(p) for p in paths)):
+            paths = [info.path, *paths]
+        self.compare.show(paths=paths)
 
     # ---- settings ---------------------------------------------------------------------
 
@@ -538,7 +541,7 @@ class TokenPrismWindow(QMainWindow):
         self.chips.select_tokens(first, last)
         self.normalized.select_tokens(first, last)
 
-    def _on_view_tokens(self, first: int, last: int) -> None:
+    def show_tokens(self, first: int, last: int) -> None:
         self.editor.select_tokens(first, last)
         if self.sender() is not self.table:
             self.table.select_tokens(first, last)

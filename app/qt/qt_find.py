@@ -25,9 +25,9 @@ from PySide6.QtWidgets import (QBoxLayout, QDialog, QDialogButtonBox, QHBoxLayou
                                QToolButton, QVBoxLayout, QWidget)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import Analysis
+from ..logic.analysis import Analysis
 from .qt_editor import QTokenEditor
-from .text_find import find_all, indexed, match_at, next_match, parse_goto, resolve_goto
+from ..logic.text_find import find_all, indexed, match_at, next_match, parse_goto, resolve_goto
 
 FIND_SHORTCUT = "Ctrl+F"
 GOTO_SHORTCUT = "Ctrl+G"

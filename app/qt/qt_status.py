@@ -11,7 +11,7 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QLabel, QProgressBar, QPushB
                                QToolButton, QVBoxLayout, QWidget)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import Analysis
+from ..logic.analysis import Analysis
 from .styles import is_dark, mix
 
 

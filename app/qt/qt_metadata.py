@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import html
 import os
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer
 from PySide6.QtGui import QAction, QFontDatabase, QGuiApplication, QKeySequence
@@ -24,13 +23,12 @@ from tokenprism.core.library.gguf_summary import (CHAT_TEMPLATE_KEY, array_items
                                           value_summary, value_text)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import ModelInfo
-from .cli_models import human_size
-from .pieces import readable
+from ..logic.analysis import ModelInfo
+from ..cli.models import human_size
+from ..logic.pieces import readable
 from .qt_vocab import add_beside, dock_beside
+from .window_parts import WindowParts
 
-if TYPE_CHECKING:
-    from .main_window import TokenPrismWindow
 
 SHORTCUT = "Ctrl+Shift+M"
 CHILD_ITEMS = 100
@@ -263,7 +261,7 @@ class QMetadataPanel(QWidget):
         menu.exec(self.tree.viewport().mapToGlobal(pos))
 
 
-def install(window: TokenPrismWindow) -> QMetadataPanel:
+def install(window: WindowParts) -> tuple[QMetadataPanel, QDockWidget]:
     """Add the Model Metadata dock (hidden until asked for) and View ▸ Model Metadata."""
     panel = QMetadataPanel()
     dock = QDockWidget("Model Metadata", window)
@@ -279,6 +277,4 @@ def install(window: TokenPrismWindow) -> QMetadataPanel:
     dock.visibilityChanged.connect(panel.set_wanted)
     window.loader.loaded.connect(panel.set_model)
     panel.set_model(window.model_info)
-    window.metadata_panel = panel  # type: ignore[attr-defined]
-    window.metadata_dock = dock  # type: ignore[attr-defined]
-    return panel
+    return panel, dock

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-_APP_DIR = Path(__file__).resolve().parent
+_APP_DIR = Path(__file__).resolve().parents[1]
 KIND_ORDER = ("spm", "bpe", "ugm", "wpm")
 
 SAMPLE_TEXT = (

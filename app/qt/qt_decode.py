@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, QTimer
@@ -26,13 +25,12 @@ from tokenprism.core import Model
 from tokenprism.core.formats.export import IdItem, describe_id_problems, scan_ids
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import ModelInfo, Utf16Map
-from .pieces import piece_label, readable, type_name
+from ..logic.analysis import ModelInfo, Utf16Map
+from ..logic.pieces import piece_label, readable, type_name
 from .qt_background import QBackground
 from .styles import is_dark, mix
+from .window_parts import WindowParts
 
-if TYPE_CHECKING:
-    from .main_window import TokenPrismWindow
 
 SHORTCUT = "Ctrl+Shift+D"
 DEBOUNCE_MS = 120
@@ -40,7 +38,7 @@ MAX_MARKS = 100_000
 """Problems highlighted in the input; more are counted but not drawn."""
 
 
-def install(window: TokenPrismWindow) -> DecodeIds:
+def install(window: WindowParts) -> DecodeIds:
     """Add View ▸ Decode IDs… to ``window``."""
     return DecodeIds(window)
 
@@ -407,7 +405,7 @@ class QDecodeDialog(QDialog):
 class DecodeIds(QObject):
     """The View ▸ Decode IDs… command of one window."""
 
-    def __init__(self, window: TokenPrismWindow) -> None:
+    def __init__(self, window: WindowParts) -> None:
         super().__init__(window)
         self.window = window
         self.dialog: QDecodeDialog | None = None

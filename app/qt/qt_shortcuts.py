@@ -95,6 +95,4 @@ class WindowShortcuts(QObject):
 
 
 def install(window: QWidget) -> WindowShortcuts:
-    keeper = WindowShortcuts(window)
-    window.shortcut_keeper = keeper  # type: ignore[attr-defined]
-    return keeper
+    return WindowShortcuts(window)

@@ -14,7 +14,7 @@ from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .demo import demo_models
+from ..logic.demo import demo_models
 from .settings import AppSettings
 
 SHORTCUTS = (

@@ -21,10 +21,10 @@ from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 from tokenprism.core import GGUFError, open_model
 from tokenprism.core.incremental import changed_chars
 
-from . import disposal
+from ..logic import disposal
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from .analysis import INCREMENTAL_MIN, Analysis, ModelInfo, normalized_view, tokenize
-from .pieces import readable
+from ..logic.analysis import INCREMENTAL_MIN, Analysis, ModelInfo, normalized_view, tokenize
+from ..logic.pieces import readable
 
 DEBOUNCE_MS = 30
 FAST_JOB_MS = 40.0  # after a job this quick, the next one starts without debounce

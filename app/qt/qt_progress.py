@@ -9,15 +9,13 @@ until Tokenize › Tokenize Now (F5), a new model or new options.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction, QKeySequence
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from .qt_status import labelled
+from .window_parts import WindowParts
 
-if TYPE_CHECKING:
-    from .main_window import TokenPrismWindow
 
 CANCELLED_MESSAGE = ("Tokenization cancelled. The text is unchanged; its tokens are not shown. "
                      "Press F5 (Tokenize › Tokenize Now) to tokenize it.")
@@ -27,7 +25,7 @@ class ProgressControl:
     """Connects the live tokenizer's progress, the status bar and the
     cancel/resume actions of one window."""
 
-    def __init__(self, window: TokenPrismWindow) -> None:
+    def __init__(self, window: WindowParts) -> None:
         self.window = window
         live = window.live
         stats = window.stats
@@ -97,6 +95,6 @@ class ProgressControl:
         w.live.resume()
 
 
-def install(window: TokenPrismWindow) -> None:
+def install(window: WindowParts) -> ProgressControl:
     """Add progress, Cancel (Esc) and Tokenize Now (F5) to ``window``."""
-    window.progress_control = ProgressControl(window)  # type: ignore[attr-defined]
+    return ProgressControl(window)
