@@ -35,15 +35,9 @@ import numpy as np
 from librt.vecs import vec
 from mypy_extensions import i64
 
-from tokenprism.core.arrays import distinct_sorted
-from tokenprism.core.columns import TokenColumns
-from tokenprism.core.errors import TokenPrismError
-from tokenprism.core.frozen import as_tuple
-from tokenprism.core.gil import STEP, WORD_STEP, checkpoint
-from tokenprism.core.pair_cache import MISS, PairCache
-from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
-from tokenprism.core.piece_codes import PieceCodes, PieceIndex
-from tokenprism.core.vocab import Vocab, piece_codes, piece_index
+from tokenprism.core.plugin_api import (
+    FragmentResult, PairCache, PieceCodes, PieceIndex, STEP, TokenColumns, TokenPrismError, TokenizerConfig,
+    Vocab, WORD_STEP, as_tuple, checkpoint, config_from_vocab, distinct_sorted, piece_codes, piece_index)
 
 SPACE_MARK: Final = "\u2581"  # ▁
 # constants marked Final compile to C values; a plain module global is a
@@ -96,24 +90,10 @@ class SpmTokenizer:
 
     def __init__(self, vocab: Vocab, by_word: bool = True) -> None:
         self.vocab = vocab
-        special_ids = resolve_special_ids(vocab, _DEFAULT_SPECIAL_IDS)
-        add_bos = vocab.flag("add_bos", True)
-        add_eos = vocab.flag("add_eos", False)
         self.add_space_prefix: bool = vocab.flag("add_space_prefix", True)
-        bos = special_ids.get("bos", -1)
-        eos = special_ids.get("eos", -1)
-        self.config = TokenizerConfig(
-            kind="SPM",
-            special_ids=special_ids,
-            special_prefix=(bos,) if add_bos and bos >= 0 else (),
-            special_suffix=(eos,) if add_eos and eos >= 0 else (),
-            add_bos=add_bos,
-            add_eos=add_eos,
-            add_space_prefix=self.add_space_prefix,
-            clean_spaces=False,
-            byte_level=False,
-            normalizes=True,
-        )
+        self.config = config_from_vocab(vocab, "SPM", _DEFAULT_SPECIAL_IDS, add_bos=True, add_eos=False,
+                                        add_space_prefix=self.add_space_prefix, normalizes=True)
+        special_ids = self.config.special_ids
         # the native index: a lookup hashes the text in place (no slice)
         self._ids: PieceIndex = piece_index(vocab)
         self._scores: tuple[float, ...] = as_tuple(vocab.scores)
@@ -341,14 +321,7 @@ class SpmTokenizer:
         """The token of the pair ``s[start:end]`` made of the symbols
         ``lid`` and ``rid``, or -1; kept by the two ids when both are
         tokens (``core.pair_cache``)."""
-        if lid < 0 or rid < 0:
-            return self._ids.get(s, start, end)
-        cache = self._pairs
-        t = cache.get(lid, rid)
-        if t == MISS:
-            t = self._ids.get(s, start, end)
-            cache.put(lid, rid, t)
-        return t
+        return self._pairs.joined(self._ids, s, start, end, lid, rid)
 
     def _merge(self, s: str, sym: list[int]) -> list[int]:
         """llama.cpp's merge loop over the characters of ``s``, whose tokens

@@ -1,0 +1,180 @@
+"""Sets of code points as sorted lists of inclusive ranges, and llama.cpp's
+Unicode tables (``unicode_data``) as such sets (compiled).
+
+The plugins build their character classes from these at open time: BPE's
+regex translator writes each class as ranges, WPM fills a class byte per
+code point from them, UGM writes the characters its charsmap may change as
+a regex class. A set here is a ``Ranges`` list that is *normalized*: sorted,
+no empty range, no two ranges that overlap or touch. Every function takes
+ranges in any order and returns a normalized list, so its results compare
+equal exactly when the sets are equal.
+
+>>> merged([(5, 9), (0, 3), (4, 4)])
+[(0, 9)]
+>>> subtract([(0, 9)], [(3, 4)])
+[(0, 2), (5, 9)]
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from typing import Final, Iterable, final
+
+import numpy as np
+
+from . import unicode_data as ud
+
+MAX_CP: Final = 0x10FFFF
+
+Ranges = list[tuple[int, int]]
+"""Inclusive ``(first, last)`` code point ranges."""
+
+
+def merged(ranges: Iterable[tuple[int, int]]) -> Ranges:
+    """The set of ``ranges`` (any order, overlapping or empty ones
+    allowed), normalized."""
+    out: Ranges = []
+    for lo, hi in sorted(ranges):
+        if lo > hi:
+            continue
+        if out and lo <= out[-1][1] + 1:
+            if hi > out[-1][1]:
+                out[-1] = (out[-1][0], hi)
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def points(cps: Iterable[int]) -> Ranges:
+    """The set of the code points ``cps``."""
+    return merged([(c, c) for c in cps])
+
+
+def complement(ranges: Ranges, top: int = MAX_CP) -> Ranges:
+    """The code points from 0 to ``top`` not in ``ranges`` (which should
+    not go past ``top``)."""
+    out: Ranges = []
+    nxt = 0
+    for lo, hi in merged(ranges):
+        if lo > nxt:
+            out.append((nxt, lo - 1))
+        nxt = max(nxt, hi + 1)
+    if nxt <= top:
+        out.append((nxt, top))
+    return out
+
+
+def intersect(a: Ranges, b: Ranges) -> Ranges:
+    """The code points in both ``a`` and ``b``."""
+    a = merged(a)
+    b = merged(b)
+    out: Ranges = []
+    i = 0
+    j = 0
+    while i < len(a) and j < len(b):
+        lo = max(a[i][0], b[j][0])
+        hi = min(a[i][1], b[j][1])
+        if lo <= hi:
+            out.append((lo, hi))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def subtract(a: Ranges, b: Ranges) -> Ranges:
+    """The code points of ``a`` not in ``b``: one walk over both (they are
+    normalized first), so a set of thousands of ranges costs no more than
+    sorting it."""
+    a = merged(a)
+    b = merged(b)
+    out: Ranges = []
+    j = 0
+    for lo0, hi in a:
+        lo = lo0
+        while j < len(b) and b[j][1] < lo:
+            j += 1
+        k = j
+        while k < len(b) and b[k][0] <= hi:
+            blo, bhi = b[k]
+            if blo > lo:
+                out.append((lo, blo - 1))
+            lo = max(lo, bhi + 1)
+            if lo > hi:
+                break
+            k += 1
+        if lo <= hi:
+            out.append((lo, hi))
+    return out
+
+
+def contains(ranges: Ranges, cp: int) -> bool:
+    """Whether ``cp`` is in ``ranges`` (a walk: for a few ranges; a
+    :class:`RangeSet` answers for many)."""
+    for lo, hi in ranges:
+        if lo <= cp <= hi:
+            return True
+    return False
+
+
+@final
+class RangeSet:
+    """Membership in a normalized ``Ranges``, by binary search."""
+
+    def __init__(self, ranges: Ranges) -> None:
+        self.starts: list[int] = [lo for lo, _ in ranges]
+        self.ends: list[int] = [hi for _, hi in ranges]
+
+    def __contains__(self, cp: int) -> bool:
+        i = bisect_right(self.starts, cp) - 1
+        return i >= 0 and cp <= self.ends[i]
+
+
+# ------------------------------------------------- llama.cpp's tables as sets
+
+_by_flag: dict[int, Ranges] = {}
+
+
+def flag_ranges(bit: int) -> Ranges:
+    """The code points whose llama.cpp flags (``unicode_data.FLAG_RANGES``)
+    have ``bit`` (``unicode_data.LETTER``, ``CONTROL``, ...), made once per
+    bit. Row ``k`` of the flag table covers its start up to the next row's
+    start, and each run of consecutive rows with the bit is one range,
+    found by numpy: a loop over the 2 273 rows per category was 1 ms of
+    every first load."""
+    found = _by_flag.get(bit)
+    if found is None:
+        data = np.asarray(ud.FLAG_RANGES, dtype=np.int64)
+        starts = data[0::2]
+        flags = data[1::2]
+        on = np.zeros(len(flags) + 1, dtype=np.int8)
+        # the last row only marks where the table ends
+        on[1:len(flags)] = (flags[:-1] & bit) != 0
+        edges = np.diff(on)
+        first = np.flatnonzero(edges == 1)
+        past = np.flatnonzero(edges == -1)
+        found = merged(zip(starts[first].tolist(), (starts[past] - 1).tolist()))
+        _by_flag[bit] = found  # the same list whichever thread stores it
+    return found
+
+
+def whitespace() -> list[int]:
+    """llama.cpp's whitespace code points, ascending."""
+    return list(ud.WHITESPACE)
+
+
+def lowercase_pairs() -> list[tuple[int, int]]:
+    """llama.cpp's simple lowercase mapping as ``(code point, lowercase)``
+    pairs, ascending."""
+    low = ud.LOWERCASE
+    return list(zip(low[0::2], low[1::2]))
+
+
+def nfd_first() -> list[tuple[int, int, int]]:
+    """``(first, last, target)``: every code point from ``first`` to
+    ``last`` has ``target`` as the first code point of its NFD, the only
+    one llama.cpp's ``unicode_cpts_normalize_nfd`` keeps ("é" becomes
+    "e")."""
+    t = ud.NFD
+    return list(zip(t[0::3], t[1::3], t[2::3]))
