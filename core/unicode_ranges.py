@@ -20,8 +20,6 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Final, Iterable, final
 
-import numpy as np
-
 from . import unicode_data as ud
 
 MAX_CP: Final = 0x10FFFF
@@ -133,30 +131,41 @@ class RangeSet:
 
 # ------------------------------------------------- llama.cpp's tables as sets
 
-_by_flag: dict[int, Ranges] = {}
+_by_flag: dict[int, tuple[tuple[int, int], ...]] = {}
+# made on import, as the tables' module is read: made on first use, their
+# ~3 000 tuples cost a WPM open 0.5 ms, mostly in the garbage collector's
+# young-generation passes that the new objects set off
+_LOWER: Final = tuple(zip(ud.LOWERCASE[0::2], ud.LOWERCASE[1::2]))
+_NFD: Final = tuple(zip(ud.NFD[0::3], ud.NFD[1::3], ud.NFD[2::3]))
 
 
 def flag_ranges(bit: int) -> Ranges:
     """The code points whose llama.cpp flags (``unicode_data.FLAG_RANGES``)
-    have ``bit`` (``unicode_data.LETTER``, ``CONTROL``, ...), made once per
-    bit. Row ``k`` of the flag table covers its start up to the next row's
-    start, and each run of consecutive rows with the bit is one range,
-    found by numpy: a loop over the 2 273 rows per category was 1 ms of
-    every first load."""
+    have ``bit`` (``unicode_data.LETTER``, ``CONTROL``, ...). Row ``k`` of
+    the flag table covers its start up to the next row's start, and each
+    run of consecutive rows with the bit is one range. Made once per bit
+    (a compiled walk over the 2 273 rows: ~20 µs) and copied for each
+    caller, who may change its list."""
     found = _by_flag.get(bit)
     if found is None:
-        data = np.asarray(ud.FLAG_RANGES, dtype=np.int64)
-        starts = data[0::2]
-        flags = data[1::2]
-        on = np.zeros(len(flags) + 1, dtype=np.int8)
-        # the last row only marks where the table ends
-        on[1:len(flags)] = (flags[:-1] & bit) != 0
-        edges = np.diff(on)
-        first = np.flatnonzero(edges == 1)
-        past = np.flatnonzero(edges == -1)
-        found = merged(zip(starts[first].tolist(), (starts[past] - 1).tolist()))
-        _by_flag[bit] = found  # the same list whichever thread stores it
-    return found
+        data = ud.FLAG_RANGES
+        out: Ranges = []
+        first = -1
+        k = 0
+        last = len(data) - 2  # the last row only marks where the table ends
+        while k < last:
+            if data[k + 1] & bit:
+                if first < 0:
+                    first = data[k]
+            elif first >= 0:
+                out.append((first, data[k] - 1))
+                first = -1
+            k += 2
+        if first >= 0:
+            out.append((first, data[last] - 1))
+        found = tuple(out)
+        _by_flag[bit] = found  # the same value whichever thread stores it
+    return list(found)
 
 
 def whitespace() -> list[int]:
@@ -167,8 +176,7 @@ def whitespace() -> list[int]:
 def lowercase_pairs() -> list[tuple[int, int]]:
     """llama.cpp's simple lowercase mapping as ``(code point, lowercase)``
     pairs, ascending."""
-    low = ud.LOWERCASE
-    return list(zip(low[0::2], low[1::2]))
+    return list(_LOWER)
 
 
 def nfd_first() -> list[tuple[int, int, int]]:
@@ -176,5 +184,4 @@ def nfd_first() -> list[tuple[int, int, int]]:
     ``last`` has ``target`` as the first code point of its NFD, the only
     one llama.cpp's ``unicode_cpts_normalize_nfd`` keeps ("é" becomes
     "e")."""
-    t = ud.NFD
-    return list(zip(t[0::3], t[1::3], t[2::3]))
+    return list(_NFD)
