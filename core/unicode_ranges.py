@@ -31,8 +31,13 @@ Ranges = list[tuple[int, int]]
 def merged(ranges: Iterable[tuple[int, int]]) -> Ranges:
     """The set of ``ranges`` (any order, overlapping or empty ones
     allowed), normalized."""
+    given = list(ranges)
+    if is_normalized(given):
+        # most inputs are made by these functions: a copy, no new tuples
+        # (WPM's classes go through ~2 000 ranges a dozen times)
+        return given
     out: Ranges = []
-    for lo, hi in sorted(ranges):
+    for lo, hi in sorted(given):
         if lo > hi:
             continue
         if out and lo <= out[-1][1] + 1:
@@ -41,6 +46,17 @@ def merged(ranges: Iterable[tuple[int, int]]) -> Ranges:
         else:
             out.append((lo, hi))
     return out
+
+
+def is_normalized(ranges: Ranges) -> bool:
+    """Whether ``ranges`` is sorted, without empty ranges, and no two of
+    them overlap or touch."""
+    prev = -2
+    for lo, hi in ranges:
+        if lo > hi or lo <= prev + 1:
+            return False
+        prev = hi
+    return True
 
 
 def points(cps: Iterable[int]) -> Ranges:

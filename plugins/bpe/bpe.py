@@ -385,7 +385,8 @@ class BpeTokenizer:
             right = nxt[left]
             after = nxt[right]
             end = n if after < 0 else after
-            merged = self._pair_join(g, left, end, sym[left], sym[right])
+            # the joined token, kept by the two ids as _pair_rank keeps ranks
+            merged = self._join_cache.joined(self.t2i, g, left, end, sym[left], sym[right])
             sym[left] = merged
             rank[right] = -1
             nxt[left] = after
@@ -424,11 +425,6 @@ class BpeTokenizer:
         rt = self.rank_table()
         return rank_of(rt, rt.ranks, left + " " + right)
 
-    def _pair_join(self, g: str, i: int, k: int, lid: int, rid: int) -> int:
-        """The token of ``g[i:k]``, the join of two symbols with tokens
-        ``lid`` and ``rid`` (-1: none), kept as :meth:`_pair_rank` keeps
-        ranks."""
-        return self._join_cache.joined(self.t2i, g, i, k, lid, rid)
     def word_utf8(self, word: str) -> WordResult:
         """Tokens of one word of a vocabulary of UTF-8 pieces (Gemma 4):
         spaces escaped, ``<0xNN>`` byte fallback."""

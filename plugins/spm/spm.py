@@ -317,12 +317,6 @@ class SpmTokenizer:
         table[c] = t  # the same value whichever thread writes it
         return t
 
-    def _pair(self, s: str, start: int, end: int, lid: int, rid: int) -> int:
-        """The token of the pair ``s[start:end]`` made of the symbols
-        ``lid`` and ``rid``, or -1; kept by the two ids when both are
-        tokens (``core.pair_cache``)."""
-        return self._pairs.joined(self._ids, s, start, end, lid, rid)
-
     def _merge(self, s: str, sym: list[int]) -> list[int]:
         """llama.cpp's merge loop over the characters of ``s``, whose tokens
         are ``sym`` (-1: none): turns ``sym`` into each final symbol's
@@ -349,11 +343,14 @@ class SpmTokenizer:
         once merged, the symbol's token without a second lookup.
         """
         scores = self._scores
+        # a pair's token, kept by the two ids once looked up (PairCache.joined)
+        pairs = self._pairs
+        ids = self._ids
         n = len(s)
         nxt = list(range(1, n + 1))
         nxt[n - 1] = -1
         prv = list(range(-1, n - 1))
-        pair = [self._pair(s, i, i + 2, sym[i], sym[i + 1]) for i in range(n - 1)]
+        pair = [pairs.joined(ids, s, i, i + 2, sym[i], sym[i + 1]) for i in range(n - 1)]
         pair.append(-1)
         # each pair's score beside its token: the walk reads one list
         psc = [scores[t] if t >= 0 else _NO_SCORE for t in pair]
@@ -389,12 +386,12 @@ class SpmTokenizer:
                 end = after
                 prv[after] = left
                 a2 = nxt[after]
-                t = self._pair(s, left, a2 if a2 >= 0 else n, merged, sym[after])
+                t = pairs.joined(ids, s, left, a2 if a2 >= 0 else n, merged, sym[after])
             pair[left] = t
             psc[left] = scores[t] if t >= 0 else _NO_SCORE
             before = prv[left]
             if before >= 0:
-                t = self._pair(s, before, end, sym[before], merged)
+                t = pairs.joined(ids, s, before, end, sym[before], merged)
                 pair[before] = t
                 psc[before] = scores[t] if t >= 0 else _NO_SCORE
         return nxt
@@ -410,6 +407,8 @@ class SpmTokenizer:
         the right symbol is then the left one's current neighbour.
         """
         ranks = self._score_ranks()
+        pairs = self._pairs
+        ids = self._ids
         n = len(s)
         lens = [1] * n
         nxt = list(range(1, n + 1))
@@ -419,7 +418,7 @@ class SpmTokenizer:
         mask = (1 << shift) - 1
         heap: list[int] = []
         for i in range(n - 1):
-            t = self._pair(s, i, i + 2, sym[i], sym[i + 1])
+            t = pairs.joined(ids, s, i, i + 2, sym[i], sym[i + 1])
             if t >= 0:
                 heap.append((((ranks[t] << shift) | i) << shift) | 2)
         heapify(heap)
@@ -441,7 +440,7 @@ class SpmTokenizer:
                 continue
             lens[left] = size
             lens[right] = 0
-            merged = self._pair(s, left, left + size, sym[left], sym[right])
+            merged = pairs.joined(ids, s, left, left + size, sym[left], sym[right])
             sym[left] = merged
             after = nxt[right]
             nxt[left] = after
@@ -449,12 +448,12 @@ class SpmTokenizer:
                 prv[after] = left
             before = prv[left]
             if before >= 0:
-                t = self._pair(s, before, left + size, sym[before], merged)
+                t = pairs.joined(ids, s, before, left + size, sym[before], merged)
                 if t >= 0:
                     heappush(heap, (((ranks[t] << shift) | before) << shift) | (left + size - before))
             if after >= 0:
                 end = after + lens[after]
-                t = self._pair(s, left, end, merged, sym[after])
+                t = pairs.joined(ids, s, left, end, merged, sym[after])
                 if t >= 0:
                     heappush(heap, (((ranks[t] << shift) | left) << shift) | (end - left))
         return nxt
