@@ -218,10 +218,10 @@ def config_from_vocab(vocab: Vocab, kind: str, default_ids: Mapping[str, int], *
     for them, or always with ``wrap_always`` (WPM's CLS and SEP: llama.cpp
     adds them whatever the flags say). A named token the vocabulary does
     not have is left out. The remaining arguments are passed on as they
-    are.
+    are. WPM's, for example::
 
-    >>> config_from_vocab(vocab, "WPM", {"bos": 101, "sep": 102}, add_bos=True,
-    ...                   add_eos=False, suffix="sep", wrap_always=True)
+        config_from_vocab(vocab, "WPM", {"bos": 101, "sep": 102}, add_bos=True,
+                          add_eos=False, suffix="sep", wrap_always=True)
     """
     special = resolve_special_ids(vocab, default_ids)
     bos = force_bos or vocab.flag("add_bos", add_bos)

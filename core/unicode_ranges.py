@@ -5,9 +5,9 @@ The plugins build their character classes from these at open time: BPE's
 regex translator writes each class as ranges, WPM fills a class byte per
 code point from them, UGM writes the characters its charsmap may change as
 a regex class. A set here is a ``Ranges`` list that is *normalized*: sorted,
-no empty range, no two ranges that overlap or touch. Every function takes
-ranges in any order and returns a normalized list, so its results compare
-equal exactly when the sets are equal.
+no empty range, no two ranges that overlap or touch. The functions that
+give ranges take them in any order and return normalized lists, so their
+results compare equal exactly when the sets are equal.
 
 >>> merged([(5, 9), (0, 3), (4, 4)])
 [(0, 9)]
