@@ -23,7 +23,9 @@ FOLDERS = {"core": "tokenprism.core", "app": "tokenprism.app", "plugins": "token
            "resources": "tokenprism.resources"}
 
 # Hot modules compiled by mypyc. Left out on purpose: hookspecs/plugins/
-# plugin_types (pluggy glue, run once), model (thin facade), convert,
+# plugin_types (pluggy glue, run once), plugin_api (names only: mypyc
+# resolves a name imported through it to the compiled original, so the
+# plugins' calls stay native), unicode_data (data), model (thin facade), convert,
 # convert_hf, spm_proto and resources (run once per file, I/O bound), the
 # plugins' tiny @hookimpl modules, and everything in app/ (Qt, I/O).
 COMPILED = [
@@ -34,6 +36,7 @@ COMPILED = [
     "core/pair_cache.py",
     "core/columns.py",
     "core/piece_codes.py",
+    "core/unicode_ranges.py",
     "plugins/spm/spm.py",
     "plugins/bpe/bpe.py",
     "plugins/bpe/ranks.py",

@@ -12,6 +12,7 @@ HOT_MODULES = (
     "tokenprism.core.pair_cache",
     "tokenprism.core.columns",
     "tokenprism.core.piece_codes",
+    "tokenprism.core.unicode_ranges",
     "tokenprism.plugins.spm.spm",
     "tokenprism.plugins.bpe.bpe",
     "tokenprism.plugins.bpe.ranks",

@@ -1,5 +1,5 @@
 """A cache of one int per pair of token ids, for the merge loops of the
-SPM and BPE plugins (compiled).
+SPM and BPE plugins (compiled; plugins reach it through ``plugin_api``).
 
 Two tokens spell one pair text (piece texts are distinct), so what a merge
 loop looks up by the pair's text (its token, its merge rank) can be kept
@@ -20,6 +20,7 @@ from librt.vecs import vec
 from mypy_extensions import i64
 
 from .columns import filled
+from .piece_codes import PieceIndex
 
 MISS: Final = -2
 """What :meth:`PairCache.get` gives for a pair it does not hold."""
@@ -57,6 +58,19 @@ class PairCache:
         if e < 0 or e >> bits != lid * self.n_tokens + rid:
             return MISS
         return (e & ((1 << bits) - 1)) - 1
+
+    def joined(self, index: PieceIndex, text: str, start: i64, end: i64, lid: i64, rid: i64) -> i64:
+        """The token of ``text[start:end]``, the join of two symbols whose
+        tokens are ``lid`` and ``rid`` (-1: not a token), or -1: looked up
+        in ``index`` and kept here by the two ids when both are tokens.
+        The SPM and BPE merge loops ask this for every pair they meet."""
+        if lid < 0 or rid < 0:
+            return index.get(text, start, end)
+        t = self.get(lid, rid)
+        if t == MISS:
+            t = index.get(text, start, end)
+            self.put(lid, rid, t)
+        return t
 
     def put(self, lid: i64, rid: i64, value: i64) -> None:
         slots = self.slots

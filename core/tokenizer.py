@@ -199,3 +199,35 @@ def resolve_special_ids(vocab: Vocab, defaults: Mapping[str, int]) -> dict[str, 
     out = {k: v for k, v in defaults.items() if 0 <= v < n}
     out.update(vocab.special_ids)
     return out
+
+
+def config_from_vocab(vocab: Vocab, kind: str, default_ids: Mapping[str, int], *,
+                      add_bos: bool, add_eos: bool, force_bos: bool = False,
+                      prefix: str = "bos", suffix: str = "eos", wrap_always: bool = False,
+                      add_space_prefix: bool = False, clean_spaces: bool = False,
+                      byte_level: bool = False, normalizes: bool = False) -> TokenizerConfig:
+    """A plugin's :class:`TokenizerConfig`, set up as llama.cpp sets up a
+    vocabulary of its kind.
+
+    The special ids are ``default_ids`` (the algorithm's) overridden by the
+    file's (:func:`resolve_special_ids`). ``add_bos`` and ``add_eos`` are
+    the algorithm's defaults of the file's ``add_bos_token`` and
+    ``add_eos_token`` flags; ``force_bos`` turns BOS on whatever the file
+    says (some BPE pre-tokenizers). With ``add_special`` the text is put
+    between the tokens named ``prefix`` and ``suffix``: when the flags ask
+    for them, or always with ``wrap_always`` (WPM's CLS and SEP: llama.cpp
+    adds them whatever the flags say). A named token the vocabulary does
+    not have is left out. The remaining arguments are passed on as they
+    are. WPM's, for example::
+
+        config_from_vocab(vocab, "WPM", {"bos": 101, "sep": 102}, add_bos=True,
+                          add_eos=False, suffix="sep", wrap_always=True)
+    """
+    special = resolve_special_ids(vocab, default_ids)
+    bos = force_bos or vocab.flag("add_bos", add_bos)
+    eos = vocab.flag("add_eos", add_eos)
+    before = (special[prefix],) if (bos or wrap_always) and prefix in special else ()
+    after = (special[suffix],) if (eos or wrap_always) and suffix in special else ()
+    return TokenizerConfig(kind=kind, special_ids=special, special_prefix=before, special_suffix=after,
+                           add_bos=bos, add_eos=eos, add_space_prefix=add_space_prefix,
+                           clean_spaces=clean_spaces, byte_level=byte_level, normalizes=normalizes)

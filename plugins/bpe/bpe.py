@@ -31,16 +31,9 @@ from typing import Final, Optional, cast
 from librt.vecs import vec
 from mypy_extensions import i64
 
-# (the ignores are for running mypy on the source tree, where the
-# ``tokenprism`` namespace only exists once installed)
-from tokenprism.core.tokenizer import (  # type: ignore[import-not-found, unused-ignore]
-    FragmentResult, TokenizerConfig, resolve_special_ids)
-from tokenprism.core.columns import TokenColumns, packed  # type: ignore[import-not-found, unused-ignore]
-from tokenprism.core.gil import STEP, WORD_STEP, checkpoint, offer_gil  # type: ignore[import-not-found, unused-ignore]
-from tokenprism.core.memory import trim_heap  # type: ignore[import-not-found, unused-ignore]
-from tokenprism.core.pair_cache import MISS, PairCache  # type: ignore[import-not-found, unused-ignore]
-from tokenprism.core.piece_codes import PieceIndex  # type: ignore[import-not-found, unused-ignore]
-from tokenprism.core.vocab import Vocab, piece_index  # type: ignore[import-not-found, unused-ignore]
+from tokenprism.core.plugin_api import (
+    FragmentResult, MISS, PairCache, PieceIndex, STEP, TokenColumns, TokenizerConfig, Vocab, WORD_STEP,
+    checkpoint, config_from_vocab, offer_gil, packed, piece_index, trim_heap)
 
 from . import pretokenizers as pt
 from .pretokenize import Splitter, UnicodeTables, tables
@@ -165,20 +158,9 @@ class BpeTokenizer:
         defaults = dict(pt.MODEL_DEFAULT_SPECIAL.get(model, {}))
         if pre.bos_none:
             defaults.pop("bos", None)
-        special = resolve_special_ids(vocab, defaults)
-        add_bos = vocab.flag("add_bos", pre.add_bos)
-        if pre.pre_type in pt.FORCE_ADD_BOS_TYPES:
-            add_bos = True
-        add_eos = vocab.flag("add_eos", False)
-        prefix: tuple[int, ...] = (special["bos"],) if add_bos and "bos" in special else ()
-        suffix: tuple[int, ...] = (special["eos"],) if add_eos and "eos" in special else ()
-        self.config = TokenizerConfig(
-            kind="BPE",
-            special_ids=special,
-            special_prefix=prefix,
-            special_suffix=suffix,
-            add_bos=add_bos,
-            add_eos=add_eos,
+        self.config = config_from_vocab(
+            vocab, "BPE", defaults, add_bos=pre.add_bos, add_eos=False,
+            force_bos=pre.pre_type in pt.FORCE_ADD_BOS_TYPES,
             add_space_prefix=vocab.flag("add_space_prefix", False),
             clean_spaces=pre.clean_spaces,
             byte_level=self.byte_encode and not self.escape,
@@ -403,7 +385,8 @@ class BpeTokenizer:
             right = nxt[left]
             after = nxt[right]
             end = n if after < 0 else after
-            merged = self._pair_join(g, left, end, sym[left], sym[right])
+            # the joined token, kept by the two ids as _pair_rank keeps ranks
+            merged = self._join_cache.joined(self.t2i, g, left, end, sym[left], sym[right])
             sym[left] = merged
             rank[right] = -1
             nxt[left] = after
@@ -442,18 +425,6 @@ class BpeTokenizer:
         rt = self.rank_table()
         return rank_of(rt, rt.ranks, left + " " + right)
 
-    def _pair_join(self, g: str, i: int, k: int, lid: int, rid: int) -> int:
-        """The token of ``g[i:k]``, the join of two symbols with tokens
-        ``lid`` and ``rid`` (-1: none), kept as :meth:`_pair_rank` keeps
-        ranks."""
-        if lid < 0 or rid < 0:
-            return self.t2i.get(g, i, k)
-        cache = self._join_cache
-        t = cache.get(lid, rid)
-        if t == MISS:
-            t = self.t2i.get(g, i, k)
-            cache.put(lid, rid, t)
-        return t
     def word_utf8(self, word: str) -> WordResult:
         """Tokens of one word of a vocabulary of UTF-8 pieces (Gemma 4):
         spaces escaped, ``<0xNN>`` byte fallback."""

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from tokenprism.core.hookspecs import hookimpl  # type: ignore[import-not-found, unused-ignore]
-from tokenprism.core.plugin_types import TokenizerSpec  # type: ignore[import-not-found, unused-ignore]
+from tokenprism.core.plugin_api import TokenizerSpec, hookimpl
 
 from .bpe import build_bpe
 

@@ -40,9 +40,9 @@ from typing import Optional
 import numpy as np
 import numpy.typing as npt
 
-from . import unicode_data as ud
-
-MAX_CP = 0x10FFFF
+from tokenprism.core.plugin_api import (
+    MAX_CP, Ranges, complement, contains, flag_ranges, intersect, lowercase_pairs, merged, subtract,
+    unicode_data as ud, whitespace)
 
 # the hand-written splitters of unicode.cpp, keyed by the regex text that
 # selects them (unicode_regex_split_custom)
@@ -96,83 +96,20 @@ COLLAPSED_REP: dict[int, int] = {0x0B: 0x80, 0xD0: 0x81, 0xD1: 0x82, 0xD2: 0x83,
 _ANY_CHAR = "[\\s\\S]"
 _C_SPACE: list[tuple[int, int]] = [(0x09, 0x0D), (0x20, 0x20)]  # isspace() in the "C" locale
 
-Ranges = list[tuple[int, int]]
-
-
-# ---------------------------------------------------------------- range sets
-
-def _normalize(rs: Ranges) -> Ranges:
-    rs = sorted(rs)
-    out: Ranges = []
-    for lo, hi in rs:
-        if lo > hi:
-            continue
-        if out and lo <= out[-1][1] + 1:
-            if hi > out[-1][1]:
-                out[-1] = (out[-1][0], hi)
-        else:
-            out.append((lo, hi))
-    return out
-
-
-def _complement(rs: Ranges, top: int) -> Ranges:
-    out: Ranges = []
-    nxt = 0
-    for lo, hi in _normalize(rs):
-        if lo > nxt:
-            out.append((nxt, lo - 1))
-        nxt = max(nxt, hi + 1)
-    if nxt <= top:
-        out.append((nxt, top))
-    return out
-
-
-def _intersect(a: Ranges, b: Ranges) -> Ranges:
-    out: Ranges = []
-    a = _normalize(a)
-    b = _normalize(b)
-    i = 0
-    j = 0
-    while i < len(a) and j < len(b):
-        lo = max(a[i][0], b[j][0])
-        hi = min(a[i][1], b[j][1])
-        if lo <= hi:
-            out.append((lo, hi))
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return out
-
-
-def _subtract(a: Ranges, b: Ranges) -> Ranges:
-    return _intersect(a, _complement(b, MAX_CP))
-
-
-def _contains(rs: Ranges, c: int) -> bool:
-    for lo, hi in rs:
-        if lo <= c <= hi:
-            return True
-    return False
-
 
 class UnicodeTables:
     """llama.cpp's code point flags, as range sets and a lookup."""
 
     def __init__(self) -> None:
-        data = np.asarray(ud.FLAG_RANGES, dtype=np.int64)
-        row_starts = data[0::2]
-        row_flags = data[1::2]
-        self.starts: list[int] = row_starts.tolist()
-        self.flags: list[int] = row_flags.tolist()
-        self.whitespace: frozenset[int] = frozenset(ud.WHITESPACE)
-        low = ud.LOWERCASE
-        self.lower: dict[int, int] = dict(zip(low[0::2], low[1::2]))
-        self.nonascii_ws: Ranges = _normalize([(c, c) for c in ud.WHITESPACE if c >= 0x80])
+        data = ud.FLAG_RANGES
+        self.starts: list[int] = list(data[0::2])
+        self.flags: list[int] = list(data[1::2])
+        ws = whitespace()
+        self.whitespace: frozenset[int] = frozenset(ws)
+        self.lower: dict[int, int] = dict(lowercase_pairs())
+        self.nonascii_ws: Ranges = merged([(c, c) for c in ws if c >= 0x80])
         # the range sets of the categories are made when a regex first
         # needs them (~1.2 ms; a category regex over ASCII text needs none)
-        self._row_starts = row_starts
-        self._row_flags = row_flags
         self._cats: Optional[dict[int, Ranges]] = None
         self._collapsed: Optional[dict[int, Ranges]] = None
         self._collapse_bytes: Optional[npt.NDArray[np.uint8]] = None
@@ -181,7 +118,7 @@ class UnicodeTables:
         """The code points of each category bit, as merged ranges."""
         cats = self._cats
         if cats is None:
-            cats = {bit: _flag_runs(self._row_starts, self._row_flags, bit)
+            cats = {bit: flag_ranges(bit)
                     for bit in (ud.NUMBER, ud.LETTER, ud.PUNCTUATION, ud.ACCENT_MARK, ud.SYMBOL)}
             self._cats = cats
         return cats
@@ -197,10 +134,10 @@ class UnicodeTables:
             known: Ranges = list(self.nonascii_ws)
             sets = {}
             for bit, val in _UCAT_CPT.items():
-                part = _subtract(_intersect(cats[bit], nonascii), self.nonascii_ws)
+                part = subtract(intersect(cats[bit], nonascii), self.nonascii_ws)
                 sets[val] = part
                 known.extend(part)
-            sets[_COLLAPSED_OTHER] = _subtract(nonascii, known)
+            sets[_COLLAPSED_OTHER] = subtract(nonascii, known)
             self._collapsed = sets
         return sets
 
@@ -227,20 +164,6 @@ class UnicodeTables:
 
     def tolower(self, cpt: int) -> int:
         return self.lower.get(cpt, cpt)
-
-
-def _flag_runs(starts: npt.NDArray[np.int64], flags: npt.NDArray[np.int64], bit: int) -> Ranges:
-    """The code points whose flags have ``bit``: row ``k`` of llama.cpp's
-    flag table covers ``starts[k]`` up to the next row's start, and each
-    run of consecutive rows with the bit is one range (found by numpy: a
-    loop over the 2 273 rows per category was 1 ms of every first load)."""
-    on = np.zeros(len(flags) + 1, dtype=np.int8)
-    # the last row only marks where the table ends
-    on[1:len(flags)] = (flags[:-1] & bit) != 0
-    edges = np.diff(on)
-    first = np.flatnonzero(edges == 1)
-    past = np.flatnonzero(edges == -1)
-    return _normalize(list(zip(starts[first].tolist(), (starts[past] - 1).tolist())))
 
 
 def _paint_runs(runs: list[tuple[int, int, int]]) -> npt.NDArray[np.uint8]:
@@ -345,32 +268,32 @@ class _Translator:
     # (0..0xFF) or code points of the substituted wide text
     def to_unicode(self, s: Ranges) -> Ranges:
         tab = self.tab
-        s = _normalize(s)
+        s = merged(s)
         if self.collapsed and not self.exact:
             # over our collapsed text: ASCII plus one char per class
-            out = _intersect(s, [(0, 0x7F)])
+            out = intersect(s, [(0, 0x7F)])
             for val, rep in COLLAPSED_REP.items():
-                if _contains(s, val):
+                if contains(s, val):
                     out.append((rep, rep))
-            return _normalize(out)
+            return merged(out)
         if self.collapsed:
-            out = _intersect(s, [(0, 0x7F)])
-            if _contains(s, 0x0B):
+            out = intersect(s, [(0, 0x7F)])
+            if contains(s, 0x0B):
                 out.extend(tab.nonascii_ws)
             for val, part in tab.collapsed_classes().items():
-                if _contains(s, val):
+                if contains(s, val):
                     out.extend(part)
-            return _normalize(out)
-        out = _subtract(s, tab.nonascii_ws)
-        if _contains(s, 0x0B):
+            return merged(out)
+        out = subtract(s, tab.nonascii_ws)
+        if contains(s, 0x0B):
             out.extend(tab.nonascii_ws)
-        return _normalize(out)
+        return merged(out)
 
     def emit_set(self, s: Ranges) -> str:
         u = self.to_unicode(s)
         if not u:
             return "(?!)"
-        comp = _complement(u, MAX_CP)
+        comp = complement(u, MAX_CP)
         if len(u) == 1 and u[0][0] == u[0][1]:
             return re.escape(chr(u[0][0]))
         if len(comp) < len(u):
@@ -385,15 +308,15 @@ class _Translator:
         if c == "d":
             return [(0x30, 0x39)]
         if c == "D":
-            return _complement([(0x30, 0x39)], self.top)
+            return complement([(0x30, 0x39)], self.top)
         if c == "s":
             return list(_C_SPACE)
         if c == "S":
-            return _complement(_C_SPACE, self.top)
+            return complement(_C_SPACE, self.top)
         if c == "w":
             return word
         if c == "W":
-            return _complement(word, self.top)
+            return complement(word, self.top)
         raise self.error("bad class escape")
 
     def char_escape(self) -> int:
@@ -450,7 +373,7 @@ class _Translator:
             else:
                 items.append((lo, lo))
         if negate:
-            items = _complement(items, self.top)
+            items = complement(items, self.top)
         return self.emit_set(items)
 
     def class_atom(self, items: Ranges) -> int:
@@ -517,7 +440,7 @@ class _Translator:
                 self.pos = close + 1
             elif c == ".":
                 self.pos += 1
-                out.append(self.emit_set(_complement([(0x0A, 0x0A), (0x0D, 0x0D)], self.top)))
+                out.append(self.emit_set(complement([(0x0A, 0x0A), (0x0D, 0x0D)], self.top)))
             elif c == "$":
                 self.pos += 1
                 out.append(f"(?!{_ANY_CHAR})")

@@ -21,11 +21,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-# (the ignores are for running mypy on the source tree, where the
-# ``tokenprism`` namespace only exists once installed)
-from tokenprism.core.arrays import distinct_sorted  # type: ignore[import-not-found, unused-ignore]
-from tokenprism.core.gil import STEP, offer_gil  # type: ignore[import-not-found, unused-ignore]
-from tokenprism.core.string_array import StringArray  # type: ignore[import-not-found, unused-ignore]
+from tokenprism.core.plugin_api import STEP, StringArray, distinct_sorted, offer_gil
 
 KEY_BYTES = 6
 """Bytes of a merge's text that choose its bucket: enough to keep apart

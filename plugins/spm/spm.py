@@ -35,15 +35,9 @@ import numpy as np
 from librt.vecs import vec
 from mypy_extensions import i64
 
-from tokenprism.core.arrays import distinct_sorted
-from tokenprism.core.columns import TokenColumns
-from tokenprism.core.errors import TokenPrismError
-from tokenprism.core.frozen import as_tuple
-from tokenprism.core.gil import STEP, WORD_STEP, checkpoint
-from tokenprism.core.pair_cache import MISS, PairCache
-from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
-from tokenprism.core.piece_codes import PieceCodes, PieceIndex
-from tokenprism.core.vocab import Vocab, piece_codes, piece_index
+from tokenprism.core.plugin_api import (
+    FragmentResult, PairCache, PieceCodes, PieceIndex, STEP, TokenColumns, TokenPrismError, TokenizerConfig,
+    Vocab, WORD_STEP, as_tuple, checkpoint, config_from_vocab, distinct_sorted, piece_codes, piece_index)
 
 SPACE_MARK: Final = "\u2581"  # ▁
 # constants marked Final compile to C values; a plain module global is a
@@ -96,24 +90,10 @@ class SpmTokenizer:
 
     def __init__(self, vocab: Vocab, by_word: bool = True) -> None:
         self.vocab = vocab
-        special_ids = resolve_special_ids(vocab, _DEFAULT_SPECIAL_IDS)
-        add_bos = vocab.flag("add_bos", True)
-        add_eos = vocab.flag("add_eos", False)
         self.add_space_prefix: bool = vocab.flag("add_space_prefix", True)
-        bos = special_ids.get("bos", -1)
-        eos = special_ids.get("eos", -1)
-        self.config = TokenizerConfig(
-            kind="SPM",
-            special_ids=special_ids,
-            special_prefix=(bos,) if add_bos and bos >= 0 else (),
-            special_suffix=(eos,) if add_eos and eos >= 0 else (),
-            add_bos=add_bos,
-            add_eos=add_eos,
-            add_space_prefix=self.add_space_prefix,
-            clean_spaces=False,
-            byte_level=False,
-            normalizes=True,
-        )
+        self.config = config_from_vocab(vocab, "SPM", _DEFAULT_SPECIAL_IDS, add_bos=True, add_eos=False,
+                                        add_space_prefix=self.add_space_prefix, normalizes=True)
+        special_ids = self.config.special_ids
         # the native index: a lookup hashes the text in place (no slice)
         self._ids: PieceIndex = piece_index(vocab)
         self._scores: tuple[float, ...] = as_tuple(vocab.scores)
@@ -337,19 +317,6 @@ class SpmTokenizer:
         table[c] = t  # the same value whichever thread writes it
         return t
 
-    def _pair(self, s: str, start: int, end: int, lid: int, rid: int) -> int:
-        """The token of the pair ``s[start:end]`` made of the symbols
-        ``lid`` and ``rid``, or -1; kept by the two ids when both are
-        tokens (``core.pair_cache``)."""
-        if lid < 0 or rid < 0:
-            return self._ids.get(s, start, end)
-        cache = self._pairs
-        t = cache.get(lid, rid)
-        if t == MISS:
-            t = self._ids.get(s, start, end)
-            cache.put(lid, rid, t)
-        return t
-
     def _merge(self, s: str, sym: list[int]) -> list[int]:
         """llama.cpp's merge loop over the characters of ``s``, whose tokens
         are ``sym`` (-1: none): turns ``sym`` into each final symbol's
@@ -376,11 +343,14 @@ class SpmTokenizer:
         once merged, the symbol's token without a second lookup.
         """
         scores = self._scores
+        # a pair's token, kept by the two ids once looked up (PairCache.joined)
+        pairs = self._pairs
+        ids = self._ids
         n = len(s)
         nxt = list(range(1, n + 1))
         nxt[n - 1] = -1
         prv = list(range(-1, n - 1))
-        pair = [self._pair(s, i, i + 2, sym[i], sym[i + 1]) for i in range(n - 1)]
+        pair = [pairs.joined(ids, s, i, i + 2, sym[i], sym[i + 1]) for i in range(n - 1)]
         pair.append(-1)
         # each pair's score beside its token: the walk reads one list
         psc = [scores[t] if t >= 0 else _NO_SCORE for t in pair]
@@ -416,12 +386,12 @@ class SpmTokenizer:
                 end = after
                 prv[after] = left
                 a2 = nxt[after]
-                t = self._pair(s, left, a2 if a2 >= 0 else n, merged, sym[after])
+                t = pairs.joined(ids, s, left, a2 if a2 >= 0 else n, merged, sym[after])
             pair[left] = t
             psc[left] = scores[t] if t >= 0 else _NO_SCORE
             before = prv[left]
             if before >= 0:
-                t = self._pair(s, before, end, sym[before], merged)
+                t = pairs.joined(ids, s, before, end, sym[before], merged)
                 pair[before] = t
                 psc[before] = scores[t] if t >= 0 else _NO_SCORE
         return nxt
@@ -437,6 +407,8 @@ class SpmTokenizer:
         the right symbol is then the left one's current neighbour.
         """
         ranks = self._score_ranks()
+        pairs = self._pairs
+        ids = self._ids
         n = len(s)
         lens = [1] * n
         nxt = list(range(1, n + 1))
@@ -446,7 +418,7 @@ class SpmTokenizer:
         mask = (1 << shift) - 1
         heap: list[int] = []
         for i in range(n - 1):
-            t = self._pair(s, i, i + 2, sym[i], sym[i + 1])
+            t = pairs.joined(ids, s, i, i + 2, sym[i], sym[i + 1])
             if t >= 0:
                 heap.append((((ranks[t] << shift) | i) << shift) | 2)
         heapify(heap)
@@ -468,7 +440,7 @@ class SpmTokenizer:
                 continue
             lens[left] = size
             lens[right] = 0
-            merged = self._pair(s, left, left + size, sym[left], sym[right])
+            merged = pairs.joined(ids, s, left, left + size, sym[left], sym[right])
             sym[left] = merged
             after = nxt[right]
             nxt[left] = after
@@ -476,12 +448,12 @@ class SpmTokenizer:
                 prv[after] = left
             before = prv[left]
             if before >= 0:
-                t = self._pair(s, before, left + size, sym[before], merged)
+                t = pairs.joined(ids, s, before, left + size, sym[before], merged)
                 if t >= 0:
                     heappush(heap, (((ranks[t] << shift) | before) << shift) | (left + size - before))
             if after >= 0:
                 end = after + lens[after]
-                t = self._pair(s, left, end, merged, sym[after])
+                t = pairs.joined(ids, s, left, end, merged, sym[after])
                 if t >= 0:
                     heappush(heap, (((ranks[t] << shift) | left) << shift) | (end - left))
         return nxt

@@ -34,9 +34,8 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
-from tokenprism.core.arrays import distinct_sorted
-from tokenprism.core.errors import GGUFError
-from tokenprism.core.gil import STEP, WORD_STEP, checkpoint, offer_gil
+from tokenprism.core.plugin_api import (
+    GGUFError, STEP, WORD_STEP, checkpoint, distinct_sorted, merged, offer_gil)
 
 if TYPE_CHECKING:
     from mypy_extensions import i64
@@ -95,17 +94,6 @@ def _class_item(cp: int) -> str:
     return chr(cp) if chr(cp) not in "\\]^-[" else "\\" + chr(cp)
 
 
-def _merge_ranges(cps: list[int], ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for lo, hi in sorted([(c, c) for c in cps] + ranges):
-        if out and lo <= out[-1][1] + 1:
-            if hi > out[-1][1]:
-                out[-1] = (out[-1][0], hi)
-        else:
-            out.append((lo, hi))
-    return out
-
-
 def _class_body(ranges: list[tuple[int, int]]) -> str:
     return "".join(_class_item(lo) if lo == hi else _class_item(lo) + "-" + _class_item(hi) for lo, hi in ranges)
 
@@ -120,9 +108,9 @@ def _char_class(chars: set[str], ranges: list[tuple[int, int]]) -> str:
     is astral at all; when they make too many ranges, every astral
     character is taken (a wider set only sends a few more characters to the
     exact slow path)."""
-    merged = _merge_ranges(sorted(ord(c) for c in chars), ranges)
-    bmp = [(lo, min(hi, 0xFFFF)) for lo, hi in merged if lo <= 0xFFFF]
-    astral = [(max(lo, 0x10000), hi) for lo, hi in merged if hi >= 0x10000]
+    cover = merged([(ord(c), ord(c)) for c in chars] + ranges)
+    bmp = [(lo, min(hi, 0xFFFF)) for lo, hi in cover if lo <= 0xFFFF]
+    astral = [(max(lo, 0x10000), hi) for lo, hi in cover if hi >= 0x10000]
     if len(astral) > 1024:
         astral = [(0x10000, 0x10FFFF)]
     parts: list[str] = []

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from tokenprism.core.hookspecs import hookimpl
-from tokenprism.core.plugin_types import TokenizerSpec
+from tokenprism.core.plugin_api import TokenizerSpec, hookimpl
 
 from .ugm import build_ugm
 

@@ -25,8 +25,7 @@ import numpy.typing as npt
 
 from librt.vecs import append, vec
 
-from tokenprism.core.gil import offer_gil
-from tokenprism.core.piece_codes import PieceCodes
+from tokenprism.core.plugin_api import PieceCodes, offer_gil
 
 from mypy_extensions import i32, i64
 

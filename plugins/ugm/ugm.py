@@ -49,12 +49,9 @@ from librt.strings import read_f64_le, read_i32_le
 from librt.vecs import append, vec
 from mypy_extensions import i64
 
-from tokenprism.core.columns import TokenColumns
-from tokenprism.core.errors import GGUFError
-from tokenprism.core.gil import STEP, WORD_STEP, checkpoint, dispose, offer_gil
-from tokenprism.core.spans import utf8_width
-from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
-from tokenprism.core.vocab import Attr, TokenType, Vocab, decoded_pieces, piece_codes
+from tokenprism.core.plugin_api import (
+    Attr, FragmentResult, GGUFError, STEP, TokenColumns, TokenType, Vocab, WORD_STEP, checkpoint,
+    config_from_vocab, decoded_pieces, dispose, piece_codes, utf8_width)
 
 from .charsmap import CHARSMAP_KEY, ESCAPED_SPACE, BytesNorm, Charsmap, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
@@ -171,21 +168,16 @@ class UgmTokenizer:
                  treat_whitespace_as_suffix: bool = False) -> None:
         self.vocab = vocab
         n = len(vocab.pieces)
-        special_ids = resolve_special_ids(vocab, UGM_DEFAULT_IDS)
+        self.config = config_from_vocab(vocab, "UGM", UGM_DEFAULT_IDS, add_bos=False, add_eos=True,
+                                        add_space_prefix=vocab.flag("add_space_prefix", False),
+                                        normalizes=True)
+        special_ids = self.config.special_ids
         if "unk" not in special_ids:
             raise GGUFError("", "the UGM tokenizer needs an unknown token, and the vocabulary has none "
                             "(tokenizer.ggml.unknown_token_id)", None, "tokenizer.ggml.unknown_token_id")
         self.unk_id: int = special_ids["unk"]
-        add_bos = vocab.flag("add_bos", False)
-        add_eos = vocab.flag("add_eos", True)
-        add_space_prefix = vocab.flag("add_space_prefix", False)
+        add_space_prefix = self.config.add_space_prefix
         remove_extra_ws = vocab.flag("remove_extra_whitespaces", False)
-        prefix: tuple[int, ...] = (special_ids["bos"],) if add_bos and "bos" in special_ids else ()
-        suffix: tuple[int, ...] = (special_ids["eos"],) if add_eos and "eos" in special_ids else ()
-        self.config = TokenizerConfig(
-            kind="UGM", special_ids=special_ids, special_prefix=prefix, special_suffix=suffix,
-            add_bos=add_bos, add_eos=add_eos, add_space_prefix=add_space_prefix,
-            clean_spaces=False, byte_level=False, normalizes=True)
 
         if CHARSMAP_KEY in vocab.metadata and not vocab.precompiled_charsmap:
             raise GGUFError("", "precompiled_charsmap too small for xcda_blob_size header", None, CHARSMAP_KEY)

@@ -3,8 +3,7 @@ inspects this module's functions)."""
 
 from __future__ import annotations
 
-from tokenprism.core.hookspecs import hookimpl
-from tokenprism.core.plugin_types import TokenizerSpec
+from tokenprism.core.plugin_api import TokenizerSpec, hookimpl
 
 from .wpm import build_wpm
 

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import re
 import threading
-from bisect import bisect_right
 from typing import Final, Sequence
 
 import numpy as np
@@ -55,14 +54,10 @@ from librt.vecs import append, vec
 # ints when not compiled. Imported at run time, as vec[i64] names it.
 from mypy_extensions import i64
 
-from tokenprism.core.columns import packed
-from tokenprism.core.gil import checkpoint
-from tokenprism.core.spans import utf8_width
-from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
-from tokenprism.core.piece_codes import PieceCodes, PieceIndex
-from tokenprism.core.vocab import Vocab, piece_codes, piece_index
-
-from . import unicode_tables as _ut
+from tokenprism.core.plugin_api import (
+    FragmentResult, PieceCodes, PieceIndex, RangeSet, Ranges, Vocab, checkpoint, config_from_vocab,
+    flag_ranges, intersect, lowercase_pairs, merged, nfd_first, packed, piece_codes, piece_index, points,
+    subtract, unicode_data as ud, utf8_width, whitespace)
 
 
 WORD_MARK: Final = "\u2581"
@@ -97,7 +92,7 @@ _BLOCK_CHARS: Final = 8192
 # (the first one typed) never pays for the trie (~5 ms), a long one soon does
 _WORDS_BEFORE_TRIE: Final = 256
 
-# the code points below U+0080 of unicode_tables.WHITESPACE
+# the code points below U+0080 of llama.cpp's whitespace (unicode_data.WHITESPACE)
 _ASCII_WS: Final = " \t\n\v\f\r"
 
 # mypyc has no primitive for str.isascii: ``s.isascii()`` looks the method
@@ -105,60 +100,13 @@ _ASCII_WS: Final = " \t\n\v\f\r"
 # new chunk's); calling the method object itself skips the lookup
 _isascii: Final = str.isascii
 
-Ranges = list[tuple[int, int]]
-
-
 # ---- character classes ------------------------------------------------------
 
 
-def _normalize_ranges(rs: Ranges) -> Ranges:
-    """Sorted, merged copy of inclusive ranges."""
-    out: Ranges = []
-    for a, b in sorted(rs):
-        if out and a <= out[-1][1] + 1:
-            if b > out[-1][1]:
-                out[-1] = (out[-1][0], b)
-        else:
-            out.append((a, b))
-    return out
-
-
-def _subtract(rs: Ranges, minus: Ranges) -> Ranges:
-    """``rs`` without the code points of ``minus`` (both normalized)."""
-    out: Ranges = []
-    j = 0
-    for a, b in rs:
-        lo = a
-        while j < len(minus) and minus[j][1] < lo:
-            j += 1
-        k = j
-        while k < len(minus) and minus[k][0] <= b:
-            ma, mb = minus[k]
-            if ma > lo:
-                out.append((lo, ma - 1))
-            lo = max(lo, mb + 1)
-            if lo > b:
-                break
-            k += 1
-        if lo <= b:
-            out.append((lo, b))
-    return out
-
-
-def _points(cps: list[int]) -> Ranges:
-    return _normalize_ranges([(c, c) for c in cps])
-
-
-class _RangeSet:
-    """Membership in normalized inclusive ranges, by binary search."""
-
-    def __init__(self, rs: Ranges) -> None:
-        self.starts = [a for a, _ in rs]
-        self.ends = [b for _, b in rs]
-
-    def __contains__(self, cp: int) -> bool:
-        i = bisect_right(self.starts, cp) - 1
-        return i >= 0 and cp <= self.ends[i]
+def _ascii_symbols() -> Ranges:
+    """The symbols (general category S) below U+007F: WPM splits them off
+    like punctuation; the non-ASCII ones stay inside words."""
+    return intersect(flag_ranges(ud.SYMBOL), [(0, 0x7E)])
 
 
 # classes of one code point
@@ -173,38 +121,38 @@ class CharClasses:
     setting, as ranges over ORIGINAL code points."""
 
     def __init__(self, strip_accents: bool) -> None:
-        ws = _points(list(_ut.WHITESPACE))
-        drop_l: Ranges = list(_ut.CONTROL) + [(0, 0), (0xFFFD, 0xFFFD)]
+        ws = points(whitespace())
+        drop_l: Ranges = flag_ranges(ud.CONTROL) + [(0, 0), (0xFFFD, 0xFFFD)]
         if strip_accents:
-            drop_l += list(_ut.MARK)
-        drop = _subtract(_normalize_ranges(drop_l), ws)
-        split_l: Ranges = list(_ut.PUNCT) + list(CHINESE_RANGES) + [(ord(c), ord(c)) for c in _ut.ASCII_SYMBOL]
-        split = _subtract(_subtract(_normalize_ranges(split_l), ws), drop)
+            drop_l += flag_ranges(ud.ACCENT_MARK)
+        drop = subtract(merged(drop_l), ws)
+        split_l: Ranges = flag_ranges(ud.PUNCTUATION) + list(CHINESE_RANGES) + _ascii_symbols()
+        split = subtract(subtract(merged(split_l), ws), drop)
         if strip_accents:
             # flags are those of the NFD's first code point: every code point
             # of one NFD range shares its target, so the range moves as a
             # whole into the target's class (26 000 code points, 1 800 ranges)
-            sets = (_RangeSet(ws), _RangeSet(drop), _RangeSet(split))
+            sets = (RangeSet(ws), RangeSet(drop), RangeSet(split))
             moved: dict[int, Ranges] = {WS: [], DROP: [], SPLIT: [], WORD: []}
             cover: Ranges = []
-            for first, last, target in _ut.NFD:
+            for first, last, target in nfd_first():
                 cover.append((first, last))
                 moved[_classify(sets, target)].append((first, last))
-            cov = _normalize_ranges(cover)
-            ws = _normalize_ranges(_subtract(ws, cov) + moved[WS])
-            drop = _normalize_ranges(_subtract(drop, cov) + moved[DROP])
-            split = _normalize_ranges(_subtract(split, cov) + moved[SPLIT])
+            cov = merged(cover)
+            ws = merged(subtract(ws, cov) + moved[WS])
+            drop = merged(subtract(drop, cov) + moved[DROP])
+            split = merged(subtract(split, cov) + moved[SPLIT])
         self.ws: Ranges = ws
         self.drop: Ranges = drop
         self.split: Ranges = split
-        self._sets = (_RangeSet(ws), _RangeSet(drop), _RangeSet(split))
+        self._sets = (RangeSet(ws), RangeSet(drop), RangeSet(split))
 
     def char_class(self, cp: int) -> int:
         """WS, DROP, SPLIT or WORD for an original code point."""
         return _classify(self._sets, cp)
 
 
-def _classify(sets: tuple[_RangeSet, _RangeSet, _RangeSet], cp: int) -> int:
+def _classify(sets: tuple[RangeSet, RangeSet, RangeSet], cp: int) -> int:
     if cp in sets[0]:
         return WS
     if cp in sets[1]:
@@ -217,19 +165,20 @@ def _classify(sets: tuple[_RangeSet, _RangeSet, _RangeSet], cp: int) -> int:
 def _translate_table(lowercase: bool, strip_accents: bool, hi: int = 0x10FFFF) -> dict[int, int]:
     """Code point -> its normalized code point, for every one up to ``hi``
     that changes (dropped code points are removed before translating)."""
-    lower: dict[int, int] = dict(_ut.LOWER) if lowercase else {}
+    pairs = lowercase_pairs() if lowercase else []
+    lower: dict[int, int] = dict(pairs)
     table: dict[int, int] = {}
     if strip_accents:
         # one NFD range has one target: filled range by range (dict.fromkeys
         # fills in C; a Python loop over the 26 000 code points took ms)
-        for first, last, target in _ut.NFD:
+        for first, last, target in nfd_first():
             if first > hi:
                 continue
             t = lower.get(target, target)
             table.update(dict.fromkeys(range(first, min(last, hi) + 1), t))
             if first <= t <= last and t <= hi:
                 del table[t]
-    for cp, lc in _ut.LOWER if lowercase else ():
+    for cp, lc in pairs:
         if cp != lc and cp <= hi and cp not in table:
             table[cp] = lc
     return table
@@ -251,16 +200,14 @@ def _ascii_class_bytes() -> bytes:
     from the tables: NFD leaves them alone, so ``strip_accents`` changes
     none of them, and no mark is ASCII."""
     out = bytearray([WORD]) * 0x80
-    for a, b in _ut.PUNCT:
+    for a, b in flag_ranges(ud.PUNCTUATION) + _ascii_symbols():
         for c in range(a, min(b, 0x7F) + 1):
             out[c] = SPLIT
-    for ch in _ut.ASCII_SYMBOL:
-        out[ord(ch)] = SPLIT
     out[0] = DROP
-    for a, b in _ut.CONTROL:
+    for a, b in flag_ranges(ud.CONTROL):
         for c in range(a, min(b, 0x7F) + 1):
             out[c] = DROP
-    for c in _ut.WHITESPACE:
+    for c in whitespace():
         if c < 0x80:
             out[c] = WS
     return bytes(out)
@@ -276,7 +223,7 @@ class _Tables:
         self.lowercase = lowercase
         self.strip_accents = strip_accents
         self.ascii_class: bytes = _ascii_class_bytes()
-        self.ws_chars: str = "".join(chr(c) for c in _ut.WHITESPACE)
+        self.ws_chars: str = "".join(chr(c) for c in whitespace())
         ascii_table = _translate_table(lowercase, strip_accents, 0x7F)
         self.ascii_map: list[int] = [ascii_table.get(c, c) for c in range(128)]
         self._class_of: bytes | None = None
@@ -511,21 +458,11 @@ class WpmTokenizer:
         strip_accents = vocab.flag("normalizer_strip_accents", lowercase)
         self.lowercase: bool = lowercase
         self.strip_accents: bool = strip_accents
-        special = resolve_special_ids(vocab, DEFAULT_SPECIAL_IDS)
-        bos = special.get("bos", -1)
-        sep = special.get("sep", -1)
-        self.config = TokenizerConfig(
-            kind="WPM",
-            special_ids=special,
-            special_prefix=(bos,) if bos >= 0 else (),
-            special_suffix=(sep,) if sep >= 0 else (),
-            add_bos=vocab.flag("add_bos", True),
-            add_eos=vocab.flag("add_eos", False),
-            add_space_prefix=False,
-            clean_spaces=True,
-            byte_level=False,
-            normalizes=True,
-        )
+        # llama.cpp puts CLS and SEP around the text whatever the flags say
+        self.config = config_from_vocab(vocab, "WPM", DEFAULT_SPECIAL_IDS, add_bos=True, add_eos=False,
+                                        suffix="sep", wrap_always=True, clean_spaces=True,
+                                        normalizes=True)
+        special = self.config.special_ids
         self._pieces: Sequence[str] = vocab.pieces
         self._unk: int = special.get("unk", -1)
         self._t2i: PieceIndex = piece_index(vocab)

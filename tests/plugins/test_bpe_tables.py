@@ -12,7 +12,8 @@ import pytest
 
 from tests.refdata import LLAMA_CPP_SRC, needs_llama_src
 from tokenprism.plugins.bpe import pretokenize as P
-from tokenprism.plugins.bpe import unicode_data as ud
+from tokenprism.core import unicode_data as ud
+from tokenprism.core.unicode_ranges import flag_ranges, merged
 from tokenprism.plugins.bpe.pretokenizers import PRE_NAMES, PRE_TYPES
 
 SRC = LLAMA_CPP_SRC
@@ -36,6 +37,11 @@ def test_unicode_tables_match_llama_cpp() -> None:
     part = src[src.index("unicode_map_lowercase ="):src.index("unicode_map_uppercase =")]
     low = [int(x, 16) for pair in re.findall(r"\{0x([0-9A-F]+), 0x([0-9A-F]+)\}", part) for x in pair]
     assert tuple(low) == ud.LOWERCASE
+    part = src[src.index("unicode_ranges_nfd ="):]
+    part = part[:part.index("};")]
+    nfd = [int(x, 16) for row in re.findall(r"\{0x([0-9A-F]+), 0x([0-9A-F]+), 0x([0-9A-F]+)\}", part)
+           for x in row if row != ("0", "0", "0")]
+    assert tuple(nfd) == ud.NFD
 
 
 @needs_src
@@ -146,19 +152,14 @@ def _rows(bit: int) -> list[tuple[int, int]]:
     plain loop the tables were first built with)."""
     data = ud.FLAG_RANGES
     starts, flags = data[0::2], data[1::2]
-    return P._normalize([(starts[k], starts[k + 1] - 1) for k in range(len(starts) - 1) if flags[k] & bit])
+    return merged([(starts[k], starts[k + 1] - 1) for k in range(len(starts) - 1) if flags[k] & bit])
 
 
 @pytest.mark.parametrize("bit", [ud.NUMBER, ud.LETTER, ud.PUNCTUATION, ud.ACCENT_MARK, ud.SYMBOL, ud.CONTROL])
 def test_category_ranges_equal_the_row_loop(bit: int) -> None:
-    assert P._flag_runs(*_flag_arrays(), bit) == _rows(bit)
+    assert flag_ranges(bit) == _rows(bit)
     if bit != ud.CONTROL:
         assert P.tables().categories()[bit] == _rows(bit)
-
-
-def _flag_arrays() -> tuple[np.ndarray, np.ndarray]:
-    data = np.asarray(ud.FLAG_RANGES, dtype=np.int64)
-    return data[0::2], data[1::2]
 
 
 def _painted(runs: list[tuple[int, int, int]]) -> np.ndarray:

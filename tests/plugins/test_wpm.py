@@ -8,7 +8,6 @@ Expected ids not taken from the reference files were produced by llama.cpp
 from __future__ import annotations
 
 import os
-import sys
 import unicodedata
 from pathlib import Path
 from typing import Any, Sequence
@@ -21,12 +20,10 @@ gguf = pytest.importorskip("gguf")
 
 from tokenprism.core import open_model  # noqa: E402
 from tokenprism.core.model import Model  # noqa: E402
-from tokenprism.plugins.wpm import unicode_tables as ut  # noqa: E402
+from tests.plugins import wpm_tables as ut  # noqa: E402
 from tokenprism.plugins.wpm.wpm import (  # noqa: E402
     DROP, SPLIT, WORD, WS, CharClasses, WpmTokenizer, _ascii_class_bytes, build_wpm,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 # ---- writing small bert GGUF files --------------------------------------------
@@ -326,17 +323,13 @@ def test_lower_table_is_simple_mapping() -> None:
 
 
 def test_tables_reproducible() -> None:
-    """unicode_tables.py is what gen_tables.py makes (on a Python whose
-    Unicode is not newer than llama.cpp's)."""
+    """llama.cpp's tables are Python's unicodedata plus the listed
+    differences (on a Python whose Unicode is not newer than llama.cpp's)."""
     if tuple(int(x) for x in unicodedata.unidata_version.split(".")[:2]) > (15, 1):
         pytest.skip("Python's Unicode is newer than llama.cpp's tables")
-    sys.path.insert(0, str(ROOT / "plugins" / "wpm"))
-    try:
-        import gen_tables
-    finally:
-        sys.path.pop(0)
-    expected = gen_tables.render(gen_tables.derive())
-    assert (ROOT / "plugins" / "wpm" / "unicode_tables.py").read_text(encoding="utf-8") == expected
+    derived = ut.derive()
+    for key, value in ut.ours().items():
+        assert value == derived[key], key
 
 
 def test_tables_match_llama_cpp() -> None:
@@ -345,20 +338,8 @@ def test_tables_match_llama_cpp() -> None:
 
     if LLAMA_CPP_SRC is None:
         pytest.skip("llama.cpp sources not found (set TOKENPRISM_LLAMA_CPP_SRC)")
-    src = str(LLAMA_CPP_SRC)
-    sys.path.insert(0, str(ROOT / "plugins" / "wpm"))
-    try:
-        import gen_tables
-    finally:
-        sys.path.pop(0)
-    theirs = gen_tables.from_llama_cpp(os.path.join(src, "unicode-data.cpp"))
-    ours = {
-        "control": [tuple(r) for r in ut.CONTROL], "mark": [tuple(r) for r in ut.MARK],
-        "punct": [tuple(r) for r in ut.PUNCT], "ascii_symbol": ut.ASCII_SYMBOL,
-        "whitespace": list(ut.WHITESPACE), "lower": [tuple(r) for r in ut.LOWER],
-        "nfd": [tuple(r) for r in ut.NFD],
-    }
-    for key, value in ours.items():
+    theirs = ut.from_llama_cpp(os.path.join(str(LLAMA_CPP_SRC), "unicode-data.cpp"))
+    for key, value in ut.ours().items():
         assert value == theirs[key], key
 
 

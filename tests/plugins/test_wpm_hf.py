@@ -439,7 +439,7 @@ def _listed() -> list[int]:
 def test_unicode_lists_are_tight(frozen: dict[str, Pair]) -> None:
     """Every listed code point differs in at least one setting, for the
     reason given."""
-    from tokenprism.plugins.wpm import unicode_tables as ut
+    from tests.plugins import wpm_tables as ut
 
     for cp in _listed():
         c = chr(cp)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tokenprism.core.model import Model
-from tokenprism.plugins.wpm import unicode_tables as ut
+from tests.plugins import wpm_tables as ut
 from tokenprism.plugins.wpm.wpm import CHINESE_RANGES, WORD_MARK, WpmTokenizer
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

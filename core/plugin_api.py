@@ -1,0 +1,133 @@
+"""Everything a tokenizer plugin may use from TokenPrism's core, in one place.
+
+A plugin imports from this module only (plus the standard library and its
+own third-party packages); the rest of ``tokenprism.core`` may change
+between releases without notice. TokenPrism's own SPM, BPE, UGM and WPM
+plugins keep to this rule, and a test fails when one of them does not.
+
+A minimal plugin, registered under the entry-point group
+``tokenprism.plugins`` (see ``core.hookspecs``)::
+
+    from tokenprism.core.plugin_api import (
+        FragmentResult, TokenizerSpec, Vocab, config_from_vocab, hookimpl)
+
+    class CharTokenizer:
+        def __init__(self, vocab: Vocab) -> None:
+            self.vocab = vocab
+            self.config = config_from_vocab(vocab, "CHAR", {"unk": 0},
+                                            add_bos=False, add_eos=False)
+            self.ids = {p: i for i, p in enumerate(vocab.pieces)}
+
+        def encode_fragment(self, text: str, after_special: bool) -> FragmentResult:
+            ...
+
+    @hookimpl
+    def tokenprism_tokenizers() -> list[TokenizerSpec]:
+        return [TokenizerSpec("char", ("char",), CharTokenizer, "one token a character")]
+
+What there is, by what a plugin needs it for:
+
+The contract
+    :class:`Tokenizer` is what ``TokenizerSpec.build`` returns: its
+    ``encode_fragment`` gives a :class:`FragmentResult` (ids and UTF-8 byte
+    spans of one plain-text fragment); the core does special tokens,
+    BOS/EOS, spans, groups and decoding. Optional extras, found by the core
+    when a tokenizer has them: :class:`ColumnTokenizer` (the tokens as
+    native vectors), :class:`CuttableTokenizer` (where a fragment may be
+    cut, for incremental retokenization), :class:`RankedTokenizer`,
+    :class:`PreparedTokenizer`, :class:`WordTokenizer`.
+    :func:`config_from_vocab` makes the :class:`TokenizerConfig` (special
+    ids, BOS/EOS, display flags) the way llama.cpp sets a vocabulary up;
+    :func:`resolve_special_ids` gives the special ids alone.
+
+The vocabulary
+    :class:`Vocab` (pieces, scores, token types, flags, metadata),
+    :class:`TokenType`, :class:`Attr`. A plugin whose spec says
+    ``reads_token_table=False`` looks pieces up in :func:`piece_index`
+    (a :class:`PieceIndex`: the id of a text, or of a slice of one,
+    without making the slice) or walks :func:`piece_codes`
+    (:class:`PieceCodes`: every piece as code points), both made from the
+    file's bytes; :func:`decoded_pieces` gives the piece strings.
+    :class:`StringArray` is how the file's string arrays (merges) come.
+
+Long work
+    A loop that may run long calls :func:`offer_gil` every :data:`STEP`
+    steps (:data:`WORD_STEP` for loops over words) so that the GUI thread
+    is not frozen, and :func:`checkpoint` in loops over one huge fragment,
+    which also reports progress and lets the user cancel (it raises
+    :class:`Cancelled`; let it pass). :func:`dispose` frees a huge list a
+    slice at a time, :func:`trim_heap` gives freed memory back.
+
+Merge loops
+    :class:`PairCache`: a value per pair of token ids (a merge rank, the
+    joined token), for merge loops that meet the same pairs again and
+    again; :meth:`PairCache.joined` is the joined-token lookup itself.
+
+Unicode as llama.cpp sees it
+    :mod:`unicode_data`: llama.cpp's own tables (categories as flag bits,
+    whitespace, simple lowercase, first code point of the NFD), which its
+    tokenizers use instead of the platform's Unicode database.
+    :func:`flag_ranges`, :func:`whitespace`, :func:`lowercase_pairs`,
+    :func:`nfd_first` read them; sets of code points are ``Ranges``
+    lists, combined by :func:`merged`, :func:`points`, :func:`complement`,
+    :func:`intersect`, :func:`subtract`, :func:`contains` and
+    :class:`RangeSet`. :func:`utf8_width` is a code point's UTF-8 length.
+
+Native vectors
+    :class:`TokenColumns` holds a fragment's ids, starts and ends as
+    ``librt.vecs`` ``vec[i64]`` for ``encode_columns``; :func:`packed`
+    makes one vector of three lists. :func:`distinct_sorted` and
+    :func:`as_tuple` are small array helpers.
+
+Errors
+    :class:`GGUFError` for a vocabulary the plugin cannot use (the app shows
+    its message and key), :class:`TokenPrismError` for the rest.
+
+The plugins' hot modules are compiled by mypyc in one group with the core
+modules they call (``setup.py``); a name imported from here is the core's
+own object, so those calls stay native.
+"""
+
+from __future__ import annotations
+
+from . import unicode_data
+from .arrays import distinct_sorted
+from .columns import TokenColumns, packed
+from .errors import GGUFError, TokenPrismError
+from .frozen import as_tuple
+from .gil import STEP, WORD_STEP, Cancelled, checkpoint, dispose, offer_gil
+from .hookspecs import hookimpl
+from .memory import trim_heap
+from .pair_cache import MISS, PairCache
+from .piece_codes import PieceCodes, PieceIndex
+from .plugin_types import TokenizerSpec
+from .spans import utf8_width
+from .string_array import StringArray
+from .tokenizer import (ColumnTokenizer, CuttableTokenizer, FragmentResult, PreparedTokenizer,
+                        RankedTokenizer, Tokenizer, TokenizerConfig, WordTokenizer, config_from_vocab,
+                        resolve_special_ids)
+from .unicode_ranges import (MAX_CP, RangeSet, Ranges, complement, contains, flag_ranges, intersect,
+                             lowercase_pairs, merged, nfd_first, points, subtract, whitespace)
+from .vocab import Attr, TokenType, Vocab, decoded_pieces, piece_codes, piece_index
+
+__all__ = [
+    # the contract
+    "ColumnTokenizer", "CuttableTokenizer", "FragmentResult", "PreparedTokenizer", "RankedTokenizer",
+    "Tokenizer", "TokenizerConfig", "TokenizerSpec", "WordTokenizer", "config_from_vocab", "hookimpl",
+    "resolve_special_ids",
+    # the vocabulary
+    "Attr", "PieceCodes", "PieceIndex", "StringArray", "TokenType", "Vocab", "decoded_pieces",
+    "piece_codes", "piece_index",
+    # long work
+    "STEP", "WORD_STEP", "Cancelled", "checkpoint", "dispose", "offer_gil", "trim_heap",
+    # merge loops
+    "MISS", "PairCache",
+    # Unicode as llama.cpp sees it
+    "MAX_CP", "RangeSet", "Ranges", "complement", "contains", "flag_ranges", "intersect",
+    "lowercase_pairs", "merged", "nfd_first", "points", "subtract", "unicode_data", "utf8_width",
+    "whitespace",
+    # native vectors and small helpers
+    "TokenColumns", "as_tuple", "distinct_sorted", "packed",
+    # errors
+    "GGUFError", "TokenPrismError",
+]
