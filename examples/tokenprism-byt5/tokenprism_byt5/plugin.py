@@ -19,10 +19,8 @@ below and nowhere else.
 
 from __future__ import annotations
 
-from tokenprism.core.hookspecs import hookimpl
-from tokenprism.core.plugin_types import TokenizerSpec
-from tokenprism.core.tokenizer import FragmentResult, TokenizerConfig, resolve_special_ids
-from tokenprism.core.vocab import Vocab
+from tokenprism.core.plugin_api import (FragmentResult, TokenizerConfig, TokenizerSpec, Vocab, hookimpl,
+                                        resolve_special_ids)
 
 MODEL_TYPE = "byt5"
 """The ``tokenizer.ggml.model`` value this plugin handles."""
