@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QPainter, QPalette, QPen, QTextCharFormat
+from PySide6.QtGui import QColor, QPainter, QPalette, QPen, QResizeEvent, QTextCharFormat
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
@@ -142,19 +142,25 @@ class QLegend(QWidget):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(4, 2, 4, 2)
         lay.setSpacing(6)
-        title = QLabel("Legend:")
-        title.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        lay.addWidget(title)
+        self.title = QLabel("Legend:")
+        self.title.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        lay.addWidget(self.title)
+        self.entries: list[tuple[QStyleSwatch, QLabel]] = []
         for style in Style:
             swatch = QStyleSwatch(style)
             label = QLabel(STYLE_NAMES[style])
             for w in (swatch, label):
                 w.setToolTip(STYLE_HELP[style])
+            # the gap to the next entry is the label's own margin, so it
+            # goes with the label when a narrow legend hides the entry
+            label.setContentsMargins(0, 0, 6, 0)
+            label.setMinimumWidth(label.sizeHint().width())
             lay.addWidget(swatch)
             lay.addWidget(label)
-            lay.addSpacing(6)
+            self.entries.append((swatch, label))
         lay.addStretch(1)
-        # on a narrow window the legend is cut off instead of widening the window
+        # on a narrow window the legend never widens the window: it drops
+        # its title, then whole entries from the end (never a word cut in two)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.setMinimumWidth(self.fontMetrics().horizontalAdvance("0") * 10)
         self.setToolTip("Hover a token in the editor for its id, piece, score, type and bytes.")
@@ -163,3 +169,24 @@ class QLegend(QWidget):
         if event.type() == QEvent.Type.PaletteChange:
             self.update()
         super().changeEvent(event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self.fit(event.size().width())
+
+    def fit(self, width: int) -> None:
+        """Show the title and as many whole entries as ``width`` holds."""
+        lay = self.layout()
+        assert lay is not None
+        margins = lay.contentsMargins()
+        gap = lay.spacing()
+        room = width - margins.left() - margins.right()
+        sizes = [s.sizeHint().width() + lab.sizeHint().width() + 2 * gap for s, lab in self.entries]
+        title = self.title.sizeHint().width() + gap
+        show_title = sum(sizes) + title <= room
+        self.title.setVisible(show_title)
+        used = title if show_title else 0
+        for (swatch, label), need in zip(self.entries, sizes):
+            used += need
+            swatch.setVisible(used <= room)
+            label.setVisible(used <= room)
