@@ -255,13 +255,19 @@ def resolve_interpreters(args: argparse.Namespace) -> dict[str, tuple[str, bool]
         out["compiled"] = (args.compiled_python, False)
     elif here_kind == "compiled":
         out["compiled"] = (here, False)
-    if args.pure_python:
+    if args.baseline_python:
+        out["pure"] = (args.baseline_python, False)
+    elif args.pure_python:
         out["pure"] = (args.pure_python, False)
     elif here_kind == "pure":
         out["pure"] = (here, False)
     elif here_kind in ("compiled", "mixed"):
         out["pure"] = (here, True)
     for impl, (py, pure) in list(out.items()):
+        if impl == "pure" and args.baseline_python:
+            print(f"note: the pure column measures {py}, a baseline build (A/B of two builds in one run)",
+                  file=sys.stderr)
+            continue
         kind = _probe_build(py, pure)
         want = "pure" if impl == "pure" else "compiled"
         if kind != want:
@@ -427,6 +433,9 @@ def main(default_vocabs: Sequence[str] = VOCABS, title: str = "") -> None:
     ap.add_argument("--compiled-python", default="")
     ap.add_argument("--pure-python", default="")
     ap.add_argument("--llama-python", default="")
+    ap.add_argument("--baseline-python", default="",
+                    help="another TokenPrism install measured in the pure column's place: before/after of a change "
+                         "in one interleaved run (the compiled/pure ratios then read after/before)")
     ap.add_argument("--json", default="",
                     help="write the results here (default: build/bench/suite-<date>-<time>.json in the repo)")
     ap.add_argument("--compare", default="", help="an earlier --json file to compare with")
