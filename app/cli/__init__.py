@@ -27,6 +27,7 @@ from tokenprism.core.formats.export import (TokenList, describe_id_problems, for
                                     scan_ids, token_list, write_atomic, write_export)
 from tokenprism.core.plugins import failed_plugins, tokenizer_specs
 
+from .check import add_parser as add_check_parser
 from .convert import add_subcommand as add_convert_subcommand
 from .models import add_subcommands as add_models_subcommands
 from ..logic.pieces import piece_label
@@ -310,7 +311,8 @@ def unknown_command(word: str) -> CliError:
 
 # ---- entry point ------------------------------------------------------------
 
-SUBCOMMANDS = ("info", "tokenize", "decode", "compare", "plugins", "version", "gui", "convert", "models", "samples")
+SUBCOMMANDS = ("info", "tokenize", "decode", "compare", "plugins", "version", "gui", "convert", "models", "samples",
+               "check")
 
 
 def build_parser() -> OneLineParser:
@@ -363,6 +365,7 @@ def build_parser() -> OneLineParser:
     s.set_defaults(func=cmd_compare)
 
     add_convert_subcommand(sub)
+    add_check_parser(sub)
     add_models_subcommands(sub)
 
     s = sub.add_parser("plugins", help="list the tokenizer plugins found")

@@ -55,6 +55,8 @@ ORDER_CASES: dict[str, tuple[list[str], list[list[str]]]] = {
     "decode": (["m.gguf", "1", "2", "3"], [["--text-only"]]),
     "compare": (["a.gguf", "b.gguf", "Hello"], [["--format", "json"], ["--add-special"], ["-o", "x.csv"]]),
     "convert": (["tokenizer.json"], [["-o", "out.gguf"], ["--name", "demo"], ["-q"]]),
+    "check": (["m.gguf"], [["--against", "src"], ["--texts", "t.txt"], ["--cases", "5"], ["--seed", "2"],
+                           ["--add-special"], ["--format", "json"]]),
     "models": ([], [["--format", "json"], ["--add-folder", "/d"], ["--no-saved-folders"]]),
     "samples": ([], [["--dest", "/d"], ["--sdist", "s.tar.gz"], ["--force"], ["-q"]]),
     "plugins": ([], []),

@@ -1,0 +1,298 @@
+"""The reference side of a check: the tokenizer a GGUF was converted from,
+run by its own library (Hugging Face ``tokenizers`` for a
+``tokenizer.json``, ``sentencepiece`` for a ``.model``).
+
+Both libraries are optional (``pip install 'tokenprism[check]'``); they are
+imported only when a source is loaded, so the rest of TokenPrism never
+needs them. Nothing is written anywhere: files are only read.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Mapping, Protocol, Sequence
+
+from ..errors import TokenPrismError
+
+__all__ = ["AddedToken", "CheckError", "Reference", "load_reference", "INSTALL_HINT"]
+
+INSTALL_HINT = "pip install 'tokenprism[check]'"
+_BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>\Z")
+# the names Hugging Face repositories and the HF cache use
+_JSON_NAMES = ("tokenizer.json",)
+_SPM_NAMES = ("tokenizer.model", "spiece.model", "sentencepiece.bpe.model", "sentencepiece.model")
+
+
+class CheckError(TokenPrismError):
+    """A source that cannot be used for a check (one line for the user)."""
+
+
+def _library(name: str, what: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise CheckError(f"reading {what} needs the '{name}' package: {INSTALL_HINT}") from None
+
+
+@dataclass(frozen=True)
+class AddedToken:
+    """A token the source matches in the text before its model runs."""
+
+    content: str
+    id: int
+    special: bool
+
+
+class Reference(Protocol):
+    """What a check asks of the source tokenizer."""
+
+    path: str
+    library: str
+    #: whether the GGUF side should match special tokens in the text the
+    #: way this library does (``tokenizers`` always does, ``sentencepiece``
+    #: only for user-defined pieces, which llama.cpp matches anyway)
+    parse_special: bool
+
+    def encode(self, text: str, add_special: bool) -> list[int]: ...
+    def normalized(self, text: str) -> str | None: ...
+    def words(self, text: str) -> list[str] | None: ...
+    def encode_words(self, words: Sequence[str]) -> list[int] | None: ...
+    def pieces(self) -> list[str]: ...
+    def added_tokens(self) -> list[AddedToken]: ...
+    def is_byte(self, token_id: int) -> bool: ...
+    def is_unknown(self, token_id: int) -> bool: ...
+
+
+def _read_config(folder: Path) -> dict[str, Any]:
+    """``tokenizer_config.json`` and ``special_tokens_map.json`` of a
+    folder, merged (the config wins)."""
+    out: dict[str, Any] = {}
+    for name in ("special_tokens_map.json", "tokenizer_config.json"):
+        p = folder / name
+        if p.is_file():
+            try:
+                doc = json.loads(p.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as e:
+                raise CheckError(f"{p}: not a readable JSON file ({e})") from None
+            if isinstance(doc, dict):
+                out.update(doc)
+    return out
+
+
+def _config_flag(config: Mapping[str, Any], key: str) -> bool | None:
+    v = config.get(key)
+    return v if isinstance(v, bool) else None
+
+
+def _token_text(value: object) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("content"), str):
+        return str(value["content"])
+    return None
+
+
+@dataclass
+class HFReference:
+    """A ``tokenizer.json`` run by Hugging Face ``tokenizers``."""
+
+    path: str
+    tok: Any
+    config: dict[str, Any] = field(default_factory=dict)
+    library: str = "tokenizers"
+    parse_special: bool = True
+
+    def __post_init__(self) -> None:
+        self._unk = self._unk_id()
+        self._vocab: list[str] | None = None
+        self._plain: Any = None
+
+    def _unk_id(self) -> int | None:
+        model = self.tok.model
+        unk = getattr(model, "unk_token", None)
+        if isinstance(unk, str):
+            tid = self.tok.token_to_id(unk)
+            return int(tid) if tid is not None else None
+        uid = getattr(model, "unk_id", None)
+        return int(uid) if isinstance(uid, int) else None
+
+    def _end_ids(self, key: str) -> list[int]:
+        text = _token_text(self.config.get(key))
+        tid = self.tok.token_to_id(text) if text is not None else None
+        return [int(tid)] if tid is not None else []
+
+    def encode(self, text: str, add_special: bool) -> list[int]:
+        # a folder's tokenizer_config.json that says add_bos_token /
+        # add_eos_token decides, as transformers' fast tokenizers let it
+        bos, eos = _config_flag(self.config, "add_bos_token"), _config_flag(self.config, "add_eos_token")
+        if add_special and (bos is not None or eos is not None):
+            ids = list(self.tok.encode(text, add_special_tokens=False).ids)
+            head = self._end_ids("bos_token") if bos else []
+            tail = self._end_ids("eos_token") if eos else []
+            return head + ids + tail
+        return list(self.tok.encode(text, add_special_tokens=add_special).ids)
+
+    def normalized(self, text: str) -> str | None:
+        norm = self.tok.normalizer
+        return text if norm is None else str(norm.normalize_str(text))
+
+    def words(self, text: str) -> list[str] | None:
+        pre = self.tok.pre_tokenizer
+        norm = self.normalized(text) or ""
+        if pre is None:
+            return [norm] if norm else []
+        # offsets point into the normalized text: the words as text, not in
+        # the byte-level alphabet the pre-tokenizer may map them to
+        return [norm[a:b] for _, (a, b) in pre.pre_tokenize_str(norm)]
+
+    def _unsplit(self) -> Any:
+        """A copy of the tokenizer without its normalizer and whose
+        pre-tokenizer only maps (byte-level) but never splits."""
+        if self._plain is None:
+            tokenizers = _library("tokenizers", "a tokenizer.json")
+            doc = json.loads(self.tok.to_str())
+            doc["normalizer"] = None
+            doc["pre_tokenizer"] = ({"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                                     "use_regex": False} if "ByteLevel" in json.dumps(doc.get("pre_tokenizer"))
+                                    else None)
+            doc["post_processor"] = None
+            self._plain = tokenizers.Tokenizer.from_str(json.dumps(doc))
+        return self._plain
+
+    def encode_words(self, words: Sequence[str]) -> list[int] | None:
+        plain = self._unsplit()
+        out: list[int] = []
+        for w in words:
+            out.extend(plain.encode(w, add_special_tokens=False).ids)
+        return out
+
+    def pieces(self) -> list[str]:
+        if self._vocab is None:
+            vocab: dict[str, int] = self.tok.get_vocab(with_added_tokens=True)
+            n = max(vocab.values(), default=-1) + 1
+            out = [""] * n
+            for piece, tid in vocab.items():
+                out[tid] = piece
+            self._vocab = out
+        return self._vocab
+
+    def added_tokens(self) -> list[AddedToken]:
+        return [AddedToken(str(t.content), int(i), bool(t.special))
+                for i, t in sorted(self.tok.get_added_tokens_decoder().items())]
+
+    def is_byte(self, token_id: int) -> bool:
+        p = self.pieces()
+        return 0 <= token_id < len(p) and bool(_BYTE_PIECE.match(p[token_id]))
+
+    def is_unknown(self, token_id: int) -> bool:
+        return self._unk is not None and token_id == self._unk
+
+
+@dataclass
+class SPReference:
+    """A SentencePiece ``.model`` run by ``sentencepiece``."""
+
+    path: str
+    sp: Any
+    config: dict[str, Any] = field(default_factory=dict)
+    library: str = "sentencepiece"
+    parse_special: bool = False
+
+    def __post_init__(self) -> None:
+        sp = self.sp
+        self._vocab = [str(sp.id_to_piece(i)) for i in range(sp.get_piece_size())]
+        # sentencepiece's Python API cannot tell user-defined pieces apart;
+        # the file's own piece types (read with protobuf, as convert reads
+        # them) can, and give the model type
+        self._user: list[int] = []
+        unigram = False
+        self.dummy_prefix = True
+        try:
+            from ..formats.spm_proto import MODEL_TYPE_UNIGRAM, PIECE_USER_DEFINED, read_model_proto
+            proto = read_model_proto(Path(self.path))
+            self._user = [i for i, t in enumerate(proto.types) if t == PIECE_USER_DEFINED]
+            unigram = proto.trainer_spec.model_type == MODEL_TYPE_UNIGRAM
+            self.dummy_prefix = bool(proto.normalizer_spec.add_dummy_prefix)
+        except Exception:  # without protobuf: no added tokens known, BPE's convention
+            pass
+        bos_ok, eos_ok = sp.bos_id() >= 0, sp.eos_id() >= 0
+        # the convention convert follows for a bare .model: llama (BPE) adds
+        # BOS, t5 (unigram) appends EOS; the folder's config may say otherwise
+        add_bos = _config_flag(self.config, "add_bos_token")
+        add_eos = _config_flag(self.config, "add_eos_token")
+        self.add_bos = bos_ok and (add_bos if add_bos is not None else not unigram)
+        self.add_eos = eos_ok and (add_eos if add_eos is not None else unigram)
+
+    def encode(self, text: str, add_special: bool) -> list[int]:
+        ids = [int(i) for i in self.sp.encode(text)]
+        if add_special:
+            ids = ([self.sp.bos_id()] if self.add_bos else []) + ids + ([self.sp.eos_id()] if self.add_eos else [])
+        return ids
+
+    def normalized(self, text: str) -> str | None:
+        # as text: U+2581 back to spaces, without the dummy prefix
+        out = str(self.sp.normalize(text)).replace("\u2581", " ")
+        return out[1:] if self.dummy_prefix and out.startswith(" ") else out
+
+    def words(self, text: str) -> list[str] | None:
+        return None  # sentencepiece has no separate pre-tokenizer stage to show
+
+    def encode_words(self, words: Sequence[str]) -> list[int] | None:
+        return None
+
+    def pieces(self) -> list[str]:
+        return self._vocab
+
+    def added_tokens(self) -> list[AddedToken]:
+        # user-defined pieces are matched in the text before the model runs
+        return [AddedToken(self._vocab[i], i, False) for i in self._user]
+
+    def is_byte(self, token_id: int) -> bool:
+        return 0 <= token_id < len(self._vocab) and bool(self.sp.is_byte(token_id))
+
+    def is_unknown(self, token_id: int) -> bool:
+        return 0 <= token_id < len(self._vocab) and bool(self.sp.is_unknown(token_id))
+
+
+def _find_source(path: Path) -> tuple[Path, Path | None]:
+    """(the tokenizer file, the folder whose configs apply or None)."""
+    if path.is_dir():
+        for name in _JSON_NAMES + _SPM_NAMES:
+            if (path / name).is_file():
+                return path / name, path
+        models = sorted(path.glob("*.model"))
+        if models:
+            return models[0], path
+        raise CheckError(f"{path}: the folder holds no tokenizer.json and no SentencePiece .model")
+    if not path.exists():
+        raise CheckError(f"{path}: no such file or folder")
+    folder = path.parent if path.name in _JSON_NAMES + _SPM_NAMES else None
+    return path, folder
+
+
+def load_reference(source: str | os.PathLike[str]) -> Reference:
+    """The source tokenizer of ``source``: a ``tokenizer.json``, a
+    SentencePiece ``.model``, or a folder holding one (with
+    ``tokenizer_config.json`` / ``special_tokens_map.json`` beside it)."""
+    file, folder = _find_source(Path(source))
+    config = _read_config(folder) if folder is not None else {}
+    if file.suffix == ".model":
+        spm = _library("sentencepiece", "a SentencePiece .model")
+        sp = spm.SentencePieceProcessor()
+        try:
+            sp.Load(str(file))
+        except Exception as e:  # sentencepiece raises OSError or RuntimeError
+            raise CheckError(f"{file}: sentencepiece cannot read it ({str(e).strip() or type(e).__name__})") from None
+        return SPReference(str(file), sp, config)
+    tokenizers = _library("tokenizers", "a tokenizer.json")
+    try:
+        tok = tokenizers.Tokenizer.from_file(str(file))
+    except Exception as e:  # tokenizers raises its own Exception subclass
+        raise CheckError(f"{file}: tokenizers cannot read it ({str(e).strip() or type(e).__name__})") from None
+    return HFReference(str(file), tok, config)
