@@ -111,7 +111,8 @@ def render_text(model: Model, result: CheckResult) -> str:
             out.append(f"  {printable(repr(d.text))}  stage: {d.stage}{more}")
             out.append(f"    from:   {printable(repr(d.original_text))}")
             out.append(f"    gguf:   {printable(_tokens(model, d.gguf_ids))}")
-            out.append(f"    source: {', '.join(map(str, d.reference_ids)) or '(none)'}")
+            shown = " ".join(f"{i}:{p!r}" for i, p in zip(d.reference_ids, d.reference_pieces))
+            out.append(f"    source: {printable(shown) or '(none)'}")
             out.append(f"    why:    {printable(d.why)}")
             out.append(f"    to do:  {ADVICE[d.stage]}")
         for f in result.reference_failures:

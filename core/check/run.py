@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
 
 from .. import Attr, Model
@@ -58,11 +58,13 @@ class Divergence:
     stage: str
     why: str = ""
     occurrences: int = 1
+    #: the source's pieces of ``reference_ids``, as its vocabulary writes them
+    reference_pieces: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {"text": self.text, "original_text": self.original_text, "gguf_ids": self.gguf_ids,
                 "reference_ids": self.reference_ids, "stage": self.stage, "why": self.why,
-                "occurrences": self.occurrences}
+                "occurrences": self.occurrences, "reference_pieces": self.reference_pieces}
 
 
 @dataclass(frozen=True)
@@ -297,11 +299,12 @@ def check_texts(model: Model, ref: Reference, texts: Sequence[str], add_special:
         key = (small, stage)
         if key in found:
             d = found[key]
-            found[key] = Divergence(d.text, d.original_text, d.gguf_ids, d.reference_ids, d.stage, d.why,
-                                    d.occurrences + 1)
+            found[key] = replace(d, occurrences=d.occurrences + 1)
             continue
-        found[key] = Divergence(small, text, sides.gguf(small, add_special),
-                                sides.reference(small, add_special) or [], stage, why)
+        theirs_small = sides.reference(small, add_special) or []
+        pieces = ref.pieces()
+        found[key] = Divergence(small, text, sides.gguf(small, add_special), theirs_small, stage, why,
+                                reference_pieces=[pieces[i] if 0 <= i < len(pieces) else "?" for i in theirs_small])
     if progress is not None:
         progress(len(texts), len(texts))
     result.divergences = list(found.values())
