@@ -1,0 +1,227 @@
+"""A conversation as the model sees it: rendered by a chat template,
+tokenized, and every token traced back to the template scaffold, a special
+token, or the message whose content it holds."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from tokenprism.core import Attr, Encoding, Model
+
+from .conversation import Conversation, check_documents, check_messages, check_tools
+from .render import DEFAULT_TIMEOUT, render
+from .templates import ChatTemplate, find_template
+
+TEMPLATE = "template"
+SPECIAL = "special"
+MESSAGE = "message"
+
+# the token names transformers hands a template (its special_tokens_map),
+# where the file has the token; cls has no GGUF key
+_TOKEN_NAMES = ("bos", "eos", "unk", "sep", "pad", "mask")
+
+
+@dataclass(frozen=True)
+class ChatToken:
+    """One token of the rendered text. ``origin`` is where most of its
+    characters come from: ``"special"`` (a special token the template
+    wrote, or BOS/EOS added), ``"message"`` (the content of message
+    ``message``) or ``"template"`` (the scaffold). ``straddles`` is true
+    when its characters come from more than one origin."""
+
+    id: int
+    piece: str
+    start: int
+    end: int
+    origin: str
+    message: int | None
+    straddles: bool = False
+
+
+@dataclass(frozen=True)
+class MessageInfo:
+    role: str
+    #: tokens whose origin is this message
+    tokens: int
+    #: span of its content in the rendered text; -1, -1 when the template
+    #: did not write the content verbatim (or it is empty)
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    rendered: str
+    encoding: Encoding
+    tokens: tuple[ChatToken, ...]
+    messages: tuple[MessageInfo, ...]
+    context_length: int | None
+    template: str
+    template_origin: str
+    add_special: bool
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def ids(self) -> list[int]:
+        return self.encoding.ids
+
+    @property
+    def total(self) -> int:
+        return len(self.tokens)
+
+    def count(self, origin: str) -> int:
+        return sum(1 for t in self.tokens if t.origin == origin)
+
+    def to_json(self) -> dict[str, Any]:
+        """The object ``tokenprism chat --format json`` prints."""
+        return {
+            "rendered": self.rendered,
+            "ids": self.ids,
+            "tokens": [{"id": t.id, "piece": t.piece, "start": t.start, "end": t.end, "origin": t.origin,
+                        "message": t.message, "straddles": t.straddles} for t in self.tokens],
+            "messages": [{"role": m.role, "tokens": m.tokens, "start": m.start, "end": m.end}
+                         for m in self.messages],
+            "total": self.total,
+            "template_tokens": self.count(TEMPLATE),
+            "special_tokens": self.count(SPECIAL),
+            "context_length": self.context_length,
+            "template": self.template,
+            "template_origin": self.template_origin,
+            "add_special": self.add_special,
+            "warnings": list(self.warnings),
+        }
+
+
+def template_variables(model: Model) -> dict[str, str]:
+    """``bos_token``, ``eos_token``... as the template sees them: the
+    file's special tokens' texts."""
+    ids = model.config.special_ids
+    pieces = model.vocab.pieces
+    return {f"{name}_token": pieces[ids[name]] for name in _TOKEN_NAMES
+            if name in ids and 0 <= ids[name] < len(pieces)}
+
+
+def context_length(model: Model) -> int | None:
+    """``{arch}.context_length`` from the file, when it has it."""
+    arch = model.vocab.architecture
+    value = model.gguf.get(f"{arch}.context_length") if arch else None
+    return int(value.value) if value is not None and isinstance(value.value, int) else None
+
+
+def render_conversation(model: Model, template: ChatTemplate, conv: Conversation,
+                        add_generation_prompt: bool = False, timeout: float = DEFAULT_TIMEOUT) -> str:
+    variables: dict[str, Any] = {**template_variables(model), "messages": conv.messages, "tools": conv.tools,
+                                 "documents": conv.documents, "add_generation_prompt": add_generation_prompt}
+    return render(template.source, variables, timeout=timeout)
+
+
+def content_spans(rendered: str, messages: Sequence[dict[str, Any]]) -> list[tuple[int, int]]:
+    """Per message, the span of its content in ``rendered`` ((-1, -1) when
+    not found). Each is looked for after the previous one's end first
+    (templates write messages in order), then anywhere not yet claimed
+    (templates that move the system message); the content with its outer
+    white space stripped is tried when the whole is not found (templates
+    that ``trim`` it)."""
+    claimed: list[tuple[int, int]] = []
+    out: list[tuple[int, int]] = []
+    pos = 0
+
+    def free(start: int, end: int) -> bool:
+        i = bisect.bisect_right(claimed, (start, len(rendered) + 1))
+        before_ok = i == 0 or claimed[i - 1][1] <= start
+        after_ok = i == len(claimed) or claimed[i][0] >= end
+        return before_ok and after_ok
+
+    def find(needle: str, start: int) -> int:
+        at = rendered.find(needle, start)
+        while at >= 0 and not free(at, at + len(needle)):
+            at = rendered.find(needle, at + 1)
+        return at
+
+    for m in messages:
+        content = m.get("content")
+        span = (-1, -1)
+        if isinstance(content, str) and content.strip():
+            for needle in dict.fromkeys((content, content.strip())):
+                at = find(needle, pos)
+                if at < 0:
+                    at = find(needle, 0)
+                if at >= 0:
+                    span = (at, at + len(needle))
+                    break
+        if span[0] >= 0:
+            bisect.insort(claimed, span)
+            pos = max(pos, span[1])
+        out.append(span)
+    return out
+
+
+def token_origins(model: Model, enc: Encoding, spans: Sequence[tuple[int, int]]) -> list[ChatToken]:
+    text = enc.text
+    specials = {(f.start, f.end) for f in model.fragments(text, True) if f.token >= 0}
+    ordered = sorted((s, e, k) for k, (s, e) in enumerate(spans) if s >= 0)
+    starts = [s for s, _, _ in ordered]
+    pieces = model.vocab.pieces
+    attrs = model.vocab.attrs
+    out: list[ChatToken] = []
+    for i in range(len(enc)):
+        tid, s, e = enc.token_ids[i], enc.starts[i], enc.ends[i]
+        if (s, e) in specials or (s == e and attrs[tid] & (Attr.CONTROL | Attr.USER_DEFINED)):
+            out.append(ChatToken(tid, pieces[tid], s, e, SPECIAL, None))
+            continue
+        shares: dict[int, int] = {}
+        j = max(0, bisect.bisect_right(starts, s) - 1)
+        while j < len(ordered) and ordered[j][0] < e:
+            ms, me, k = ordered[j]
+            overlap = min(e, me) - max(s, ms)
+            if overlap > 0:
+                shares[k] = shares.get(k, 0) + overlap
+            j += 1
+        scaffold = (e - s) - sum(shares.values())
+        if not shares:
+            out.append(ChatToken(tid, pieces[tid], s, e, TEMPLATE, None))
+            continue
+        best = max(shares, key=lambda k: (shares[k], -k))
+        straddles = len(shares) + (scaffold > 0) > 1
+        if scaffold > shares[best]:
+            out.append(ChatToken(tid, pieces[tid], s, e, TEMPLATE, None, straddles))
+        else:
+            out.append(ChatToken(tid, pieces[tid], s, e, MESSAGE, best, straddles))
+    return out
+
+
+def chat(model: Model, messages: Any, tools: Any = None, documents: Any = None, template: str | None = None,
+         template_source: str | None = None, add_generation_prompt: bool = False, add_special: bool = False,
+         timeout: float = DEFAULT_TIMEOUT) -> ChatResult:
+    """Render ``messages`` (a list of ``{"role", "content"}`` dicts) with the
+    file's chat template (``template`` names one of its named templates or
+    a shipped common one; ``template_source`` gives the Jinja text itself),
+    tokenize the result with special tokens parsed and, unless
+    ``add_special``, no BOS/EOS added (as ``apply_chat_template`` does), and
+    trace every token to its origin.
+
+    >>> result = chat(model, [{"role": "user", "content": "Hello"}], add_generation_prompt=True)
+    >>> result.total, result.messages[0].tokens
+    """
+    conv = Conversation(check_messages(messages), check_tools(tools), check_documents(documents))
+    chosen = (ChatTemplate("custom", template_source, "path") if template_source is not None
+              else find_template(model, template))
+    rendered = render_conversation(model, chosen, conv, add_generation_prompt, timeout)
+    enc = model.encode(rendered, add_special=add_special, parse_special=True)
+    warnings: list[str] = []
+    bos = model.config.special_ids.get("bos", -1)
+    ids = enc.token_ids
+    if add_special and model.config.add_bos and len(ids) >= 2 and ids[0] == bos and ids[1] == bos:
+        warnings.append("the template already writes BOS; adding special tokens makes it twice "
+                        "(llama.cpp warns the same)")
+    spans = content_spans(rendered, conv.messages)
+    tokens = token_origins(model, enc, spans)
+    counts = [0] * len(conv.messages)
+    for t in tokens:
+        if t.message is not None:
+            counts[t.message] += 1
+    infos = tuple(MessageInfo(str(m["role"]), counts[k], *spans[k]) for k, m in enumerate(conv.messages))
+    return ChatResult(rendered, enc, tuple(tokens), infos, context_length(model), chosen.name, chosen.origin,
+                      add_special, tuple(warnings))

@@ -1,0 +1,75 @@
+"""Chat templates render exactly as Hugging Face transformers renders them.
+
+tests/data/chat/fixtures.json holds transformers' renderings (made by
+tests/data/chat/make_fixtures.py) of every template in the reference
+vocabularies, named ones included, and of the common templates shipped in
+core/chat/common_templates, for the conversations of conversations.json (system
+message, non-ASCII text, empty content, tool calls, documents), with and
+without the generation prompt."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tokenprism.core import Model, open_model
+from tokenprism.core.chat import (ChatTemplate, ChatTemplateError, builtin_templates, file_templates, render,
+                                  template_variables)
+from tokenprism.core.chat.conversation import parse_conversation
+from tokenprism.core.chat.service import render_conversation
+from tests.refdata import vocab_path
+
+DATA = Path(__file__).resolve().parent.parent / "data" / "chat"
+FIXTURES: list[dict[str, Any]] = json.loads((DATA / "fixtures.json").read_text(encoding="utf-8"))["cases"]
+CONVERSATIONS: dict[str, Any] = json.loads((DATA / "conversations.json").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=None)
+def _model(vocab: str) -> Model:
+    return open_model(vocab_path(vocab))
+
+
+def _id(case: dict[str, Any]) -> str:
+    return f"{case['template']}-{case['conversation']}-{'gen' if case['add_generation_prompt'] else 'nogen'}"
+
+
+def test_fixtures_cover_every_reference_template_and_the_common_ones() -> None:
+    labels = {c["template"] for c in FIXTURES}
+    assert {"command-r:default", "command-r:tool_use", "command-r:rag", "gemma-4:default", "phi-3:default",
+            "qwen2:default", "qwen35:default"} <= labels
+    assert {f"builtin:{n}" for n in builtin_templates()} <= labels
+    assert {"chatml", "llama3", "gemma", "mistral", "phi3", "hermes-tools"} <= set(builtin_templates())
+    # most cases render (a template may refuse a conversation, as Gemma's refuses a tool role)
+    assert sum("rendered" in c for c in FIXTURES) > 100
+
+
+@pytest.mark.parametrize("case", FIXTURES, ids=_id)
+def test_rendering_equals_transformers(case: dict[str, Any]) -> None:
+    conv = parse_conversation(CONVERSATIONS[case["conversation"]])
+    where, name = case["template"].split(":", 1)
+    gen = case["add_generation_prompt"]
+    if where == "builtin":
+        variables = {**case["variables"], "messages": conv.messages, "tools": conv.tools,
+                     "documents": conv.documents, "add_generation_prompt": gen}
+        source = builtin_templates()[name]
+
+        def go() -> str:
+            return render(source, variables)
+    else:
+        model = _model(where)
+        # the special tokens' texts agree with what the gguf package reads
+        assert template_variables(model) == case["variables"]
+        template = ChatTemplate(name, file_templates(model)[name], "file")
+
+        def go() -> str:
+            return render_conversation(model, template, conv, gen)
+    if "error" in case:
+        with pytest.raises(ChatTemplateError) as info:
+            go()
+        assert case["error"] in str(info.value)
+    else:
+        assert go() == case["rendered"]
