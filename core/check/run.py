@@ -259,7 +259,16 @@ def classify(sides: _Sides, text: str, add_special: bool) -> tuple[str, str]:
 
     our_words, their_words = sides.gguf_words(text), sides.reference_words(text)
     if our_words is not None and their_words is not None and our_words != their_words:
-        return "pre_tokenizer", f"words: GGUF {our_words}, source {their_words}"
+        why = f"words: GGUF {our_words}, source {their_words}"
+        # the other way round: the source's model alone on the GGUF's words
+        words = our_words
+        try:
+            confirmed = _bounded(lambda: ref.encode_words(words) or [], sides.timeout) == ours
+        except _Failed:
+            confirmed = False
+        if confirmed:
+            why += "; the source's model on the GGUF's words gives the GGUF's ids"
+        return "pre_tokenizer", why
 
     attrs = model.vocab.attrs
     odd_ids = (Counter(ours) - Counter(theirs)) + (Counter(theirs) - Counter(ours))

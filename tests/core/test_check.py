@@ -187,6 +187,16 @@ def test_bos_rule_is_reported(bpe: tuple[Any, Path, Model], work: Path) -> None:
     assert_stage(result, "bos_eos", short=0)  # even the empty text diverges
 
 
+def test_merge_order_is_the_model(bpe: tuple[Any, Path, Model], work: Path) -> None:
+    _, src, model = bpe
+    doc = json.loads((src / "tokenizer.json").read_text(encoding="utf-8"))
+    doc["model"]["merges"] = doc["model"]["merges"][::-1]  # same pieces, other merge ranks
+    folder = work / "bpe-merges"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert_stage(run(model, folder), "model", short=3)
+
+
 # ---- WordPiece -----------------------------------------------------------------
 
 def test_wordpiece_is_clean_and_a_normalizer_step_is_the_normalizer(work: Path) -> None:
@@ -390,6 +400,7 @@ def test_cli_json_and_exit_codes(bpe: tuple[Any, Path, Model], work: Path, split
     d = doc["divergences"][0]
     assert set(d) >= {"text", "original_text", "gguf_ids", "reference_ids", "stage"}
     assert d["stage"] in STAGES and d["stage"] == "pre_tokenizer" and len(d["text"]) <= 3
+    assert "the source's model on the GGUF's words gives the GGUF's ids" in d["why"]
     assert main(["check", split_model.path, "--against", str(work / "split-words"), "--cases", "0"]) == 4
     out = capsys.readouterr().out
     assert "stage: pre_tokenizer" in out and "to do:" in out
