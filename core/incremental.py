@@ -84,63 +84,105 @@ def retokenize_splice(old: Encoding, new_text: str) -> tuple[Encoding, Splice | 
     old_text = old.text
     if text == old_text:
         return old, Splice(0, 0, 0, 0, 0)
-    n_old, n_new = len(old_text), len(text)
     pre = _common_prefix(old_text, text)
-    suf = _common_suffix(old_text, text, min(n_old, n_new) - pre)
-    delta = n_new - n_old
+    suf = _common_suffix(old_text, text, min(len(old_text), len(text)) - pre)
+    edit = _Edit(old_text, text, pre, suf)
     old_frags = model.fragments(old_text, old.parse_special)
     new_frags = model.fragments(text, old.parse_special)
     if not old_frags or not new_frags:
         return _encoded_like(old, text), None
+    k0, k1 = _kept_fragments(old_frags, new_frags, edit)
+    mid_old = old_frags[k0:len(old_frags) - k1]
+    mid_new = new_frags[k0:len(new_frags) - k1]
+    if not mid_new:  # only possible if the edit vanished into kept fragments
+        return _encoded_like(old, text), None
+    cut_l, cut_r = _narrowed(model.tokenizer, mid_old, mid_new, edit)
+    after_special = k0 == 0 or new_frags[k0 - 1].token >= 0
+    segs = _segments_between(mid_new, cut_l, cut_r, after_special)
+    new = encode_segments(model.tokenizer, text, segs)
+    return _spliced_encoding(old, model, new, cut_l, cut_r, edit)
 
-    # fragments kept whole: identical, and before (after) the edited text
+
+@dataclass(frozen=True)
+class _Edit:
+    """An edit as two texts and the length of what they share at either
+    end: everything between ``pre`` and ``len(text) - suf`` changed."""
+
+    old_text: str
+    text: str
+    pre: int
+    suf: int
+
+    @property
+    def delta(self) -> int:
+        """How far the text after the edit moved."""
+        return len(self.text) - len(self.old_text)
+
+
+def _kept_fragments(old_frags: list[Fragment], new_frags: list[Fragment], edit: _Edit) -> tuple[int, int]:
+    """How many fragments at the start (``k0``) and at the end (``k1``) of
+    both texts stay whole: identical, and before (after) the edited text."""
+    n_new, delta = len(edit.text), edit.delta
     k0 = 0
     lim = min(len(old_frags), len(new_frags))
-    while k0 < lim and old_frags[k0] == new_frags[k0] and new_frags[k0].end <= pre:
+    while k0 < lim and old_frags[k0] == new_frags[k0] and new_frags[k0].end <= edit.pre:
         k0 += 1
     k1 = 0
     while k1 < lim - k0:
         fo, fn = old_frags[-1 - k1], new_frags[-1 - k1]
         if not (fn.start - delta == fo.start and fn.end - delta == fo.end and fn.token == fo.token
-                and fn.start >= n_new - suf):
+                and fn.start >= n_new - edit.suf):
             break
         k1 += 1
     # a kept fragment after the edit must follow the same kind of fragment
     # as before (after a special token, SPM adds its space prefix)
     while k1 and _kind_before(old_frags, len(old_frags) - k1) != _kind_before(new_frags, len(new_frags) - k1):
         k1 -= 1
-    mid_old = old_frags[k0:len(old_frags) - k1]
-    mid_new = new_frags[k0:len(new_frags) - k1]
-    if not mid_new:  # only possible if the edit vanished into kept fragments
-        return _encoded_like(old, text), None
-    cut_l = mid_new[0].start
-    cut_r = mid_new[-1].end
-    after_special = k0 == 0 or new_frags[k0 - 1].token >= 0
-    tok = model.tokenizer
+    return k0, k1
 
-    # narrow the first and last changed fragments with the plugin's cut points
+
+def _narrowed(tok: Tokenizer, mid_old: list[Fragment], mid_new: list[Fragment], edit: _Edit) -> tuple[int, int]:
+    """The text ``[cut_l, cut_r)`` of the new text to encode again: the
+    changed fragments, narrowed at the first and the last with the
+    plugin's cut points both texts share."""
+    old_text, text, delta = edit.old_text, edit.text, edit.delta
     first_new, last_new = mid_new[0], mid_new[-1]
-    segs: list[Segment] = []
+    cut_l, cut_r = first_new.start, last_new.end
     if mid_old and first_new.token < 0 and mid_old[0].token < 0 and mid_old[0].start == first_new.start:
         fo = mid_old[0]
         a = _cut_before(tok, old_text[fo.start:fo.end], text[first_new.start:first_new.end],
-                        pre - first_new.start - _CONTEXT)
+                        edit.pre - first_new.start - _CONTEXT)
         if a > 0:
             cut_l = first_new.start + a
     if (mid_old and last_new.token < 0 and mid_old[-1].token < 0
             and mid_old[-1].end == last_new.end - delta):
         fo = mid_old[-1]
-        lo = (n_new - suf) + _CONTEXT - last_new.start
+        lo = (len(text) - edit.suf) + _CONTEXT - last_new.start
         b = _cut_after(tok, old_text[fo.start:fo.end], text[last_new.start:last_new.end], lo)
         if b > 0 and last_new.start + b > cut_l:
             cut_r = last_new.start + b
+    return cut_l, cut_r
+
+
+def _segments_between(mid_new: list[Fragment], cut_l: int, cut_r: int, after_special: bool) -> list[Segment]:
+    """The pipeline's segments for the changed fragments' text within
+    ``[cut_l, cut_r)`` (``after_special``: what precedes the first one)."""
+    segs: list[Segment] = []
     for i, f in enumerate(mid_new):
         s, e = max(f.start, cut_l), min(f.end, cut_r)
         if s >= e:
             continue
         flag = (after_special if i == 0 else mid_new[i - 1].token >= 0) if s == f.start else False
         segs.append(Segment(s, e, f.token, flag))
+    return segs
 
+
+def _spliced_encoding(old: Encoding, model: Model, new: SpanColumns, cut_l: int, cut_r: int,
+                      edit: _Edit) -> tuple[Encoding, Splice | None]:
+    """``old``'s tokens before ``cut_l`` and after ``cut_r`` (of the new
+    text) with ``new``, the tokens of the text between, in their place."""
+    old_text, text, delta = edit.old_text, edit.text, edit.delta
+    n_old = len(old_text)
     # tokens of the old encoding that stay
     prefix, suffix = special_ends(model.config, old.add_special)
     left = max(bisect_left(old.starts, cut_l), len(prefix)) if cut_l > 0 else len(prefix)
@@ -151,7 +193,6 @@ def retokenize_splice(old: Encoding, new_text: str) -> tuple[Encoding, Splice | 
     right = max(right, left)
 
     byte_l = utf8_len(text, 0, cut_l)
-    new = encode_segments(model.tokenizer, text, segs)
     ids = new.ids
     bdelta = utf8_len(text, cut_l, cut_r) - utf8_len(old_text, cut_l, cut_r_old)
 
@@ -234,12 +275,29 @@ def _encode_chunked(model: Model, text: str, add_special: bool, parse_special: b
                     report: Callable[[int, int], bool] | None, chunk_chars: int) -> Encoding | None:
     text = sanitize_text(text)
     segs = _chunk_segments(model, text, parse_special, chunk_chars)
+    encoded = _encode_pieces(model, text, segs, report)
+    if encoded is None:
+        return None
+    parts, n_bytes = encoded
+    return _joined(model, text, parts, n_bytes, add_special, parse_special)
+
+
+# a piece's tokens: (its start in the text, in UTF-8 bytes, its columns)
+_Piece = tuple[int, int, SpanColumns]
+
+
+def _encode_pieces(model: Model, text: str, segs: list[Segment],
+                   report: Callable[[int, int], bool] | None) -> tuple[list[_Piece], int] | None:
+    """Each of ``segs`` encoded on its own (two next to each other again as
+    one where unknown tokens meet at their cut), ``report`` called before
+    each and from inside the plugin; with the text's length in bytes, or
+    ``None`` if ``report`` cancelled."""
     total = len(text)
     unk = model.config.special_ids.get("unk", -1)
     # each piece's tokens are columns of int64s at once: no list of Python
     # ints is made (those were most of the memory a 10 MB text took, ~230
     # bytes a token)
-    parts: list[tuple[int, int, SpanColumns]] = []  # (start, byte position, columns)
+    parts: list[_Piece] = []
     byte_pos = 0
     i = 0
     reached = [0]  # how far the reports got (they only move forward)
@@ -270,11 +328,16 @@ def _encode_chunked(model: Model, text: str, add_special: bool, parse_special: b
         i += 1
     if report is not None and not report(total, total):
         return None
+    return parts, byte_pos
 
-    # the pieces' columns end to end, each shifted to its place, BOS/EOS
-    # around them
+
+def _joined(model: Model, text: str, parts: list[_Piece], n_bytes: int, add_special: bool,
+            parse_special: bool) -> Encoding:
+    """The pieces' columns end to end, each shifted to its place, BOS/EOS
+    around them. ``parts`` is emptied at the end: the pieces' columns are
+    freed before the encoding is made, not when the caller lets go."""
     prefix, suffix = special_ends(model.config, add_special)
-    heads, tails = end_columns(prefix, suffix, total, byte_pos)
+    heads, tails = end_columns(prefix, suffix, len(text), n_bytes)
     counts = [len(cols.ids) for _s, _b, cols in parts]
     out: list[IntColumn] = []
     for c in range(6):
