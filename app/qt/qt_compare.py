@@ -67,24 +67,44 @@ class QCompareWindow(QWidget):
         self.lanes: list[CompareLane] = []
         self._infos: dict[str, ModelInfo] = {}
         self.jobs = QBackground(self)
+        self._zoom = 0
 
         self.editor = QPlainTextEdit()
         self.editor.setPlaceholderText("Type or paste text: every model tokenizes it as you type")
         self.editor.setPlainText(window.editor.token_text())
         self.view = QCompareLanes()
-        self.summary = QTableWidget(0, len(COLUMNS))
-        self.summary.setHorizontalHeaderLabels(list(COLUMNS))
-        self.summary.verticalHeader().hide()
-        self.summary.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.summary.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.summary.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.summary.setWordWrap(False)
-        hh = self.summary.horizontalHeader()
+        self.summary = self._make_summary()
+        self._make_bar()
+        self._add_shortcuts()
+        self._lay_out()
+
+        self.editor.textChanged.connect(self._on_text_changed)
+        self.view.rangeHovered.connect(self._on_hover)
+        self.view.rangeClicked.connect(self.select_range)
+        window.act_add_special.toggled.connect(self._on_options)
+        window.act_parse_special.toggled.connect(self._on_options)
+        self._update_buttons()
+
+    @staticmethod
+    def _make_summary() -> QTableWidget:
+        """The table of models, one row each with its summary numbers."""
+        summary = QTableWidget(0, len(COLUMNS))
+        summary.setHorizontalHeaderLabels(list(COLUMNS))
+        summary.verticalHeader().hide()
+        summary.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        summary.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        summary.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        summary.setWordWrap(False)
+        hh = summary.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         hh.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        self.summary.setToolTip("One row per model: token count, characters per token, byte-fallback and "
-                                "unknown tokens, and the token count against the first model")
+        summary.setToolTip("One row per model: token count, characters per token, byte-fallback and "
+                           "unknown tokens, and the token count against the first model")
+        return summary
 
+    def _make_bar(self) -> None:
+        """The controls above the table: add, remove, export, the spaces
+        option and the status line."""
         self.add_button = QToolButton()
         self.add_button.setText("Add Model")
         self.add_button.setToolTip(f"Add a model to compare (up to {MAX_MODELS})")
@@ -104,21 +124,6 @@ class QCompareWindow(QWidget):
         self.addAction(self.act_export)
         self.export_button = QToolButton()
         self.export_button.setDefaultAction(self.act_export)
-        act_remove = QAction(self)
-        act_remove.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
-        act_remove.triggered.connect(self.remove_selected)
-        self.summary.addAction(act_remove)
-        self._zoom = 0
-        for key, step in ((QKeySequence.StandardKey.ZoomIn, 1), (QKeySequence.StandardKey.ZoomOut, -1),
-                          ("Ctrl+0", 0)):
-            act = QAction(self)
-            act.setShortcut(QKeySequence(key))
-            act.triggered.connect(lambda _=False, s=step: self.zoom(s))
-            self.addAction(act)
-        act_close = QAction(self)
-        act_close.setShortcut(QKeySequence(QKeySequence.StandardKey.Close))
-        act_close.triggered.connect(self.close)
-        self.addAction(act_close)
         self.space_box = QCheckBox("Ignore cuts at spaces")
         self.space_box.setChecked(True)
         self.space_box.setToolTip("Do not mark cuts next to whitespace: models that attach a space to the next "
@@ -130,6 +135,26 @@ class QCompareWindow(QWidget):
         self.status.setToolTip("Hover a token to light up its characters in every lane; click it to select "
                                 "them in the editor")
 
+    def _add_shortcuts(self) -> None:
+        """Delete removes the selected model; zoom in, out and back; close."""
+        act_remove = QAction(self)
+        act_remove.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
+        act_remove.triggered.connect(self.remove_selected)
+        self.summary.addAction(act_remove)
+        for key, step in ((QKeySequence.StandardKey.ZoomIn, 1), (QKeySequence.StandardKey.ZoomOut, -1),
+                          ("Ctrl+0", 0)):
+            act = QAction(self)
+            act.setShortcut(QKeySequence(key))
+            act.triggered.connect(lambda _=False, s=step: self.zoom(s))
+            self.addAction(act)
+        act_close = QAction(self)
+        act_close.setShortcut(QKeySequence(QKeySequence.StandardKey.Close))
+        act_close.triggered.connect(self.close)
+        self.addAction(act_close)
+
+    def _lay_out(self) -> None:
+        """Bar and table on top, then the editor, then the lanes, in a
+        splitter that gives the lanes most of the height."""
         bar = QHBoxLayout()
         bar.addWidget(self.add_button)
         bar.addWidget(self.remove_button)
@@ -154,13 +179,6 @@ class QCompareWindow(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         lay.addWidget(self.splitter)
-
-        self.editor.textChanged.connect(self._on_text_changed)
-        self.view.rangeHovered.connect(self._on_hover)
-        self.view.rangeClicked.connect(self.select_range)
-        window.act_add_special.toggled.connect(self._on_options)
-        window.act_parse_special.toggled.connect(self._on_options)
-        self._update_buttons()
 
     def text(self) -> str:
         """The editor's text exactly as typed (``toPlainText`` would turn

@@ -207,26 +207,12 @@ class QDecodeDialog(QDialog):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)
-        self._timer.timeout.connect(self._start)
-        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
 
         self.model_label = QLabel("No model")
         f = QFont(self.model_label.font())
         f.setBold(True)
         self.model_label.setFont(f)
-        self.input = QPlainTextEdit()
-        self.input.setFont(mono)
-        self.input.setPlaceholderText("Paste token ids: 1 15043 3186, or 1,15043,3186, or [1, 15043, 3186]")
-        self.input.setTabChangesFocus(True)
-        self.input.setToolTip("Token ids separated by spaces or commas, or a JSON list; "
-                              "words that are not valid ids are underlined in red")
-        self.input.textChanged.connect(self._on_text_changed)
-        self.mark_ranges = MarkRanges()
-        # connected before the highlighter's own handler, so the ranges
-        # follow an edit before the edited block is highlighted again
-        self.input.document().contentsChange.connect(self.mark_ranges.shift)
-        self.marks = BadIdMarks(self.input.document(), self.mark_ranges, QColor("#e8403a"),
-                                self.input.palette().base().color())
+        self._make_input()
         self.summary = QLabel("")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -234,26 +220,54 @@ class QDecodeDialog(QDialog):
         self.special.setChecked(True)
         self.special.setToolTip("Decode control tokens such as <s> to their text, as llama.cpp does with "
                                 "special=true")
-        self.special.toggled.connect(lambda: self._timer.start(0))
-
         self.table_model = DecodedTableModel(self)
-        self.table = QTableView()
-        self.table.setModel(self.table_model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
-        hh = self.table.horizontalHeader()
-        hh.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        hh.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        hh.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        hh.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.selectionModel().currentRowChanged.connect(self._on_row)
+        self.table = self._make_table()
         self.output = QPlainTextEdit()
         self.output.setReadOnly(True)
         self.output.setPlaceholderText("The decoded text appears here")
         self.output.setToolTip("The text the valid ids decode to (llama.cpp's detokenizer)")
 
+        self._timer.timeout.connect(self._start)
+        self.input.textChanged.connect(self._on_text_changed)
+        self.special.toggled.connect(lambda: self._timer.start(0))
+        self.table.selectionModel().currentRowChanged.connect(self._on_row)
+        self._lay_out()
+        self.resize(640, 620)
+        self._show(None)
+
+    def _make_input(self) -> None:
+        """The ids editor, with its marks under the words that are not ids."""
+        self.input = QPlainTextEdit()
+        self.input.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.input.setPlaceholderText("Paste token ids: 1 15043 3186, or 1,15043,3186, or [1, 15043, 3186]")
+        self.input.setTabChangesFocus(True)
+        self.input.setToolTip("Token ids separated by spaces or commas, or a JSON list; "
+                              "words that are not valid ids are underlined in red")
+        self.mark_ranges = MarkRanges()
+        # connected before the highlighter's own handler, so the ranges
+        # follow an edit before the edited block is highlighted again
+        self.input.document().contentsChange.connect(self.mark_ranges.shift)
+        self.marks = BadIdMarks(self.input.document(), self.mark_ranges, QColor("#e8403a"),
+                                self.input.palette().base().color())
+
+    def _make_table(self) -> QTableView:
+        """The table of the ids, one row each: position, text, piece, type."""
+        table = QTableView()
+        table.setModel(self.table_model)
+        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        table.verticalHeader().hide()
+        table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        hh = table.horizontalHeader()
+        hh.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        hh.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        hh.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        hh.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
+        return table
+
+    def _lay_out(self) -> None:
+        """The ids, the table and the decoded text in a splitter between
+        the model's name and the buttons."""
         copy = QPushButton("&Copy Text")
         copy.setToolTip("Copy the decoded text")
         copy.clicked.connect(lambda: QGuiApplication.clipboard().setText(self.output.toPlainText()))
@@ -289,8 +303,6 @@ class QDecodeDialog(QDialog):
         lay.addWidget(self.model_label)
         lay.addWidget(split, 1)
         lay.addLayout(buttons)
-        self.resize(640, 620)
-        self._show(None)
 
     # ---- inputs ----------------------------------------------------------------------
 

@@ -295,6 +295,15 @@ class QModelsPanel(QWidget):
         self.proxy.setSortRole(SORT_ROLE)
         self.scanner = ModelScanner(self)
 
+        self._make_controls()
+        self.view = self._make_view()
+        self._lay_out()
+        self._connect()
+        self._set_up_downloads()
+
+    def _make_controls(self) -> None:
+        """The filter box, the Rescan and Add Folder… buttons, the busy bar
+        and the status line."""
         self.filter = QLineEdit()
         self.filter.setPlaceholderText("Filter by name, tokenizer or source")
         self.filter.setClearButtonEnabled(True)
@@ -307,25 +316,6 @@ class QModelsPanel(QWidget):
         self.add_button.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
         self.folders_menu = QMenu(self)
         self.add_button.setMenu(self.folders_menu)
-        self.view = QTableView()
-        self.view.setModel(self.proxy)
-        self.view.setSortingEnabled(True)
-        self.view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # found order until a header is clicked
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.view.setAlternatingRowColors(True)
-        self.view.setWordWrap(False)
-        self.view.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # keep the file name's end visible
-        self.view.verticalHeader().hide()
-        self.view.verticalHeader().setDefaultSectionSize(self.view.fontMetrics().height() + 6)
-        header = self.view.horizontalHeader()
-        header.setSectionResizeMode(COL_NAME, QHeaderView.ResizeMode.Stretch)
-        for col in (COL_TOKENIZER, COL_VOCAB, COL_SIZE, COL_SOURCE):
-            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
-        self.view.setToolTip("Enter or double-click opens the model; right-click to compare it with the open one")
-        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.view.customContextMenuRequested.connect(self._context_menu)
         self.busy_bar = QProgressBar()
         self.busy_bar.setRange(0, 0)  # busy mode: the number of files is not known in advance
         self.busy_bar.setMaximumHeight(6)
@@ -334,6 +324,29 @@ class QModelsPanel(QWidget):
         self.status = QLabel("Not scanned yet")
         self.status.setWordWrap(True)
 
+    def _make_view(self) -> QTableView:
+        """The table of found models, sortable, in found order at first."""
+        view = QTableView()
+        view.setModel(self.proxy)
+        view.setSortingEnabled(True)
+        view.sortByColumn(-1, Qt.SortOrder.AscendingOrder)  # found order until a header is clicked
+        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        view.setAlternatingRowColors(True)
+        view.setWordWrap(False)
+        view.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # keep the file name's end visible
+        view.verticalHeader().hide()
+        view.verticalHeader().setDefaultSectionSize(view.fontMetrics().height() + 6)
+        header = view.horizontalHeader()
+        header.setSectionResizeMode(COL_NAME, QHeaderView.ResizeMode.Stretch)
+        for col in (COL_TOKENIZER, COL_VOCAB, COL_SIZE, COL_SOURCE):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        view.setToolTip("Enter or double-click opens the model; right-click to compare it with the open one")
+        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        return view
+
+    def _lay_out(self) -> None:
         top = QHBoxLayout()
         top.addWidget(self.filter, 1)
         top.addWidget(self.rescan_button)
@@ -346,18 +359,23 @@ class QModelsPanel(QWidget):
         lay.addWidget(self.status)
         self.setMinimumWidth(360)
 
+    def _connect(self) -> None:
+        """What the controls, the table and the scanner do."""
         self.filter.textChanged.connect(self.proxy.setFilterFixedString)
         self.filter.textChanged.connect(lambda _: self._show_count())
         self.rescan_button.clicked.connect(self.rescan)
         self.add_button.clicked.connect(self.add_folder_dialog)
         self.folders_menu.aboutToShow.connect(self._fill_folders_menu)
+        self.view.customContextMenuRequested.connect(self._context_menu)
         self.view.activated.connect(self.open_index)
         self.scanner.found.connect(self._on_found)
         self.scanner.progress.connect(self.status.setText)
         self.scanner.finished.connect(self._on_finished)
         self.scanner.busyChanged.connect(self._on_busy)
 
-        # `tokenprism samples` from the panel; tests point these at a local archive
+    def _set_up_downloads(self) -> None:
+        """`tokenprism samples` from the panel; tests point these at a
+        local archive."""
         self.samples_url = SDIST_URL
         self.samples_sha256 = SDIST_SHA256
         self.samples_dest: Path | None = None
