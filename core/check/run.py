@@ -248,6 +248,16 @@ def classify(sides: _Sides, text: str, add_special: bool) -> tuple[str, str]:
         return (("special_tokens" if special else "added_tokens"),
                 f"matched as whole tokens: GGUF {matched_ours}, source {matched_theirs}")
 
+    # both sides matched the same whole tokens: when the text between them
+    # diverges on its own too, that piece of text tells the stage
+    frags = model.fragments(text, ref.parse_special)
+    if len(frags) > 1:
+        for f in frags:
+            part = text[f.start:f.end]
+            if f.token < 0 and sides.diverges(part, False):
+                stage, why = classify(sides, part, False)
+                return stage, f"in {part!r}, next to the special tokens: {why}"
+
     ref_norm = ref.normalized(text)
     if ref_norm is not None and ref_norm != text and sides.gguf(ref_norm, False) == theirs:
         return "normalizer", f"the source normalizes it to {ref_norm!r}; the GGUF does not"

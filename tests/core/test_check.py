@@ -229,6 +229,26 @@ def test_unigram_with_normalizer_is_clean_and_its_normalizer_change_is_found(wor
     assert_stage(result, "normalizer", short=1)
 
 
+def test_hf_unigram_space_prefix_differs_by_design(work: Path) -> None:
+    """Metaspace prepends U+2581 only to text that does not start with a
+    space; llama.cpp's UGM normalizer always prepends it (as sentencepiece
+    does). The check finds exactly that, as the normalizer's doing."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.Unigram())
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    tok.train_from_iterator(corpus_lines(), trainers.UnigramTrainer(
+        vocab_size=400, special_tokens=["<pad>", "</s>", "<unk>"], unk_token="<unk>", show_progress=False))
+    src = save_hf(tok, work / "hf-unigram")
+    model = to_gguf(src, work / "hf-unigram.gguf")
+    plain = [t for t in TEXTS if not t[0].isspace() and not any(s in t for s in ("<pad>", "</s>", "<unk>"))]
+    assert run(model, src, texts=plain).divergences == []
+    result = run(model, src)
+    assert_stage(result, "normalizer", short=2)
+    assert all(d.text[0].isspace() or d.text.startswith(("</s>", "<pad>", "<unk>")) for d in result.divergences)
+
+
 @pytest.fixture(scope="module")
 def spm_bpe(work: Path) -> tuple[Path, Model]:
     src = train_spm(work / "sbpe" / "tokenizer.model", model_type="bpe", vocab_size=500, byte_fallback=True,
