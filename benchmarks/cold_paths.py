@@ -25,7 +25,9 @@ this measures what a user meets first:
 
 Every measurement is one fresh process; rounds are interleaved (each round
 visits every vocabulary and alternates which side goes first) and each cell
-is the median of the rounds. The ratio is the other side's time over
+is the median of the rounds. A first, unrecorded round writes Python's
+bytecode caches and warms the OS file cache (children run without
+``PYTHONDONTWRITEBYTECODE``: an installed package has its .pyc files). The ratio is the other side's time over
 TokenPrism's: above 1.0x TokenPrism is faster. Token ids are compared on
 every run (a digest per side); a mismatch is printed as ``IDS DIFFER``.
 
@@ -195,8 +197,17 @@ WORKERS: dict[str, Callable[[str, str], dict[str, Any]]] = {
 # ---- driver -------------------------------------------------------------------
 
 
-def _run_worker(python: str, name: str, path: Path, text_file: Path) -> dict[str, Any]:
+def _env() -> dict[str, str]:
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    # an installed package has its bytecode cached (pip compiles it); without
+    # the cache every pure-Python module is compiled again in every process
+    # (core/unicode_data.py alone: ~80 ms), which no user pays twice
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _run_worker(python: str, name: str, path: Path, text_file: Path) -> dict[str, Any]:
+    env = _env()
     res = subprocess.run([python, str(Path(__file__).resolve()), "--worker", name, str(path), str(text_file)],
                          capture_output=True, text=True, timeout=600, env=env)
     if res.returncode != 0:
@@ -205,7 +216,7 @@ def _run_worker(python: str, name: str, path: Path, text_file: Path) -> dict[str
 
 
 def _run_command(cmd: list[str]) -> dict[str, Any]:
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    env = _env()
     t0 = time.perf_counter()
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, env=env, stdin=subprocess.DEVNULL)
     took = time.perf_counter() - t0
@@ -295,11 +306,15 @@ class Table:
 
 def _interleaved(rounds: int, vocabs: Sequence[str], sides: Sequence[str],
                  run: Callable[[str, str], dict[str, Any]], table: Table) -> None:
-    for r in range(rounds):
+    # round 0 is thrown away: it writes the bytecode caches and brings the
+    # files into the OS cache, as any earlier use on a user's machine has
+    for r in range(-1, rounds):
         order = list(sides) if r % 2 == 0 else list(reversed(sides))
         for name in vocabs:
             for side in order:
-                table.add(name, side, run(name, side))
+                result = run(name, side)
+                if r >= 0:
+                    table.add(name, side, result)
         print(f"  {table.title}: round {r + 1}/{rounds} done", file=sys.stderr)
 
 
@@ -357,7 +372,7 @@ def main() -> None:
                                      "--ids", "--no-bos", "--log-disable"])
             _interleaved(args.rounds, args.vocabs, t.sides, cli, t)
             floors = Table("floors (whole process)", ["tokenprism"])
-            for _ in range(max(args.rounds, 5)):
+            for r in range(max(args.rounds, 5)):
                 floors.add("bare interpreter (python -c pass)", "tokenprism",
                            _run_command([args.python, "-c", "pass"]))
                 floors.add("python -c 'import numpy'", "tokenprism",

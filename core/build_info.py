@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 HOT_MODULES = (
     "tokenprism.core.gguf_file",
@@ -38,9 +39,27 @@ def module_status() -> dict[str, str]:
     return out
 
 
+def _found_kind(name: str) -> str:
+    """What importing ``name`` would load, found without importing it (only
+    its parent packages): the spec's origin is the extension or the source
+    the import system picked, so an import hook that forces sources counts."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except ImportError:
+        return "missing"
+    if spec is None or not spec.origin:
+        return "missing"
+    return "pure" if spec.origin.endswith(".py") else "compiled"
+
+
 def build_kind() -> str:
-    """"compiled", "pure", or "mixed"."""
-    kinds = {v for v in module_status().values() if v != "missing"}
+    """"compiled", "pure", or "mixed".
+
+    Asked by ``tokenprism --version`` and at start-up, so it only locates
+    the hot modules: importing them would cost numpy and every plugin's
+    algorithm (most of a --version's time) to answer a question about
+    file names."""
+    kinds = {_found_kind(name) for name in HOT_MODULES} - {"missing"}
     if kinds == {"compiled"}:
         return "compiled"
     if kinds == {"pure"} or not kinds:

@@ -14,23 +14,22 @@ import argparse
 import difflib
 import os
 import sys
-from typing import Any, Iterable, Iterator, Mapping, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, NoReturn, Sequence
 
 # before numpy is imported: its OpenBLAS would start a thread per core that
 # spins for ~50 ms of CPU at start-up, and nothing here calls BLAS
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from tokenprism.core import GGUFError, Model, TokenPrismError, open_model
+# Only what every command needs is imported here; a command imports the
+# rest when it runs (numpy, the plugins, the export formats), so that
+# `tokenprism --version` costs little more than the interpreter
 from tokenprism.core.build_info import build_kind, module_status
-from tokenprism.core.errors import printable
-from tokenprism.core.formats.export import (TokenList, describe_id_problems, format_for_path, iter_render,
-                                    scan_ids, token_list, write_atomic, write_export)
-from tokenprism.core.plugins import failed_plugins, tokenizer_specs
+from tokenprism.core.errors import GGUFError, TokenPrismError, printable
 
-from .check import add_parser as add_check_parser
-from .convert import add_subcommand as add_convert_subcommand
-from .models import add_subcommands as add_models_subcommands
-from ..logic.pieces import piece_label
+if TYPE_CHECKING:
+    from tokenprism.core import Model
+    from tokenprism.core.formats.export import TokenList
+
 
 VERSION = "0.1.0"
 FORMATS = ("ids", "pieces", "json", "jsonl", "csv")
@@ -71,6 +70,8 @@ class OneLineParser(argparse.ArgumentParser):
 def _open(path: str) -> Model:
     if not os.path.exists(path):
         raise CliError(f"{path}: no such file")
+    from tokenprism.core import open_model
+
     return open_model(path)
 
 
@@ -122,11 +123,17 @@ def _read_text(args: argparse.Namespace) -> str:
 def _format(args: argparse.Namespace, default: str) -> str:
     """The output format: ``--format``, else what the ``-o`` file name's
     extension says, else ``default``."""
-    return str(args.format or (format_for_path(args.output) if args.output else None) or default)
+    if args.format or not args.output:
+        return str(args.format or default)
+    from tokenprism.core.formats.export import format_for_path
+
+    return str(format_for_path(args.output) or default)
 
 
 def _output(args: argparse.Namespace, lists: Sequence[TokenList], default: str) -> None:
     """Print ``lists`` or, with ``-o FILE``, write them there atomically."""
+    from tokenprism.core.formats.export import iter_render, write_export
+
     fmt = _format(args, default)
     if args.output:
         write_export(args.output, lists, fmt)
@@ -169,16 +176,24 @@ def cmd_tokenize(args: argparse.Namespace) -> int:
         ids = model.encode(text, add_special=args.add_special, parse_special=args.parse_special).token_ids
         lines = ids_lines(ids) if fmt == "ids" else pieces_lines(model, ids)
         if args.output:
+            from tokenprism.core.formats.export import write_atomic
+
             write_atomic(args.output, lines)
         else:
             _print_chunks(lines)
         return 0
+    from tokenprism.core.formats.export import token_list
+
     tl = token_list(model, text=text, add_special=args.add_special, parse_special=args.parse_special)
     _output(args, [tl], fmt)
     return 0
 
 
 def cmd_decode(args: argparse.Namespace) -> int:
+    from tokenprism.core.formats.export import describe_id_problems, scan_ids
+
+    from ..logic.pieces import piece_label
+
     model = _open(args.model)
     items = scan_ids(" ".join(args.ids))
     if not items:
@@ -222,6 +237,8 @@ def is_model_arg(arg: str) -> bool:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from tokenprism.core.formats.export import token_list
+
     items: list[str] = args.items
     models = [a for a in items if is_model_arg(a)]
     texts = [a for a in items if not is_model_arg(a)]
@@ -242,6 +259,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
+    from tokenprism.core.plugins import failed_plugins, tokenizer_specs
+
     specs = tokenizer_specs()
     for spec in specs:
         print(f"{spec.name:<8} {', '.join(spec.model_types):<28} {spec.description}")
@@ -316,6 +335,12 @@ SUBCOMMANDS = ("info", "tokenize", "decode", "compare", "plugins", "version", "g
 
 
 def build_parser() -> OneLineParser:
+    # the subcommands in modules of their own are imported with the parser,
+    # which `tokenprism --version` never builds
+    from .check import add_parser as add_check_parser
+    from .convert import add_subcommand as add_convert_subcommand
+    from .models import add_subcommands as add_models_subcommands
+
     p = OneLineParser(prog="tokenprism", description="See how a GGUF model's tokenizer cuts text. "
                       "Options may stand anywhere among a command's other arguments.")
     p.add_argument("--version", action="store_true", help="print the version and build kind")
@@ -422,6 +447,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args_list and not os.path.exists(first):
                 raise unknown_command(first)
             return cmd_gui(args_list)
+        if args_list == ["--version"]:
+            # answered before the parser is built: building it imports
+            # every subcommand's module
+            return cmd_version(argparse.Namespace(verbose=False))
         args = parse_command(args_list)
         if args.version:
             args.verbose = False

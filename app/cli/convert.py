@@ -14,7 +14,6 @@ import argparse
 import sys
 from typing import Any
 
-from tokenprism.core.formats.convert import convert
 
 
 def add_subcommand(subparsers: Any) -> None:
@@ -33,6 +32,10 @@ def add_subcommand(subparsers: Any) -> None:
 
 def cmd_convert(args: argparse.Namespace) -> int:
     """Run the conversion and print a one-line summary (warnings on stderr)."""
+    # imported here: the converter brings the gguf package and numpy, which
+    # every other command (and --help, which lists this one) does without
+    from tokenprism.core.formats.convert import convert
+
     report = convert(args.input, args.output, name=args.name)
     print(report.summary())
     if not args.quiet:

@@ -1,0 +1,68 @@
+"""What a fresh process imports on the cold paths: opening one model loads
+only the plugin algorithm its file needs, and ``tokenprism --version``
+neither numpy nor any plugin. Each case runs in its own interpreter, since
+this one has long imported everything."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+RESOURCES = Path(__file__).resolve().parents[2] / "resources"
+ALGORITHMS = {"spm": "tokenprism.plugins.spm.spm", "bpe": "tokenprism.plugins.bpe.bpe",
+              "ugm": "tokenprism.plugins.ugm.ugm", "wpm": "tokenprism.plugins.wpm.wpm"}
+
+
+def loaded_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running ``code``."""
+    probe = code + "\nimport sys, json\nprint(json.dumps(sorted(sys.modules)))"
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    return set(json.loads(res.stdout.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("kind", sorted(ALGORITHMS))
+def test_open_imports_only_the_needed_algorithm(kind: str) -> None:
+    path = RESOURCES / f"demo-{kind}.gguf"
+    mods = loaded_after(f"from tokenprism.core import open_model\n"
+                        f"assert open_model({str(path)!r}).encode('Hello world').token_ids")
+    # every plugin is still asked which file types it handles ...
+    assert {f"tokenprism.plugins.{k}.plugin" for k in ALGORITHMS} <= mods
+    # ... but only the one this file needs brings its algorithm
+    assert ALGORITHMS[kind] in mods
+    assert not {mod for k, mod in ALGORITHMS.items() if k != kind} & mods
+
+
+def test_version_imports_no_numpy_and_no_plugin() -> None:
+    mods = loaded_after("import sys\nfrom tokenprism.app.cli import main\n"
+                        "sys.argv = ['tokenprism', '--version']\nassert main() == 0")
+    assert "numpy" not in mods
+    # (the build check locates the compiled modules, importing only their
+    # empty parent packages)
+    assert not {m for m in mods if m.startswith("tokenprism.plugins.") and m.count(".") > 2}
+    assert "tokenprism.core.model" not in mods
+
+
+def test_build_kind_locates_without_importing() -> None:
+    from tokenprism.core.build_info import HOT_MODULES, build_kind, module_status
+
+    mods = loaded_after("from tokenprism.core.build_info import build_kind\nprint(build_kind())")
+    assert not set(HOT_MODULES) & mods
+    # and it agrees with importing them
+    kinds = set(module_status().values()) - {"missing"}
+    assert build_kind() == (kinds.pop() if len(kinds) == 1 else "mixed")
+
+
+def test_core_names_resolve_lazily() -> None:
+    import tokenprism.core as core
+    from tokenprism.core.model import open_model
+
+    assert core.open_model is open_model
+    assert set(core.__all__) <= set(dir(core))
+    with pytest.raises(AttributeError):
+        core.no_such_name  # noqa: B018
+    mods = loaded_after("import tokenprism.core.errors")
+    assert "numpy" not in mods
