@@ -197,6 +197,17 @@ def test_merge_order_is_the_model(bpe: tuple[Any, Path, Model], work: Path) -> N
     assert_stage(run(model, folder), "model", short=3)
 
 
+def test_folder_config_bos_rule_is_the_reference(bpe: tuple[Any, Path, Model], work: Path) -> None:
+    """A folder's tokenizer_config.json add_bos_token decides, on both sides."""
+    tok, _, _ = bpe
+    with_bos = save_hf(tok, work / "bpe-cfg-bos", {"bos_token": "<|endoftext|>", "add_bos_token": True})
+    model = to_gguf(with_bos, work / "bpe-cfg-bos.gguf")
+    assert model.encode("Hi", add_special=True).ids[0] == 0
+    assert run(model, with_bos, add_special=True).divergences == []
+    without = save_hf(tok, work / "bpe-cfg-nobos", {"bos_token": "<|endoftext|>", "add_bos_token": False})
+    assert_stage(run(model, without, add_special=True), "bos_eos", short=0)
+
+
 # ---- WordPiece -----------------------------------------------------------------
 
 def test_wordpiece_is_clean_and_a_normalizer_step_is_the_normalizer(work: Path) -> None:
