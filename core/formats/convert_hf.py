@@ -461,6 +461,31 @@ def _hf_unigram(js: _Json, doc: Mapping[str, object], model: Mapping[str, object
             scores[a.id] = -1000.0
 
     flags: dict[str, bool] = {"add_space_prefix": False, "remove_extra_whitespaces": False}
+    charsmap = _unigram_normalizer(js, doc, flags, warnings)
+    _unigram_pre_tokenizer(js, doc, flags, warnings)
+
+    tmpl = _template(js, doc)
+    special = _resolve_specials(("bos", "eos", "pad"), config, added, raw,
+                                {"eos": ("</s>",), "pad": ("<pad>",)})
+    if unk_id is not None:
+        special["unk"] = js.id_(unk_id, "model.unk_id")
+    if tmpl.last is not None and "eos" not in special:
+        tid = _token_id(tmpl.last, added, raw)
+        if tid is not None:
+            special["eos"] = tid
+    flags["add_bos"] = tmpl.first is not None
+    flags["add_eos"] = tmpl.last is not None
+    _add_flags_from(config, flags)
+    return VocabData(model="t5", pre="default", architecture="t5", name=name, tokens=tuple(tokens),
+                     types=tuple(types), scores=tuple(scores), charsmap=charsmap,
+                     special_ids=special, flags=flags, source="tokenizers", warnings=tuple(warnings))
+
+
+def _unigram_normalizer(js: _Json, doc: Mapping[str, object], flags: dict[str, bool],
+                        warnings: list[str]) -> bytes:
+    """The precompiled character map of a Unigram tokenizer's normalizer
+    (empty if none); sets ``remove_extra_whitespaces`` in ``flags`` and
+    warns of the steps llama.cpp does not apply."""
     charsmap = b""
     for n in _normalizers(js, doc):
         ntype = n.get("type")
@@ -480,6 +505,13 @@ def _hf_unigram(js: _Json, doc: Mapping[str, object], model: Mapping[str, object
             flags["remove_extra_whitespaces"] = True
         else:
             warnings.append(f"normalizer {ntype} is not applied by llama.cpp's UGM tokenizer")
+    return charsmap
+
+
+def _unigram_pre_tokenizer(js: _Json, doc: Mapping[str, object], flags: dict[str, bool],
+                           warnings: list[str]) -> None:
+    """Sets ``add_space_prefix`` in ``flags`` from a Unigram tokenizer's
+    Metaspace step, and warns of the steps llama.cpp does not apply."""
     for step in _pre_tokenizers(js, doc):
         stype = step.get("type")
         if stype == "Metaspace":
@@ -493,19 +525,3 @@ def _hf_unigram(js: _Json, doc: Mapping[str, object], model: Mapping[str, object
                 flags["add_space_prefix"] = scheme in ("always", "first")
         elif stype not in ("WhitespaceSplit",):
             warnings.append(f"pre-tokenizer {stype} is not applied by llama.cpp's UGM tokenizer")
-
-    tmpl = _template(js, doc)
-    special = _resolve_specials(("bos", "eos", "pad"), config, added, raw,
-                                {"eos": ("</s>",), "pad": ("<pad>",)})
-    if unk_id is not None:
-        special["unk"] = js.id_(unk_id, "model.unk_id")
-    if tmpl.last is not None and "eos" not in special:
-        tid = _token_id(tmpl.last, added, raw)
-        if tid is not None:
-            special["eos"] = tid
-    flags["add_bos"] = tmpl.first is not None
-    flags["add_eos"] = tmpl.last is not None
-    _add_flags_from(config, flags)
-    return VocabData(model="t5", pre="default", architecture="t5", name=name, tokens=tuple(tokens),
-                     types=tuple(types), scores=tuple(scores), charsmap=charsmap,
-                     special_ids=special, flags=flags, source="tokenizers", warnings=tuple(warnings))
