@@ -172,7 +172,11 @@ class TokenPrismWindow(WindowParts):
             act.setData(fmt)
             self.id_formats.addAction(act)
         self.act_fmt_space.setChecked(True)
+        self._build_toolbar(self._build_menus())
 
+    def _build_menus(self) -> QMenu:
+        """The menu bar; returns the Token ID Format menu (the toolbar's
+        Copy IDs button shows it too)."""
         mb = self.menuBar()
         self.menus: dict[str, QMenu] = {}
         m = self.menus["file"] = mb.addMenu("&File")
@@ -205,7 +209,9 @@ class TokenPrismWindow(WindowParts):
         m = self.menus["help"] = mb.addMenu("&Help")
         m.addAction(self._action("&Keyboard Shortcuts", QKeySequence.StandardKey.HelpContents, self.show_shortcuts))
         m.addAction(self._action("&About TokenPrism", None, self.show_about))
+        return fm
 
+    def _build_toolbar(self, id_format_menu: QMenu) -> None:
         tb = QToolBar("Main")
         tb.setObjectName("mainToolbar")
         tb.setMovable(False)
@@ -227,7 +233,7 @@ class TokenPrismWindow(WindowParts):
         copy_btn.setDefaultAction(self.act_copy_ids)
         copy_btn.setText("Copy IDs")
         copy_btn.setPopupMode(QToolButton.ToolButtonPopupMode.MenuButtonPopup)
-        copy_btn.setMenu(fm)
+        copy_btn.setMenu(id_format_menu)
         tb.addWidget(copy_btn)
         self.addToolBar(tb)
         self.toolbar = tb
