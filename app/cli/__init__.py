@@ -331,13 +331,15 @@ def unknown_command(word: str) -> CliError:
 # ---- entry point ------------------------------------------------------------
 
 SUBCOMMANDS = ("info", "tokenize", "decode", "compare", "plugins", "version", "gui", "convert", "models", "samples",
-               "check")
+               "check", "chat", "chunk")
 
 
 def build_parser() -> OneLineParser:
     # the subcommands in modules of their own are imported with the parser,
     # which `tokenprism --version` never builds
+    from .chat import add_parser as add_chat_parser
     from .check import add_parser as add_check_parser
+    from .chunk import add_parser as add_chunk_parser
     from .convert import add_subcommand as add_convert_subcommand
     from .models import add_subcommands as add_models_subcommands
 
@@ -391,6 +393,8 @@ def build_parser() -> OneLineParser:
 
     add_convert_subcommand(sub)
     add_check_parser(sub)
+    add_chat_parser(sub)
+    add_chunk_parser(sub)
     add_models_subcommands(sub)
 
     s = sub.add_parser("plugins", help="list the tokenizer plugins found")

@@ -154,16 +154,49 @@ class _TemplateNamespace(Namespace):
         Namespace.__setitem__(self, name, value)
 
 
-def _bounded_range(*args: int) -> Iterator[int]:
-    # the sandbox's range holds at most 100,000 items; this one also looks
-    # at the clock, so nested empty loops over it stop at the deadline
+class _ClockedRange:
+    """``range`` as the sandbox offers it (at most 100,000 items), that also
+    looks at the clock while it is iterated, so that nested loops with
+    empty bodies stop at the deadline; otherwise it behaves as the range
+    (length, indexing, printing)."""
+
+    def __init__(self, rng: range) -> None:
+        self._range = rng
+
+    def __iter__(self) -> Iterator[int]:
+        for i in self._range:
+            if not i & 255:
+                _check_deadline()
+            yield i
+
+    def __reversed__(self) -> Iterator[int]:
+        return reversed(self._range)
+
+    def __len__(self) -> int:
+        return len(self._range)
+
+    def __getitem__(self, index: Any) -> Any:
+        item = self._range[index]
+        return _ClockedRange(item) if isinstance(item, range) else item
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._range
+
+    def __eq__(self, other: object) -> bool:
+        return self._range == (other._range if isinstance(other, _ClockedRange) else other)
+
+    def __hash__(self) -> int:
+        return hash(self._range)
+
+    def __repr__(self) -> str:
+        return repr(self._range)
+
+
+def _bounded_range(*args: int) -> _ClockedRange:
     rng = range(*args)
     if len(rng) > 100_000:
         raise jinja2.exceptions.SecurityError(f"range of {len(rng):,} items is too large (at most 100,000)")
-    for i in rng:
-        if not i & 255:
-            _check_deadline()
-        yield i
+    return _ClockedRange(rng)
 
 
 _FORMAT_NUMBER = re.compile(r"\d{7,}")

@@ -5,10 +5,12 @@ token, or the message whose content it holds."""
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from tokenprism.core import Attr, Encoding, Model
+from tokenprism.core.errors import TokenPrismError
 
 from .conversation import Conversation, check_documents, check_messages, check_tools
 from .render import DEFAULT_TIMEOUT, render
@@ -158,6 +160,54 @@ def content_spans(rendered: str, messages: Sequence[dict[str, Any]]) -> list[tup
     return out
 
 
+def _sentinel(k: int) -> str:
+    # private-use characters no template writes, around the message index
+    return f"\ue000{k}\ue001"
+
+
+_SENTINEL = re.compile("\ue000(\\d+)\ue001")
+
+
+def sentinel_spans(model: Model, template: ChatTemplate, conv: Conversation, rendered: str,
+                   add_generation_prompt: bool, timeout: float) -> list[tuple[int, int]] | None:
+    """Per message, the span of its content in ``rendered``, found exactly:
+    the conversation is rendered again with each non-empty content replaced
+    by a marker, and ``rendered`` must be that text with each marker
+    replaced by its content (or the content stripped, for templates that
+    ``trim`` it). None when it is not (a template that looks inside the
+    content, or writes it twice), and the caller falls back to searching."""
+    marked = [{**m, "content": _sentinel(k)} if isinstance(m.get("content"), str) and m["content"] else m
+              for k, m in enumerate(conv.messages)]
+    try:
+        skeleton = render_conversation(model, template, Conversation(marked, conv.tools, conv.documents),
+                                       add_generation_prompt, timeout)
+    except TokenPrismError:
+        return None
+    spans = [(-1, -1)] * len(conv.messages)
+    pos = 0  # in rendered
+    last = 0  # in skeleton
+    for match in _SENTINEL.finditer(skeleton):
+        scaffold = skeleton[last:match.start()]
+        if not rendered.startswith(scaffold, pos):
+            return None
+        pos += len(scaffold)
+        k = int(match.group(1))
+        if k >= len(spans) or spans[k][0] >= 0:
+            return None
+        content = str(conv.messages[k]["content"])
+        for text in dict.fromkeys((content, content.strip())):
+            if rendered.startswith(text, pos):
+                spans[k] = (pos, pos + len(text))
+                pos += len(text)
+                break
+        else:
+            return None
+        last = match.end()
+    if rendered[pos:] != skeleton[last:]:
+        return None
+    return [(s, e) if e > s else (-1, -1) for s, e in spans]
+
+
 def token_origins(model: Model, enc: Encoding, spans: Sequence[tuple[int, int]]) -> list[ChatToken]:
     text = enc.text
     specials = {(f.start, f.end) for f in model.fragments(text, True) if f.token >= 0}
@@ -216,7 +266,8 @@ def chat(model: Model, messages: Any, tools: Any = None, documents: Any = None, 
     if add_special and model.config.add_bos and len(ids) >= 2 and ids[0] == bos and ids[1] == bos:
         warnings.append("the template already writes BOS; adding special tokens makes it twice "
                         "(llama.cpp warns the same)")
-    spans = content_spans(rendered, conv.messages)
+    spans = (sentinel_spans(model, chosen, conv, rendered, add_generation_prompt, timeout)
+             or content_spans(rendered, conv.messages))
     tokens = token_origins(model, enc, spans)
     counts = [0] * len(conv.messages)
     for t in tokens:
