@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tokenprism.core import Model, open_model
-from tokenprism.core.chat import (ChatTemplate, ChatTemplateError, builtin_templates, file_templates, render,
+from tokenprism.core.chat import (ChatTemplate, ChatTemplateError, builtin_templates, chat, file_templates, render,
                                   template_variables)
 from tokenprism.core.chat.conversation import parse_conversation
 from tokenprism.core.chat.service import render_conversation
@@ -73,3 +73,21 @@ def test_rendering_equals_transformers(case: dict[str, Any]) -> None:
         assert case["error"] in str(info.value)
     else:
         assert go() == case["rendered"]
+
+
+LLAMA_IDS: dict[str, list[dict[str, Any]]] = json.loads((DATA / "llama_ids.json").read_text(encoding="utf-8"))
+FILE_CASES = [c for c in FIXTURES if not c["template"].startswith("builtin:") and "rendered" in c]
+
+
+@pytest.mark.parametrize("case", FILE_CASES, ids=_id)
+@pytest.mark.parametrize("add_special", [False, True], ids=["plain", "add_special"])
+def test_chat_ids_equal_llama_cpp(case: dict[str, Any], add_special: bool) -> None:
+    """chat() end to end: the ids of the rendering equal llama.cpp's
+    (tests/data/chat/make_llama_ids.py), special tokens parsed, BOS/EOS
+    added or not."""
+    vocab, name = case["template"].split(":", 1)
+    conv = parse_conversation(CONVERSATIONS[case["conversation"]])
+    result = chat(_model(vocab), conv.messages, tools=conv.tools, documents=conv.documents, template=name,
+                  add_generation_prompt=case["add_generation_prompt"], add_special=add_special)
+    (row,) = [r for r in LLAMA_IDS[vocab] if r["text"] == result.rendered]
+    assert result.ids == row["add_special" if add_special else "plain"]
