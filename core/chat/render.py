@@ -251,9 +251,34 @@ _GROWING_METHODS = {"center", "ljust", "rjust", "zfill", "expandtabs", "replace"
                     "format_map"}
 
 
+class _BoundedBuffer(list[Any]):
+    """Where a macro, a ``set`` block or a filter block collects its output
+    before returning it as one string: counted as it grows, so that a macro
+    writing gigabytes is stopped before it returns them."""
+
+    size = 0
+
+    def append(self, item: Any) -> None:
+        self.size += len(item) if isinstance(item, str) else 32
+        if self.size > _limit():
+            raise _Bound(f"a macro or block passed the limit of {_limit():,} characters")
+        if not len(self) & 63:
+            _check_deadline()
+        super().append(item)
+
+    def extend(self, items: Iterable[Any]) -> None:
+        for item in items:
+            self.append(item)
+
+
 class _BoundedCodeGenerator(CodeGenerator):
     """Compiles ``a ~ b`` into a size-checked join (Jinja compiles it into a
-    plain ``str`` join no environment hook sees)."""
+    plain ``str`` join no environment hook sees), and gives macros and
+    blocks a buffer that counts what they write."""
+
+    def buffer(self, frame: Frame) -> None:
+        frame.buffer = self.temporary_identifier()
+        self.writeline(f"{frame.buffer} = environment.bounded_buffer()")
 
     def visit_Concat(self, node: jinja2.nodes.Concat, frame: Frame) -> None:
         self.write("environment.bounded_concat((")
@@ -268,6 +293,9 @@ class ChatEnvironment(ImmutableSandboxedEnvironment):
 
     code_generator_class = _BoundedCodeGenerator
     intercepted_binops = frozenset({"*", "+", "%", "**"})
+
+    def bounded_buffer(self) -> _BoundedBuffer:
+        return _BoundedBuffer()
 
     def bounded_concat(self, parts: Sequence[Any]) -> str:
         strs = [str(p) for p in parts]
@@ -383,11 +411,15 @@ def _run(template: jinja2.Template, variables: Mapping[str, Any], limit: int, de
     _local.deadline = deadline
     parts: list[str] = []
     total = 0
+    stream = template.generate(**variables)
     try:
-        for chunk in template.generate(**variables):
+        for chunk in stream:
             total += len(chunk)
             if total > limit:
-                raise _Bound(f"the rendering passed the limit of {limit:,} characters")
+                out.error = _Bound(f"the rendering passed the limit of {limit:,} characters")
+                out.line = _suspended_line(template, stream)
+                stream.close()
+                return
             parts.append(chunk)
             if len(parts) & 63 == 0:
                 _check_deadline()
@@ -400,6 +432,19 @@ def _run(template: jinja2.Template, variables: Mapping[str, Any], limit: int, de
             # only for an Exception; _TimeUp is mapped here
             line = template.get_corresponding_lineno(line)
         out.line = line
+
+
+def _suspended_line(template: jinja2.Template, stream: Any) -> int | None:
+    """The template line where the paused rendering ``stream`` last wrote
+    (the innermost template generator it delegates to)."""
+    line = None
+    gen = stream
+    while gen is not None:
+        frame = getattr(gen, "gi_frame", None)
+        if frame is not None and frame.f_code.co_filename == "<template>":
+            line = template.get_corresponding_lineno(frame.f_lineno)
+        gen = getattr(gen, "gi_yieldfrom", None)
+    return line
 
 
 def _interrupt(thread: threading.Thread) -> None:
