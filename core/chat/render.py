@@ -35,7 +35,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Generator, Iterable, Iterator, Mapping, Sequence, cast
 
 import jinja2
 import jinja2.ext
@@ -411,7 +411,8 @@ def _run(template: jinja2.Template, variables: Mapping[str, Any], limit: int, de
     _local.deadline = deadline
     parts: list[str] = []
     total = 0
-    stream = template.generate(**variables)
+    # a generator (closed early when the output passes the limit)
+    stream = cast(Generator[str, None, None], template.generate(**variables))
     try:
         for chunk in stream:
             total += len(chunk)
