@@ -252,8 +252,10 @@ def chat(model: Model, messages: Any, tools: Any = None, documents: Any = None, 
     ``add_special``, no BOS/EOS added (as ``apply_chat_template`` does), and
     trace every token to its origin.
 
+    >>> model = open_model("ggml-vocab-qwen2.gguf")
     >>> result = chat(model, [{"role": "user", "content": "Hello"}], add_generation_prompt=True)
-    >>> result.total, result.messages[0].tokens
+    >>> result.total, result.messages[0].tokens, result.tokens[0].origin
+    (19, 1, 'special')
     """
     conv = Conversation(check_messages(messages), check_tools(tools), check_documents(documents))
     chosen = (ChatTemplate("custom", template_source, "path") if template_source is not None
