@@ -49,6 +49,8 @@ def add_parser(subparsers: Any) -> None:
                    help="also add BOS/EOS as llama.cpp's server does (default: none, as apply_chat_template)")
     s.add_argument("--format", choices=FORMATS, default="text", help="text (default), ids or json")
     s.add_argument("--list-templates", action="store_true", help="list the file's chat templates")
+    s.add_argument("--context-length", type=int, metavar="N",
+                   help="context length to measure the total against (default: the file's)")
     s.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                    help=f"longest a template may render (default {DEFAULT_TIMEOUT:g})")
     s.set_defaults(func=run)
@@ -94,6 +96,8 @@ def run(args: argparse.Namespace) -> int:
         raise TokenPrismError(f"{args.model}: no such file")
     if args.list_templates:
         return list_templates(args.model)
+    if args.context_length is not None and args.context_length < 1:
+        raise ConversationError("--context-length must be at least 1")
     if args.messages is None:
         raise ConversationError("no conversation: give --messages FILE (or --list-templates)")
     conv = parse_conversation(load_json(_read(args.messages, args.messages), args.messages))
@@ -104,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
     model = open_model(args.model)
     result = chat(model, conv.messages, tools=tools, documents=conv.documents, template=args.template,
                   template_source=source, add_generation_prompt=args.add_generation_prompt,
-                  add_special=args.add_special, timeout=args.timeout)
+                  add_special=args.add_special, timeout=args.timeout,
+                  context=args.context_length)
     if args.template_file:
         result = _named(result, os.path.basename(args.template_file))
     for w in result.warnings:

@@ -244,13 +244,15 @@ def token_origins(model: Model, enc: Encoding, spans: Sequence[tuple[int, int]])
 
 def chat(model: Model, messages: Any, tools: Any = None, documents: Any = None, template: str | None = None,
          template_source: str | None = None, add_generation_prompt: bool = False, add_special: bool = False,
-         timeout: float = DEFAULT_TIMEOUT) -> ChatResult:
+         timeout: float = DEFAULT_TIMEOUT, context: int | None = None) -> ChatResult:
     """Render ``messages`` (a list of ``{"role", "content"}`` dicts) with the
     file's chat template (``template`` names one of its named templates or
     a shipped common one; ``template_source`` gives the Jinja text itself),
     tokenize the result with special tokens parsed and, unless
     ``add_special``, no BOS/EOS added (as ``apply_chat_template`` does), and
-    trace every token to its origin.
+    trace every token to its origin. ``context`` is the context length to
+    measure against (what llama.cpp's ``-c`` sets); by default the file's
+    ``{arch}.context_length``.
 
     >>> model = open_model("ggml-vocab-qwen2.gguf")
     >>> result = chat(model, [{"role": "user", "content": "Hello"}], add_generation_prompt=True)
@@ -276,5 +278,6 @@ def chat(model: Model, messages: Any, tools: Any = None, documents: Any = None, 
         if t.message is not None:
             counts[t.message] += 1
     infos = tuple(MessageInfo(str(m["role"]), counts[k], *spans[k]) for k, m in enumerate(conv.messages))
-    return ChatResult(rendered, enc, tuple(tokens), infos, context_length(model), chosen.name, chosen.origin,
+    return ChatResult(rendered, enc, tuple(tokens), infos,
+                      context if context is not None else context_length(model), chosen.name, chosen.origin,
                       add_special, tuple(warnings))

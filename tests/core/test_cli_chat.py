@@ -46,6 +46,8 @@ def test_chat_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
         assert t["origin"] in ("template", "special", "message")
         assert (t["message"] is None) == (t["origin"] != "message")
     assert sum(m["tokens"] for m in data["messages"]) == sum(t["origin"] == "message" for t in data["tokens"])
+    code, out, _ = run(capsys, "chat", qwen2, "--messages", msgs, "--context-length", "100")
+    assert code == 0 and f"of 100 context ({data['total'] - 3}.0%)" in out  # without the generation prompt
     user = [t for t in data["tokens"] if t["message"] == 1]
     assert data["rendered"][user[0]["start"]:user[-1]["end"]] == "Grüße 🙂"
 
