@@ -39,8 +39,10 @@ def test_unicode_tables_match_llama_cpp() -> None:
     assert tuple(low) == ud.LOWERCASE
     part = src[src.index("unicode_ranges_nfd ="):]
     part = part[:part.index("};")]
-    nfd = [int(x, 16) for row in re.findall(r"\{0x([0-9A-F]+), 0x([0-9A-F]+), 0x([0-9A-F]+)\}", part)
-           for x in row if row != ("0", "0", "0")]
+    # (llama.cpp's table opens with a {0, 0, 0} row, its sentinel)
+    rows = [tuple(int(x, 16) for x in row)
+            for row in re.findall(r"\{0x([0-9A-F]+), 0x([0-9A-F]+), 0x([0-9A-F]+)\}", part)]
+    nfd = [x for row in rows if row != (0, 0, 0) for x in row]
     assert tuple(nfd) == ud.NFD
 
 
