@@ -42,6 +42,7 @@ def test_fixtures_cover_every_reference_template_and_the_common_ones() -> None:
     assert {"command-r:default", "command-r:tool_use", "command-r:rag", "gemma-4:default", "phi-3:default",
             "qwen2:default", "qwen35:default"} <= labels
     assert {f"builtin:{n}" for n in builtin_templates()} <= labels
+    assert "test:environment" in labels
     assert {"chatml", "llama3", "gemma", "mistral", "phi3", "hermes-tools"} <= set(builtin_templates())
     # most cases render (a template may refuse a conversation, as Gemma's refuses a tool role)
     assert sum("rendered" in c for c in FIXTURES) > 100
@@ -52,10 +53,11 @@ def test_rendering_equals_transformers(case: dict[str, Any]) -> None:
     conv = parse_conversation(CONVERSATIONS[case["conversation"]])
     where, name = case["template"].split(":", 1)
     gen = case["add_generation_prompt"]
-    if where == "builtin":
+    if where in ("builtin", "test"):
         variables = {**case["variables"], "messages": conv.messages, "tools": conv.tools,
                      "documents": conv.documents, "add_generation_prompt": gen}
-        source = builtin_templates()[name]
+        source = (builtin_templates()[name] if where == "builtin"
+                  else (DATA / f"{name}.jinja").read_text(encoding="utf-8"))
 
         def go() -> str:
             return render(source, variables)
@@ -76,7 +78,7 @@ def test_rendering_equals_transformers(case: dict[str, Any]) -> None:
 
 
 LLAMA_IDS: dict[str, list[dict[str, Any]]] = json.loads((DATA / "llama_ids.json").read_text(encoding="utf-8"))
-FILE_CASES = [c for c in FIXTURES if not c["template"].startswith("builtin:") and "rendered" in c]
+FILE_CASES = [c for c in FIXTURES if c["template"].split(":")[0] not in ("builtin", "test") and "rendered" in c]
 
 
 @pytest.mark.parametrize("case", FILE_CASES, ids=_id)

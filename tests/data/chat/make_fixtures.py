@@ -68,6 +68,9 @@ def main() -> None:
     plain = {"bos_token": "<s>", "eos_token": "</s>"}
     for path in sorted((REPO / "core" / "chat" / "common_templates").glob("*.jinja")):
         sources.append((f"builtin:{path.stem}", path.read_text(encoding="utf-8"), plain))
+    # a template that depends on the environment's settings (trim_blocks,
+    # lstrip_blocks, loop controls, tojson without HTML escaping, namespace)
+    sources.append(("test:environment", (HERE / "environment.jinja").read_text(encoding="utf-8"), plain))
     cases = []
     for label, source, specials in sources:
         for conv_name, conv in conversations.items():
