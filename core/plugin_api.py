@@ -90,15 +90,15 @@ own object, so those calls stay native.
 
 from __future__ import annotations
 
-from . import unicode_data
-from .arrays import distinct_sorted
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .columns import TokenColumns, packed
 from .errors import GGUFError, TokenPrismError
 from .frozen import as_tuple
 from .gil import STEP, WORD_STEP, Cancelled, checkpoint, dispose, offer_gil
 from .hookspecs import hookimpl
 from .memory import trim_heap
-from .pair_cache import MISS, PairCache
 from .piece_codes import PieceCodes, PieceIndex
 from .plugin_types import TokenizerSpec
 from .spans import utf8_width
@@ -106,9 +106,40 @@ from .string_array import StringArray
 from .tokenizer import (ColumnTokenizer, CuttableTokenizer, FragmentResult, PreparedTokenizer,
                         RankedTokenizer, Tokenizer, TokenizerConfig, WordTokenizer, config_from_vocab,
                         resolve_special_ids)
-from .unicode_ranges import (MAX_CP, RangeSet, Ranges, complement, contains, flag_ranges, intersect,
-                             lowercase_pairs, merged, nfd_first, points, subtract, whitespace)
 from .vocab import Attr, TokenType, Vocab, decoded_pieces, piece_codes, piece_index
+
+if TYPE_CHECKING:
+    from . import unicode_data
+    from .arrays import distinct_sorted
+    from .pair_cache import MISS, PairCache
+    from .unicode_ranges import (MAX_CP, RangeSet, Ranges, complement, contains, flag_ranges, intersect,
+                                 lowercase_pairs, merged, nfd_first, points, subtract, whitespace)
+
+# Imported on first use (PEP 562): the plugin host imports every plugin's
+# registration module, which needs only TokenizerSpec and hookimpl from
+# here; the Unicode tables, merge-loop cache and array helpers below are
+# loaded by the algorithm that uses them, when a file needs it (~15 ms of a
+# process's first open otherwise)
+_LAZY = {
+    "unicode_data": "", "distinct_sorted": "arrays", "MISS": "pair_cache", "PairCache": "pair_cache",
+    **dict.fromkeys(("MAX_CP", "RangeSet", "Ranges", "complement", "contains", "flag_ranges", "intersect",
+                     "lowercase_pairs", "merged", "nfd_first", "points", "subtract", "whitespace"),
+                    "unicode_ranges"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = (importlib.import_module(f".{name}", __package__) if not home
+             else getattr(importlib.import_module(f".{home}", __package__), name))
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
 
 __all__ = [
     # the contract
