@@ -541,6 +541,53 @@ class Normalizer:
             return None
         return self.normalize_range(text, 0, len(text), -1, -1, passes)
 
+    def _segment_at(self, text: str, i: int, n: int) -> tuple[str, int, bool]:
+        """What the input at ``text[i]`` (a position that needs a look, ``i <
+        n``) turns into before the whitespace options: ``(output, end of
+        the input it consumes, whether the output is that input itself)``;
+        an end of -1 when the result is not valid UTF-8 (the byte path is
+        needed). A user-defined token's prefix first, then the charsmap's
+        longest key, else the character itself."""
+        ch = text[i]
+        if self.has_ud:
+            length = 0
+            if ch in self.ud_first:
+                length = 1
+                ud_prefix = self.ud_prefix
+                while i + length < n and text[i:i + length + 1] in ud_prefix:
+                    length += 1
+            if i + length < n and text[i + length] >= "\x80":
+                # the byte walk would go on into the next character's lead
+                leads = self.ud_next_leads.get(text[i:i + length])
+                if leads is not None and utf8_lead_byte(text[i + length]) in leads:
+                    return "", -1, False
+            if length > 0:
+                return text[i:i + length], i + length, True
+        if ch in self.cm_first:
+            res = self.cm_match(text, i)
+            if res is None:
+                return "", -1, False
+            if res[0] > 0:
+                return res[1], i + res[0], False
+        return ch, i + 1, True
+
+    def _word_start(self, out: list[str], ss: list[int], se: list[int], run_s: int, run_e: int,
+                    at: int, prepended: bool) -> bool:
+        """The ``space`` that starts a word, with the first word's prefix
+        space, or every word's with merged spaces; it stands for the dropped
+        run of spaces ``[run_s, run_e)`` before it, or for the empty range at
+        ``at`` when there is none. Whether a prefix space has been written."""
+        if not ((self.prepend_space and not prepended) or self.merge_spaces):
+            return prepended
+        out.append(self.space)
+        if run_s >= 0:
+            ss.append(run_s)
+            se.append(run_e)
+        else:
+            ss.append(at)
+            se.append(at)
+        return True
+
     def normalize_range(self, text: str, start: int, end: int, run_s: int, run_e: int,
                         passes: int = 0) -> StrNorm | None:
         """Normalize ``text[start:end]`` (no lone surrogates) from the state
@@ -555,12 +602,8 @@ class Normalizer:
         ss: list[int] = []
         se: list[int] = []
         space = self.space
-        prepend = self.prepend_space
         merge = self.merge_spaces
         simple_space = self.simple_space
-        cm_first = self.cm_first
-        has_ud = self.has_ud
-        ud_first = self.ud_first
         # every position that needs a look, other than simple spaces
         stops = match_starts(self.look_re, text, start, end)
         n_stops = len(stops)
@@ -594,15 +637,7 @@ class Normalizer:
                 # characters no rule touches: copy them whole
                 if not non_ws:
                     non_ws = True
-                    if (prepend and not prepended) or merge:
-                        out.append(space)
-                        if run_s >= 0:
-                            ss.append(run_s)
-                            se.append(run_e)
-                        else:
-                            ss.append(i)
-                            se.append(i)
-                        prepended = True
+                    prepended = self._word_start(out, ss, se, run_s, run_e, i, prepended)
                 run_s = -1
                 out.append(text[i:j])
                 ss.extend(range(i, j))
@@ -626,34 +661,9 @@ class Normalizer:
                     se.extend(range(j + 1, k + 1))
                 i = k
                 continue
-            ch = text[i]
-            seg = ch
-            seg_end = i + 1
-            identity = True
-            matched = False
-            if has_ud:
-                length = 0
-                if ch in ud_first:
-                    length = 1
-                    ud_prefix = self.ud_prefix
-                    while i + length < n and text[i:i + length + 1] in ud_prefix:
-                        length += 1
-                if i + length < n and text[i + length] >= "\x80":
-                    leads = self.ud_next_leads.get(text[i:i + length])
-                    if leads is not None and utf8_lead_byte(text[i + length]) in leads:
-                        return None
-                if length > 0:
-                    seg = text[i:i + length]
-                    seg_end = i + length
-                    matched = True
-            if not matched and ch in cm_first:
-                res = self.cm_match(text, i)
-                if res is None:
-                    return None
-                if res[0] > 0:
-                    seg = res[1]
-                    seg_end = i + res[0]
-                    identity = False
+            seg, seg_end, identity = self._segment_at(text, i, n)
+            if seg_end < 0:
+                return None
             for k in range(len(seg)):
                 c = seg[k]
                 if identity:
@@ -665,15 +675,7 @@ class Normalizer:
                 if c != " ":
                     if not non_ws:
                         non_ws = True
-                        if (prepend and not prepended) or merge:
-                            out.append(space)
-                            if run_s >= 0:
-                                ss.append(run_s)
-                                se.append(run_e)
-                            else:
-                                ss.append(a)
-                                se.append(a)
-                            prepended = True
+                        prepended = self._word_start(out, ss, se, run_s, run_e, a, prepended)
                     run_s = -1
                     out.append(c)
                     ss.append(a)

@@ -50,13 +50,13 @@ from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    Attr, FragmentResult, GGUFError, STEP, TokenColumns, TokenType, Vocab, WORD_STEP, checkpoint,
+    Attr, FragmentResult, GGUFError, PieceCodes, STEP, TokenColumns, TokenType, Vocab, WORD_STEP, checkpoint,
     config_from_vocab, decoded_pieces, dispose, piece_codes, utf8_width)
 
 from .charsmap import CHARSMAP_KEY, ESCAPED_SPACE, BytesNorm, Charsmap, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
 from .charsmap import stop_starts
-from .trie import NO_NODE, build_trie, piece_facts, step_node, without_surrogates
+from .trie import NO_NODE, PieceFacts, build_trie, piece_facts, step_node, without_surrogates
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
@@ -161,13 +161,86 @@ def _f32(x: float) -> float:
     return float(np.float32(x))
 
 
+def _matchers(vocab: Vocab) -> tuple[npt.NDArray[np.int64], list[str], float, npt.NDArray[np.float64]]:
+    """The ids of the pieces the Viterbi pass may match (normal,
+    user-defined and unused ones), the user-defined pieces, the lowest
+    normal score (for the unknown token's) and every token's score.
+
+    llama.cpp builds its matchers from the token types as stored, before
+    its load-time fix-ups change any attribute; the session scores by the
+    attributes after the fix-ups (a user-defined piece scores 0)."""
+    columns = vocab.arrays()
+    types = columns.types
+    s32 = columns.scores
+    is_normal = types == int(TokenType.NORMAL)
+    is_ud = types == int(TokenType.USER_DEFINED)
+    min_score = float(s32[is_normal].min()) if bool(is_normal.any()) else FLT_MAX
+    matchable_idx = np.nonzero(is_normal | is_ud | (types == int(TokenType.UNUSED)))[0].astype(np.int64, copy=False)
+    pieces = vocab.pieces
+    ud_pieces: list[str] = [pieces[t] for t in np.nonzero(is_ud)[0].tolist()]
+    tok_score = np.where(columns.attrs & Attr.USER_DEFINED, 0.0, s32.astype(np.float64))
+    return matchable_idx, ud_pieces, min_score, tok_score
+
+
+def _valid_pieces(codes: PieceCodes, matchable: list[int], matchable_idx: npt.NDArray[np.int64],
+                  space: int) -> tuple[list[int], npt.NDArray[np.int64], PieceFacts]:
+    """The matchable pieces the character path keeps (as a list and as an
+    array), and their facts.
+
+    Pieces that are not valid UTF-8 can only match inside a character in
+    llama.cpp, which leads nowhere, so the character path leaves them out.
+    (The ids as an array: converting 250k ints costs ~4 ms.)"""
+    facts = piece_facts(codes, matchable, space)
+    if not facts.surrogates:
+        return matchable, matchable_idx, facts
+    valid = without_surrogates(codes, matchable)
+    return valid, np.asarray(valid, dtype=np.int64), piece_facts(codes, valid, space)
+
+
+def _tag_layout(bounds: tuple[int, float, float] | None, tag_bits: int, valid_scores: npt.NDArray[np.float64],
+                valid_idx: npt.NDArray[np.int64], n: int) -> tuple[int, float, float, float, bytes]:
+    """How :meth:`UgmTokenizer.best_path` tags its scores: ``(tag_chars,
+    tag_unit, tag_scale, grain, score_units)``, ``tag_chars`` 0 when the
+    scores leave no room for ``tag_bits`` below their grain.
+
+    ``score_units``: the scores again, in units of the grain as int32 by
+    token id (``n`` of them): read from one bytes object, a score costs no
+    list item and no float object far apart in memory (-2**31: too big, in
+    ``tok_score`` only)."""
+    tag_chars = limit_of(bounds, tag_bits)
+    if tag_chars <= 0 or bounds is None:
+        return tag_chars, 1.0, 1.0, 1.0, b""
+    g = bounds[0]
+    unit = math.ldexp(1.0, g - tag_bits)
+    scale = math.ldexp(1.0, tag_bits - g)
+    grain = math.ldexp(1.0, g)
+    if not (unit > 0.0 and math.isfinite(scale) and grain > 0.0 and math.isfinite(1.0 / grain)):
+        return 0, unit, scale, grain, b""
+    units = valid_scores * (1.0 / grain)
+    units[~(np.abs(units) < 2.0 ** 31)] = -2.0 ** 31
+    by_id = np.zeros(n, dtype="<i4")
+    by_id[valid_idx] = units.astype(np.int64)
+    return tag_chars, unit, scale, grain, by_id.tobytes()
+
+
+def _space_like(nz: Normalizer, ud_pieces: list[str]) -> list[str]:
+    """The characters the charsmap turns into one space and that no key
+    holds past its start (tab, newline, ...): when a text is encoded by
+    chunks between spaces, they are spaces in all but their bytes, so they
+    are made spaces first."""
+    cm = nz.charsmap
+    ud_text = "".join(ud_pieces)
+    return [ch for ch in sorted(cm.single)
+            if (ch < "\x80" and ch != " " and ch not in cm.multi_first and ch not in cm.second
+                and ord(ch) not in cm.inner_ascii and ch not in ud_text and nz.cm_match(ch, 0) == (1, " "))]
+
+
 class UgmTokenizer:
     """llama.cpp's UGM tokenizer for one vocabulary."""
 
     def __init__(self, vocab: Vocab, escape_whitespaces: bool = True,
                  treat_whitespace_as_suffix: bool = False) -> None:
         self.vocab = vocab
-        n = len(vocab.pieces)
         self.config = config_from_vocab(vocab, "UGM", UGM_DEFAULT_IDS, add_bos=False, add_eos=True,
                                         add_space_prefix=vocab.flag("add_space_prefix", False),
                                         normalizes=True)
@@ -176,50 +249,24 @@ class UgmTokenizer:
             raise GGUFError("", "the UGM tokenizer needs an unknown token, and the vocabulary has none "
                             "(tokenizer.ggml.unknown_token_id)", None, "tokenizer.ggml.unknown_token_id")
         self.unk_id: int = special_ids["unk"]
-        add_space_prefix = self.config.add_space_prefix
-        remove_extra_ws = vocab.flag("remove_extra_whitespaces", False)
-
         if CHARSMAP_KEY in vocab.metadata and not vocab.precompiled_charsmap:
             raise GGUFError("", "precompiled_charsmap too small for xcda_blob_size header", None, CHARSMAP_KEY)
         self.charsmap = Charsmap(vocab.precompiled_charsmap)
 
-        # llama.cpp builds its matchers from the token types as stored,
-        # before its load-time fix-ups change any attribute
-        columns = vocab.arrays()
-        types = columns.types
-        pieces = vocab.pieces
-        s32 = columns.scores
-        is_normal = types == int(TokenType.NORMAL)
-        is_ud = types == int(TokenType.USER_DEFINED)
-        min_score = float(s32[is_normal].min()) if bool(is_normal.any()) else FLT_MAX
-        matchable_idx = np.nonzero(is_normal | is_ud | (types == int(TokenType.UNUSED)))[0]
-        matchable: list[int] = matchable_idx.tolist()
-        ud_pieces: list[str] = [pieces[t] for t in np.nonzero(is_ud)[0].tolist()]
+        matchable_idx, ud_pieces, min_score, tok_score = _matchers(vocab)
         self.unk_score = _f32(_f32(min_score) - UNKNOWN_PENALTY)
-        # the session scores by the attributes after the fix-ups
-        attrs = columns.attrs
-        tok_score = np.where(attrs & Attr.USER_DEFINED, 0.0, s32.astype(np.float64))
         # float64s in one bytes object, read natively: a list of 250k
         # float objects cost ~7 ms and ~2 000 page faults of every open
         self.tok_score: bytes = tok_score.astype("<f8").tobytes()
-        self.matchable = matchable
+        self.matchable: list[int] = matchable_idx.tolist()
 
-        self.normalizer = Normalizer(self.charsmap, ud_pieces, add_space_prefix, remove_extra_ws,
+        self.normalizer = Normalizer(self.charsmap, ud_pieces, self.config.add_space_prefix,
+                                     vocab.flag("remove_extra_whitespaces", False),
                                      escape_whitespaces, treat_whitespace_as_suffix)
         self.space = self.normalizer.space
 
-        # Pieces that are not valid UTF-8 can only match inside a character
-        # in llama.cpp, which leads nowhere, so the character path leaves
-        # them out.
-        valid = matchable
-        valid_idx = matchable_idx  # (the same ids as an array: converting 250k ints costs ~4 ms)
-        space = self.space
         codes = piece_codes(vocab)
-        facts = piece_facts(codes, valid, ord(space))
-        if facts.surrogates:
-            valid = without_surrogates(codes, matchable)
-            valid_idx = np.asarray(valid, dtype=np.int64)
-            facts = piece_facts(codes, valid, ord(space))
+        valid, valid_idx, facts = _valid_pieces(codes, self.matchable, matchable_idx, ord(self.space))
         lens = facts.lens
         self.trie = build_trie(codes, valid, lens, _FIRST_TABLE)
         # ▁ inside a piece (past its first character)
@@ -235,28 +282,13 @@ class UgmTokenizer:
         # characters back the token that reached it starts (see there):
         # tag_bits of them, below the scores' grain 2**g
         self.tag_bits: int = max(1, int(lens.max()) if len(lens) else 1).bit_length()
-        self.tag_chars = limit_of(bounds, self.tag_bits)
-        self.tag_unit = 1.0
-        self.tag_scale = 1.0
-        # the scores again, in units of the grain as int32 by token id: read
-        # from one bytes object, a score costs no list item and no float
-        # object far apart in memory (-2**31: too big, in tok_score only)
-        self.grain = 1.0
-        self.score_units = b""
-        if self.tag_chars > 0 and bounds is not None:
-            g = bounds[0]
-            self.tag_unit = math.ldexp(1.0, g - self.tag_bits)
-            self.tag_scale = math.ldexp(1.0, self.tag_bits - g)
-            self.grain = math.ldexp(1.0, g)
-            if not (self.tag_unit > 0.0 and math.isfinite(self.tag_scale) and self.grain > 0.0
-                    and math.isfinite(1.0 / self.grain)):
-                self.tag_chars = 0
-            else:
-                units = valid_scores * (1.0 / self.grain)
-                units[~(np.abs(units) < 2.0 ** 31)] = -2.0 ** 31
-                by_id = np.zeros(n, dtype="<i4")
-                by_id[valid_idx] = units.astype(np.int64)
-                self.score_units = by_id.tobytes()
+        tags = _tag_layout(bounds, self.tag_bits, valid_scores, valid_idx, len(vocab.pieces))
+        self.tag_chars: int = tags[0]
+        self.tag_unit: float = tags[1]
+        self.tag_scale: float = tags[2]
+        self.grain: float = tags[3]
+        self.score_units: bytes = tags[4]
+
         # With remove_extra_whitespaces, the text between two spaces is
         # normalized on its own (the state after a space is always the same)
         # and, ▁ being a cut, it is one word: "▁" + the text when no rule
@@ -267,21 +299,9 @@ class UgmTokenizer:
                           and not self.charsmap.space_in_keys and self.cut_on_space
                           and not any(" " in p for p in ud_pieces))
         stop_pattern = nz.look_re.pattern
-        self.chunk_stop_re = re.compile(stop_pattern + "|" + re.escape(space) if stop_pattern != "(?!)"
-                                        else re.escape(space))
-        # characters the charsmap turns into one space and that no key
-        # holds past its start (tab, newline, ...): in this mode they are
-        # spaces in all but their bytes, so they are made spaces first
-        space_table: dict[int, str] = {}
-        if self.by_chunks:
-            cm = self.charsmap
-            ud_text = "".join(ud_pieces)
-            for ch in sorted(cm.single):
-                if (ch < "\x80" and ch != " " and ch not in cm.multi_first and ch not in cm.second
-                        and ord(ch) not in cm.inner_ascii and ch not in ud_text
-                        and nz.cm_match(ch, 0) == (1, " ")):
-                    space_table[ord(ch)] = " "
-        self.space_like: list[str] = [chr(c) for c in sorted(space_table)]
+        self.chunk_stop_re = re.compile(stop_pattern + "|" + re.escape(self.space) if stop_pattern != "(?!)"
+                                        else re.escape(self.space))
+        self.space_like: list[str] = _space_like(nz, ud_pieces) if self.by_chunks else []
         longest = max([len(r) for r in self.charsmap.repl_str.values()] + [1])
         # normalized length <= (longest replacement + a ▁) per character
         self.expand = longest + 1
