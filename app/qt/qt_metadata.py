@@ -26,7 +26,7 @@ from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from ..logic.analysis import ModelInfo
 from ..cli.models import human_size
 from ..logic.pieces import readable
-from .qt_vocab import add_beside, dock_beside
+from .qt_vocab import install_side_dock
 from .window_parts import WindowParts
 
 
@@ -264,17 +264,9 @@ class QMetadataPanel(QWidget):
 def install(window: WindowParts) -> tuple[QMetadataPanel, QDockWidget]:
     """Add the Model Metadata dock (hidden until asked for) and View ▸ Model Metadata."""
     panel = QMetadataPanel()
-    dock = QDockWidget("Model Metadata", window)
-    dock.setObjectName("metadataDock")  # saveState/restoreState remember it
-    dock.setWidget(panel)
-    dock_beside(window, dock, "vocabularyDock")
-    act = dock.toggleViewAction()
-    act.setText("Model &Metadata")
-    act.setShortcut(QKeySequence(SHORTCUT))
-    act.setToolTip(f"Every GGUF key of the model, the chat template and file facts ({SHORTCUT})")
-    window.addAction(act)
-    add_beside(window, act, "actModelMetadata", "actVocabulary", before=False)
-    dock.visibilityChanged.connect(panel.set_wanted)
-    window.loader.loaded.connect(panel.set_model)
-    panel.set_model(window.model_info)
+    dock = install_side_dock(window, panel, "Model Metadata", ("metadataDock", "actModelMetadata"),
+                             ("vocabularyDock", "actVocabulary"),
+                             ("Model &Metadata", SHORTCUT,
+                              "Every GGUF key of the model, the chat template and file facts"),
+                             False, panel.set_model, panel.set_wanted)
     return panel, dock

@@ -572,22 +572,39 @@ def add_beside(window: WindowParts, act: QAction, name: str, partner: str, befor
         menu.addAction(act)
 
 
+def install_side_dock(window: WindowParts, panel: QWidget, title: str, names: tuple[str, str],
+                      partners: tuple[str, str], act: tuple[str, str, str], before: bool,
+                      set_model: Callable[[ModelInfo | None], None],
+                      set_wanted: Callable[[bool], None]) -> QDockWidget:
+    """A dock (hidden until asked for) holding ``panel``, tabbed with its
+    partner dock, and its View menu entry beside the partner's. ``names``:
+    the dock's and its action's object names; ``partners``: the partner's;
+    ``act``: the entry's text, shortcut and tooltip. The panel follows the
+    window's model (``set_model``) and works while its dock is visible
+    (``set_wanted``)."""
+    dock = QDockWidget(title, window)
+    dock.setObjectName(names[0])  # saveState/restoreState remember it
+    dock.setWidget(panel)
+    dock_beside(window, dock, partners[0])
+    toggle = dock.toggleViewAction()
+    toggle.setText(act[0])
+    toggle.setShortcut(QKeySequence(act[1]))
+    toggle.setToolTip(f"{act[2]} ({act[1]})")
+    window.addAction(toggle)
+    add_beside(window, toggle, names[1], partners[1], before=before)
+    dock.visibilityChanged.connect(set_wanted)
+    window.loader.loaded.connect(set_model)
+    set_model(window.model_info)
+    return dock
+
+
 def install(window: WindowParts) -> tuple[QVocabBrowser, QDockWidget]:
     """Add the Vocabulary dock (hidden until asked for) and View ▸ Vocabulary."""
     browser = QVocabBrowser(lambda: window.id_format)
-    dock = QDockWidget("Vocabulary", window)
-    dock.setObjectName("vocabularyDock")  # saveState/restoreState remember it
-    dock.setWidget(browser)
-    dock_beside(window, dock, "metadataDock")
-    act = dock.toggleViewAction()
-    act.setText("&Vocabulary")
-    act.setShortcut(QKeySequence(SHORTCUT))
-    act.setToolTip(f"Browse, filter and sort every token of the model ({SHORTCUT})")
-    window.addAction(act)
-    add_beside(window, act, "actVocabulary", "actModelMetadata", before=True)
-    dock.visibilityChanged.connect(browser.set_wanted)
-    window.loader.loaded.connect(browser.set_model)
-    browser.set_model(window.model_info)
+    dock = install_side_dock(window, browser, "Vocabulary", ("vocabularyDock", "actVocabulary"),
+                             ("metadataDock", "actModelMetadata"),
+                             ("&Vocabulary", SHORTCUT, "Browse, filter and sort every token of the model"),
+                             True, browser.set_model, browser.set_wanted)
     app = QApplication.instance()
     if app is not None:  # a running filter stops instead of delaying the exit
         app.aboutToQuit.connect(browser.cancel)
