@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 from tokenprism.core.library.discovery import FoundModel, discover
 from tokenprism.core.library.samples import SDIST_NAME, default_samples_dir, fetch_samples
+from ..logic.pieces import human_size
 
 MODEL_FORMATS = ("table", "json")
 
@@ -62,15 +63,6 @@ def saved_folders() -> list[str]:
     except ImportError:
         return []
     return AppSettings().model_folders()
-
-
-def human_size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{size:.1f} TB"  # pragma: no cover (the loop returns at GB)
 
 
 def model_table(models: Sequence[FoundModel]) -> str:

@@ -174,3 +174,13 @@ def format_ids(ids: Sequence[int], fmt: str) -> str:
     if fmt == "json":
         return json.dumps(list(ids))
     return " ".join(str(i) for i in ids)
+
+
+def human_size(n: int) -> str:
+    """A byte count as people read it: 812 B, 4.2 MB (powers of 1000)."""
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} TB"  # pragma: no cover (the loop returns at GB)

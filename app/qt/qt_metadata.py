@@ -24,7 +24,7 @@ from tokenprism.core.library.gguf_summary import (CHAT_TEMPLATE_KEY, array_items
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from ..logic.analysis import ModelInfo
-from ..cli.models import human_size
+from ..logic.pieces import human_size
 from ..logic.pieces import readable
 from .qt_vocab import install_side_dock
 from .window_parts import WindowParts

@@ -32,7 +32,7 @@ from tokenprism.core.library.samples import (SDIST_SHA256, SDIST_SIZE, SDIST_URL
                                      default_samples_dir, fetch_samples)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
-from ..cli.models import human_size
+from ..logic.pieces import human_size
 from .window_parts import WindowParts
 
 
