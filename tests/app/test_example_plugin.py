@@ -4,9 +4,11 @@ its entry point makes ``tokenprism plugins`` list it, the CLI tokenizes its
 demo file and the app opens that file and shows the tokens.
 
 pip runs offline (``--no-index``, ``--no-build-isolation``: setuptools
-comes from this environment) into a folder put on ``PYTHONPATH``; that
-folder holds the package and its ``.dist-info`` exactly as a venv's
-site-packages would, which is all entry-point discovery reads.
+comes from this environment) into a new venv whose site-packages also
+reads this environment's (a ``.pth`` file), so TokenPrism and its
+dependencies need no second install; the CLI runs on that venv's
+interpreter. The in-process window test puts the venv's site-packages on
+``sys.path``, which is all entry-point discovery reads.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -37,64 +41,79 @@ def byt5_ids(text: str) -> list[int]:
     return [b + 3 for b in text.encode("utf-8")]
 
 
+@dataclass(frozen=True)
+class Venv:
+    python: Path
+    site: Path
+
+
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The example pip-installed into a fresh folder."""
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
+    """A fresh venv with the example pip-installed into it."""
     work = tmp_path_factory.mktemp("byt5")
     src = work / "src"
     # a copy, so the build leaves no build/ or .egg-info in the checkout
     shutil.copytree(EXAMPLE, src, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    target = work / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
-                    "--no-build-isolation", "--target", str(target), str(src)],
+    root = work / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=120)
+    python = root / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               check=True, capture_output=True, text=True, timeout=60).stdout.strip())
+    # this environment's packages (TokenPrism's editable install included:
+    # addsitedir runs its .pth finder too) behind the venv's own
+    ours = sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})
+    (site / "_tokenprism_dev.pth").write_text(
+        "import site; " + "; ".join(f"site.addsitedir({p!r})" for p in ours) + "\n", encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+                    "--no-index", "--no-build-isolation", str(src)],
                    check=True, timeout=180, capture_output=True)
-    assert (target / "tokenprism_byt5" / "plugin.py").is_file()
-    return target
+    assert (site / "tokenprism_byt5" / "plugin.py").is_file()
+    return Venv(python, site)
 
 
-def cli(site: Path | None, *args: str) -> str:
-    """``tokenprism ARGS`` in a new interpreter, with the example installed
-    (``site``) or not (None); its standard output."""
-    env = dict(os.environ)
-    paths = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if site is not None:
-        paths.insert(0, str(site))
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    done = subprocess.run([sys.executable, "-m", "tokenprism.app", *args], env=env, cwd=site or None,
+@pytest.fixture(scope="module")
+def site(venv: Venv) -> Path:
+    return venv.site
+
+
+def cli(venv: Venv | None, *args: str) -> str:
+    """``tokenprism ARGS`` in a new interpreter: the venv's, with the example
+    installed, or this environment's (None); its standard output."""
+    python = str(venv.python) if venv is not None else sys.executable
+    done = subprocess.run([python, "-m", "tokenprism.app", *args], cwd=venv.site if venv else None,
                           capture_output=True, text=True, encoding="utf-8", timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
 
 @pytest.fixture(scope="module")
-def demo_file(site: Path) -> Path:
-    """The demo vocabulary, written by the example's own script."""
-    path = site.parent / "byt5-demo.gguf"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
-    subprocess.run([sys.executable, "-m", "tokenprism_byt5.demo", str(path)], env=env, check=True,
+def demo_file(venv: Venv) -> Path:
+    """The demo vocabulary, written by the example's own script in the venv."""
+    path = venv.site.parent / "byt5-demo.gguf"
+    subprocess.run([str(venv.python), "-m", "tokenprism_byt5.demo", str(path)], check=True,
                    capture_output=True, timeout=120)
     return path
 
 
-def test_plugins_lists_the_example_once_installed(site: Path) -> None:
+def test_plugins_lists_the_example_once_installed(venv: Venv) -> None:
     def byt5_lines(out: str) -> list[str]:
         return [line for line in out.splitlines() if line.split()[:1] == ["byt5"]]
 
     assert byt5_lines(cli(None, "plugins")) == []
-    lines = byt5_lines(cli(site, "plugins"))
+    lines = byt5_lines(cli(venv, "plugins"))
     assert len(lines) == 1 and lines[0].split()[1] == "byt5" and "byte" in lines[0]
-    assert "FAILED" not in cli(site, "plugins")
+    assert "FAILED" not in cli(venv, "plugins")
 
 
-def test_cli_tokenizes_the_demo_file(site: Path, demo_file: Path) -> None:
-    assert json.loads(cli(site, "tokenize", str(demo_file), "héllo")) == byt5_ids("héllo") == \
+def test_cli_tokenizes_the_demo_file(venv: Venv, demo_file: Path) -> None:
+    assert json.loads(cli(venv, "tokenize", str(demo_file), "héllo")) == byt5_ids("héllo") == \
         [107, 198, 172, 111, 111, 114]
     # ByT5 appends </s>, and nothing goes before the text
-    assert json.loads(cli(site, "tokenize", str(demo_file), TEXT, "--add-special")) == byt5_ids(TEXT) + [EOS]
-    info = cli(site, "info", str(demo_file))
+    assert json.loads(cli(venv, "tokenize", str(demo_file), TEXT, "--add-special")) == byt5_ids(TEXT) + [EOS]
+    info = cli(venv, "info", str(demo_file))
     assert "byt5 (BYT5, plugin byt5)" in info and "vocab size:    259" in info
     # the bytes of each character decode back to it
-    assert cli(site, "decode", str(demo_file), *map(str, byt5_ids(TEXT))).splitlines()[-1] == TEXT
+    assert cli(venv, "decode", str(demo_file), *map(str, byt5_ids(TEXT))).splitlines()[-1] == TEXT
 
 
 @pytest.fixture
