@@ -135,58 +135,66 @@ class QStyleSwatch(QWidget):
 
 
 class QLegend(QWidget):
-    """One line explaining every token style (each entry has a tooltip)."""
+    """Every token style explained (each entry has a tooltip), on one line,
+    or wrapped onto more when the pane is too narrow: an entry is never cut
+    (it was, mid-word, once the panes started as halves)."""
+
+    HGAP = 12
+    VGAP = 2
+    MARGIN = 4
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(4, 2, 4, 2)
-        lay.setSpacing(6)
-        self.title = QLabel("Legend:")
+        self.title = QLabel("Legend:", self)
         self.title.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-        lay.addWidget(self.title)
+        self.items: list[QWidget] = [self.title]
         self.entries: list[tuple[QStyleSwatch, QLabel]] = []
         for style in Style:
+            box = QWidget(self)
+            row = QHBoxLayout(box)
+            row.setContentsMargins(0, 0, 0, 0)
+            row.setSpacing(6)
             swatch = QStyleSwatch(style)
             label = QLabel(STYLE_NAMES[style])
             for w in (swatch, label):
                 w.setToolTip(STYLE_HELP[style])
-            # the gap to the next entry is the label's own margin, so it
-            # goes with the label when a narrow legend hides the entry
-            label.setContentsMargins(0, 0, 6, 0)
-            label.setMinimumWidth(label.sizeHint().width())
-            lay.addWidget(swatch)
-            lay.addWidget(label)
+            row.addWidget(swatch)
+            row.addWidget(label)
+            self.items.append(box)
             self.entries.append((swatch, label))
-        lay.addStretch(1)
-        # on a narrow window the legend never widens the window: it drops
-        # its title, then whole entries from the end (never a word cut in two)
+        # a narrow window never widens for the legend: it wraps instead
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.setMinimumWidth(self.fontMetrics().horizontalAdvance("0") * 10)
         self.setToolTip("Hover a token in the editor for its id, piece, score, type and bytes.")
+        self.setFixedHeight(self._flow(10 ** 6, apply=False))
 
     def changeEvent(self, event: QEvent) -> None:
         if event.type() == QEvent.Type.PaletteChange:
             self.update()
         super().changeEvent(event)
 
+    def _flow(self, width: int, apply: bool) -> int:
+        """Place the items left to right, wrapping at ``width``; the height
+        they take."""
+        row_h = max(item.sizeHint().height() for item in self.items)
+        x = y = self.MARGIN
+        for item in self.items:
+            w = item.sizeHint().width()
+            if x > self.MARGIN and x + w > width - self.MARGIN:
+                x = self.MARGIN
+                y += row_h + self.VGAP
+            if apply:
+                item.setGeometry(x, y, w, row_h)
+            x += w + self.HGAP
+        return y + row_h + self.MARGIN
+
+    def sizeHint(self) -> QSize:
+        return QSize(sum(i.sizeHint().width() + self.HGAP for i in self.items), self.height())
+
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self.fit(event.size().width())
-
-    def fit(self, width: int) -> None:
-        """Show the title and as many whole entries as ``width`` holds."""
-        lay = self.layout()
-        assert lay is not None
-        margins = lay.contentsMargins()
-        gap = lay.spacing()
-        room = width - margins.left() - margins.right()
-        sizes = [s.sizeHint().width() + lab.sizeHint().width() + 2 * gap for s, lab in self.entries]
-        title = self.title.sizeHint().width() + gap
-        show_title = sum(sizes) + title <= room
-        self.title.setVisible(show_title)
-        used = title if show_title else 0
-        for (swatch, label), need in zip(self.entries, sizes):
-            used += need
-            swatch.setVisible(used <= room)
-            label.setVisible(used <= room)
+        width = event.size().width()
+        self._flow(width, apply=True)
+        height = self._flow(width, apply=False)
+        if height != self.height():
+            self.setFixedHeight(height)
