@@ -30,19 +30,17 @@ True
 
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import chain
 from typing import Callable
 
-import numpy as np
 
 from .columns import utf8_len
 from .encoding import Column, Encoding, IntColumn
 from .gil import Cancelled, offer_gil, progress_hook
 from .model import Model, pause_gc, resume_gc, sanitize_text
-from .pipeline import SpanColumns, encode_segments, end_columns, segments, special_ends
+from .pipeline import SpanColumns, encode_segments, end_columns, extend_shifted, segments, special_ends
 from .special import Fragment, Segment
 from .tokenizer import Tokenizer, cut_points
 
@@ -349,7 +347,7 @@ def _joined(model: Model, text: str, parts: list[_Piece], n_bytes: int, add_spec
             # a piece's offsets count from its own start, its groups from
             # its own first token
             delta = (0, start, start, bpos, bpos, base)[c]
-            _extend_shifted(flat, col if isinstance(col, IntColumn) else IntColumn(col), delta, groups=c == 5)
+            extend_shifted(flat, col, delta, groups=c == 5)
             base += counts[k]
         flat.fromlist(tails[c])
         out.append(flat)
@@ -503,8 +501,8 @@ def _spliced(old: Column, left: int, new: Column, new_d: int, right: int, d: int
     ``old``'s kind of column."""
     if isinstance(old, IntColumn):
         out = IntColumn(old[:left])
-        _extend_shifted(out, new if isinstance(new, IntColumn) else IntColumn(new), new_d, groups)
-        _extend_shifted(out, old[right:], d, groups)
+        extend_shifted(out, new, new_d, groups)
+        extend_shifted(out, old[right:], d, groups)
         return out
     tail_t = old[right:]
     new_t = tuple(new)
@@ -517,17 +515,6 @@ def _spliced(old: Column, left: int, new: Column, new_d: int, right: int, d: int
         tail_t = _shift(tail_t, d)
         new_t = _shift(new_t, new_d)
     return old[:left] + new_t + tail_t
-
-
-def _extend_shifted(out: IntColumn, values: array[int], d: int, groups: bool) -> None:
-    """Append ``values`` plus ``d`` to ``out`` (``groups``: only the values
-    >= 0; -1 means no group). numpy: a memcpy's cost, where a loop over a
-    10 MB text's millions of values would take seconds."""
-    if d and len(values):
-        v = np.frombuffer(values, dtype=np.int64)
-        out.frombytes((np.where(v >= 0, v + d, v) if groups else v + d).tobytes())
-    else:
-        out.extend(values)
 
 
 def _shift(values: tuple[int, ...], d: int) -> tuple[int, ...]:
