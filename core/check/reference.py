@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any, Mapping, Protocol, Sequence
 
 from ..errors import TokenPrismError
+from ..formats.source_vocab import ConvertError, load_json
 
 __all__ = ["AddedToken", "CheckError", "Reference", "load_reference", "INSTALL_HINT"]
 
@@ -76,10 +77,11 @@ def _read_config(folder: Path) -> dict[str, Any]:
     for name in ("special_tokens_map.json", "tokenizer_config.json"):
         p = folder / name
         if p.is_file():
+            # the converters' reader: size-capped, its errors plain
             try:
-                doc = json.loads(p.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as e:
-                raise CheckError(f"{p}: not a readable JSON file ({e})") from None
+                doc = load_json(p)
+            except ConvertError as e:
+                raise CheckError(f"{p}: not a readable JSON file ({e.reason})") from None
             if isinstance(doc, dict):
                 out.update(doc)
     return out
