@@ -75,23 +75,16 @@ NOT_FOUND = ("reference vocabs not found: run `tokenprism samples`, set TOKENPRI
              "llama-vocab/ in ../shared beside the repo")
 
 
-def default_cache_dir(home: Path | None = None, env: Mapping[str, str] | None = None,
-                      platform: str = sys.platform) -> Path:
-    """Where a test run keeps the vocabularies it fetched: the user cache
-    folder ($XDG_CACHE_HOME or ~/.cache on Linux, ~/Library/Caches on macOS,
-    %LOCALAPPDATA% on Windows) + tokenprism/llama-vocab. A cache, not the
-    data folder ``tokenprism samples`` fills, so running the tests does not
-    change what the app lists."""
-    home = Path.home() if home is None else home
-    env = os.environ if env is None else env
-    if platform == "win32":
-        base = Path(env["LOCALAPPDATA"]) if env.get("LOCALAPPDATA") else home / "AppData" / "Local"
-        return base / "tokenprism" / "Cache" / "llama-vocab"
-    if platform == "darwin":
-        base = home / "Library" / "Caches"
-    else:
-        base = Path(env["XDG_CACHE_HOME"]) if env.get("XDG_CACHE_HOME") else home / ".cache"
-    return base / "tokenprism" / "llama-vocab"
+def default_cache_dir(cache_root: Path | None = None) -> Path:
+    """Where a test run keeps the vocabularies it fetched: tokenprism's user
+    cache folder as platformdirs names it (the same library names the data
+    folder ``tokenprism samples`` fills) + llama-vocab. A cache, not that
+    data folder, so running the tests does not change what the app lists.
+    ``cache_root`` stands in for the user cache folder (tests with a fake home)."""
+    import platformdirs
+
+    root = platformdirs.user_cache_path("tokenprism", appauthor=False) if cache_root is None else cache_root
+    return root / "llama-vocab"
 
 
 class Announcer(Protocol):
@@ -140,7 +133,7 @@ def locate_vocabs(*, allow_fetch: bool, announce: Announcer, env: Mapping[str, s
         return VocabSource(str(found), NOT_FOUND)
     if not allow_fetch:
         return VocabSource(None, NOT_FOUND)
-    cache = default_cache_dir(home, env) if cache is None else cache
+    cache = default_cache_dir(None if home is None else home / ".cache" / "tokenprism") if cache is None else cache
     # an earlier run's cache is used as it is when every file is intact; only
     # a real download is announced, before it starts, so the pause has a reason
     present = installed_files(cache, fetch_args.get("sha256", SDIST_SHA256))

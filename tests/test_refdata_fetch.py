@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import filecmp
 import io
+import sys
 import urllib.error
 from pathlib import Path
 from typing import Any
@@ -113,15 +114,16 @@ def test_only_a_pytest_run_fetches(fake: dict[str, Any]) -> None:
     assert refdata.allow_fetch  # tests/conftest.py turned it on for this run
 
 
-@pytest.mark.parametrize("platform, env, rel", [
-    ("linux", {}, ".cache/tokenprism/llama-vocab"),
-    ("linux", {"XDG_CACHE_HOME": "XC"}, "XC/tokenprism/llama-vocab"),
-    ("darwin", {}, "Library/Caches/tokenprism/llama-vocab"),
-    ("win32", {"LOCALAPPDATA": "LA"}, "LA/tokenprism/Cache/llama-vocab"),
-])
-def test_cache_folder_per_platform(tmp_path: Path, platform: str, env: dict[str, str], rel: str) -> None:
-    env = {k: str(tmp_path / v) for k, v in env.items()}
-    assert default_cache_dir(tmp_path, env, platform) == tmp_path / rel
+def test_cache_folder_is_platformdirs_user_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import platformdirs
+
+    assert default_cache_dir() == platformdirs.user_cache_path("tokenprism", appauthor=False) / "llama-vocab"
+    assert default_cache_dir(tmp_path) == tmp_path / "llama-vocab"
+    if sys.platform.startswith("linux"):  # XDG is honoured, as the README says (~/.cache/tokenprism/llama-vocab)
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "XC"))
+        assert default_cache_dir() == tmp_path / "XC" / "tokenprism" / "llama-vocab"
+        monkeypatch.delenv("XDG_CACHE_HOME")
+        assert default_cache_dir() == Path.home() / ".cache" / "tokenprism" / "llama-vocab"
 
 
 def test_cases_the_sdist_lacks_come_from_tests_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
