@@ -97,9 +97,12 @@ class CheckResult:
     metadata_warnings: list[MetadataWarning] = field(default_factory=list)
     reference_failures: list[ReferenceFailure] = field(default_factory=list)
     shared: float | None = None
+    #: how the source file was picked (a Hugging Face cache's snapshot), or ""
+    source_note: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"model": self.model_path, "source": self.source_path, "library": self.library,
+        return {"model": self.model_path, "source": self.source_path, "source_note": self.source_note,
+                "library": self.library,
                 "texts_checked": self.texts_checked, "shared_pieces": self.shared,
                 "divergences": [d.to_json() for d in self.divergences],
                 "metadata_warnings": [w.to_json() for w in self.metadata_warnings],
@@ -296,7 +299,7 @@ def check_texts(model: Model, ref: Reference, texts: Sequence[str], add_special:
                 cancelled: Callable[[], bool] | None = None) -> CheckResult:
     """Run ``texts`` through both sides and return the shrunk, classified
     divergences (one per distinct minimal string and stage)."""
-    result = CheckResult(model.path, ref.path, ref.library)
+    result = CheckResult(model.path, ref.path, ref.library, source_note=ref.note)
     shared = shared_fraction(model, ref)
     result.shared = round(shared, 4)
     if shared < MIN_SHARED:
