@@ -308,10 +308,11 @@ def check_texts(model: Model, ref: Reference, texts: Sequence[str], add_special:
     sides = _Sides(model, ref, timeout)
     found: dict[tuple[str, str], Divergence] = {}
     for k, text in enumerate(texts):
-        if cancelled is not None and cancelled():
-            break
         if progress is not None:
             progress(k, len(texts))
+        # asked after the report: a cancel made while it was shown stops here
+        if cancelled is not None and cancelled():
+            break
         theirs = sides.reference(text, add_special, report=True)
         result.texts_checked += 1
         if theirs is None or theirs == sides.gguf(text, add_special):
@@ -328,7 +329,7 @@ def check_texts(model: Model, ref: Reference, texts: Sequence[str], add_special:
         found[key] = Divergence(small, text, sides.gguf(small, add_special), theirs_small, stage, why,
                                 reference_pieces=[pieces[i] if 0 <= i < len(pieces) else "?" for i in theirs_small])
     if progress is not None:
-        progress(len(texts), len(texts))
+        progress(result.texts_checked, len(texts))
     result.divergences = list(found.values())
     result.reference_failures = sides.failures
     return result
