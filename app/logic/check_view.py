@@ -117,6 +117,8 @@ class CheckOutcome:
     """One finished (or cancelled) check of the window."""
 
     result: CheckResult
+    model: Model
+    """The GGUF side."""
     source: SourceModel
     add_special: bool
     cancelled: bool
@@ -131,7 +133,7 @@ def run_check(model: Model, source_path: str, texts: Sequence[str], add_special:
     result = check_texts(model, source.ref, texts, add_special=add_special, timeout=timeout, progress=progress,
                          cancelled=cancel.is_set if cancel is not None else None)
     result.metadata_warnings = metadata_warnings(model)
-    return CheckOutcome(result, source, add_special, cancel is not None and cancel.is_set())
+    return CheckOutcome(result, model, source, add_special, cancel is not None and cancel.is_set())
 
 
 def shown_text(text: str) -> str:
@@ -140,10 +142,20 @@ def shown_text(text: str) -> str:
     return r if len(r) <= SHOWN_CHARS else r[:SHOWN_CHARS - 1] + "…"
 
 
-def divergence_cells(d: Divergence) -> tuple[str, str, str, str, str]:
-    """(minimal string, stage, texts, GGUF ids, source ids) of one row."""
-    return (shown_text(d.text), d.stage, f"{d.occurrences:,}", " ".join(map(str, d.gguf_ids)) or "(none)",
-            " ".join(map(str, d.reference_ids)) or "(none)")
+def tokens_text(ids: Sequence[int], model: Model) -> str:
+    """``id 'piece'`` of each token, as a person reads the piece."""
+    n = len(model)
+    # display_piece already writes bytes and controls as visible escapes
+    shown = [f"{i} '{printable(model.display_piece(i))}'" if 0 <= i < n else f"{i} ?" for i in ids]
+    return "  ".join(shown) or "(none)"
+
+
+def divergence_cells(d: Divergence, gguf: Model, source: SourceModel) -> tuple[str, str, str, str, str]:
+    """(minimal string, stage, texts, GGUF tokens, source tokens) of one
+    row; both sides' pieces read alike (the source's through its converted
+    vocabulary), so a byte-level piece is not written Ġ on one side only."""
+    return (shown_text(d.text), d.stage, f"{d.occurrences:,}", tokens_text(d.gguf_ids, gguf),
+            tokens_text(d.reference_ids, source.info.model))
 
 
 def divergence_tooltip(d: Divergence) -> str:

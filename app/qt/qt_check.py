@@ -16,7 +16,7 @@ import os
 import threading
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QColor, QKeySequence
+from PySide6.QtGui import QAction, QCloseEvent, QColor, QFontDatabase, QFontMetrics, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
                                QProgressBar, QPushButton, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
                                QWidget)
@@ -30,11 +30,14 @@ from ..logic.check_view import (CheckOutcome, divergence_cells, divergence_toolt
 from .qt_background import QBackground
 from .qt_compare_lanes import LaneData, QCompareLanes
 from .qt_source_lane import choose_source, describe_source_error
+from .qt_zoom import zoom_keys, zoom_widgets
 from .window_parts import WindowParts
 
 CHECK_SHORTCUT = "Ctrl+Shift+H"
-COLUMNS = ("Minimal string", "Stage", "Texts", "GGUF ids", "Source ids")
+COLUMNS = ("Minimal string", "Stage", "Texts", "GGUF tokens", "Source tokens")
 ERROR_COLOR = "#d02c26"
+LANES_ZOOM = 4
+"""Points added to the lanes' text size."""
 
 
 class _Progress(QObject):
@@ -90,6 +93,11 @@ class QCheckWindow(QWidget):
         act_cancel.setShortcut(QKeySequence(Qt.Key.Key_Escape))
         act_cancel.triggered.connect(self.cancel)
         self.addAction(act_cancel)
+        for step in (1, -1, 0):
+            act = QAction(self)
+            act.setShortcuts(zoom_keys(step))
+            act.triggered.connect(lambda _=False, s=step: self.zoom(s))
+            self.addAction(act)
         act_close = QAction(self)
         act_close.setShortcut(QKeySequence(QKeySequence.StandardKey.Close))
         act_close.triggered.connect(self.close)
@@ -105,10 +113,16 @@ class QCheckWindow(QWidget):
         t.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         t.setWordWrap(False)
+        t.setAlternatingRowColors(True)
+        mono = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        mono.setPointSizeF(t.font().pointSizeF())
+        self._mono = mono
+        t.verticalHeader().setDefaultSectionSize(max(t.fontMetrics().height(), QFontMetrics(mono).height()) + 6)
         hh = t.horizontalHeader()
         for c in range(len(COLUMNS)):
             hh.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
         hh.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
+        hh.setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         t.setToolTip("Each minimal string still tokenizes differently; no character can be removed from it "
                      "without the two agreeing. Click one to put it in the editor and see both tokenizations.")
         t.itemSelectionChanged.connect(self._on_selection)
@@ -121,6 +135,8 @@ class QCheckWindow(QWidget):
         # two tokenizations of one vocabulary: a cut beside a space is a real
         # difference here (a pre-tokenizer's), not two conventions
         self.lanes.set_ignore_space_cuts(False)
+        # a minimal string is a few characters: drawn larger than the compare view's text
+        self._zoom = zoom_widgets((self.lanes,), 0, LANES_ZOOM)
         self.lanes_label = QLabel("Click a minimal string: the GGUF's tokens are drawn over the source's.")
 
     def _lay_out(self) -> None:
@@ -149,15 +165,21 @@ class QCheckWindow(QWidget):
         self.splitter.addWidget(boxed("Minimal diverging strings", self.table))
         self.splitter.addWidget(boxed("Metadata warnings", self.warnings))
         self.splitter.addWidget(lanes_box)
-        self.splitter.setStretchFactor(0, 3)
+        # most room for the list; the lanes of one short string need little
+        self.splitter.setStretchFactor(0, 5)
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setStretchFactor(2, 3)
+        self.splitter.setStretchFactor(2, 2)
+        self.splitter.setSizes([420, 80, 180])
         self.splitter.setChildrenCollapsible(False)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(8, 8, 8, 8)
         lay.addLayout(bar)
         lay.addWidget(self.summary)
         lay.addWidget(self.splitter, 1)
+
+    def zoom(self, step: int) -> None:
+        """Larger (1) or smaller (-1) lanes, or back to their first size (0)."""
+        self._zoom = zoom_widgets((self.lanes,), self._zoom, step if step else LANES_ZOOM - self._zoom)
 
     # ---- running ------------------------------------------------------------------------
 
@@ -247,11 +269,11 @@ class QCheckWindow(QWidget):
         t.setRowCount(len(divergences))
         for row, d in enumerate(divergences):
             tip = divergence_tooltip(d)
-            for c, value in enumerate(divergence_cells(d)):
+            for c, value in enumerate(divergence_cells(d, outcome.model, outcome.source)):
                 item = QTableWidgetItem(value)
                 item.setToolTip(tip)
-                if c == 0:
-                    item.setFont(self.lanes.font())
+                if c in (0, 3, 4):
+                    item.setFont(self._mono)
                 if c == 2:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 t.setItem(row, c, item)

@@ -73,8 +73,13 @@ def test_check_lists_the_divergence_and_clicking_shows_both_lanes(qtbot, window,
     assert [t.item(r, 1).text() for r in range(t.rowCount())] == ["pre_tokenizer"] * t.rowCount()
     row = min(range(t.rowCount()), key=lambda r: len(result.divergences[r].text))
     d = result.divergences[row]
-    assert len(d.text) <= 3 and t.item(row, 0).text() == divergence_cells(d)[0] == repr(d.text)
-    assert "the GGUF's words" in t.item(row, 0).toolTip() or "words" in t.item(row, 0).toolTip()
+    assert len(d.text) <= 3 and t.item(row, 0).text() == repr(d.text)
+    # both sides' tokens as id and readable piece (no byte-level Ġ on one side only)
+    model = outcome.model
+    assert t.item(row, 3).text() == "  ".join(f"{i} '{model.display_piece(i)}'" for i in d.gguf_ids)
+    assert t.item(row, 4).text() == "  ".join(f"{i} '{model.display_piece(i)}'" for i in d.reference_ids)
+    assert divergence_cells(d, model, outcome.source)[4] == t.item(row, 4).text()
+    assert "words: GGUF" in t.item(row, 0).toolTip() and "to do:" in t.item(row, 0).toolTip()
     assert "tokenizer.json" in view.summary.text() and "100.0 % of pieces shared" in view.summary.text()
 
     with qtbot.waitSignal(view.lanesUpdated, timeout=RESULT_TIMEOUT_MS):
