@@ -279,9 +279,9 @@ class QCheckWindow(QWidget):
                 t.setItem(row, c, item)
         self.warnings.clear()
         for w in outcome.result.metadata_warnings:
-            item = QListWidgetItem(f"[{w.code}] {w.message}")
-            item.setForeground(QColor(ERROR_COLOR))
-            self.warnings.addItem(item)
+            entry = QListWidgetItem(f"[{w.code}] {w.message}")
+            entry.setForeground(QColor(ERROR_COLOR))
+            self.warnings.addItem(entry)
         if not outcome.result.metadata_warnings:
             self.warnings.addItem("Nothing in the GGUF's metadata looks stale or wrong.")
 
