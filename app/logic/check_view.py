@@ -25,7 +25,7 @@ from tokenprism.core import Encoding, Model, open_model
 from tokenprism.core.check import (BUILTIN_TEXTS, CheckError, CheckResult, Divergence, Reference, check_texts,
                                    load_reference, random_texts)
 from tokenprism.core.check.metadata import metadata_warnings
-from tokenprism.core.check.run import ADVICE
+from tokenprism.core.check.run import ADVICE, bounded_call
 from tokenprism.core.errors import TokenPrismError, printable
 from tokenprism.core.formats.convert import load_vocab, write_gguf
 from tokenprism.core.vocab import TokenType
@@ -40,6 +40,8 @@ RANDOM_CASES = 200
 EDITOR_LINES = 200
 """At most this many of the editor's lines are checked too, each cut to ``EDITOR_LINE_CHARS``."""
 EDITOR_LINE_CHARS = 2000
+LANE_TIMEOUT_S = 10.0
+"""A source library that takes longer on one text is given up (its lane says so)."""
 SHOWN_CHARS = 60
 """A minimal string longer than this is cut in the list (the lanes show all of it)."""
 
@@ -93,7 +95,10 @@ def source_analysis(source: SourceModel, text: str, add_special: bool, generatio
     """The source library's tokens of ``text`` as an :class:`Analysis` (for
     a worker thread)."""
     t0 = time.perf_counter()
-    toks = source.ref.tokens(text, add_special)
+    # a library stuck on a text must not hold the lane's thread (and the
+    # window's closing) for good
+    toks = bounded_call(lambda: source.ref.tokens(text, add_special), LANE_TIMEOUT_S,
+                        f"{source.name} did not tokenize the text")
     n = len(source.info.attrs)
     bad = [i for i in toks.ids if not 0 <= i < n]
     if bad:

@@ -218,11 +218,7 @@ class QCompareWindow(QWidget):
         """Add ``path`` as a new lane (loaded in the background); None when
         it is already compared or the view is full."""
         path = os.path.abspath(path)
-        if any(ln.path == path for ln in self.lanes):
-            self.status.setText(f"{os.path.basename(path)} is already in the comparison.")
-            return None
-        if len(self.lanes) >= MAX_MODELS:
-            self.status.setText(f"At most {MAX_MODELS} models can be compared; remove one first.")
+        if not self._room_for(path):
             return None
         info = self._infos.get(path)
         main = self.main.model_info
@@ -235,6 +231,16 @@ class QCompareWindow(QWidget):
         self._refresh()
         return lane
 
+    def _room_for(self, path: str) -> bool:
+        """Whether ``path`` can become a lane (the status line says why not)."""
+        if any(ln.path == path for ln in self.lanes):
+            self.status.setText(f"{os.path.basename(path)} is already in the comparison.")
+            return False
+        if len(self.lanes) >= MAX_MODELS:
+            self.status.setText(f"At most {MAX_MODELS} models can be compared; remove one first.")
+            return False
+        return True
+
     def _add_lane(self, lane: CompareLane | SourceLane) -> None:
         lane.set_options(self.main.act_add_special.isChecked(), self.main.act_parse_special.isChecked())
         lane.changed.connect(lambda ln=lane: self._on_lane_changed(ln))
@@ -245,11 +251,7 @@ class QCompareWindow(QWidget):
         holding one) as a lane, run by its own library; None when it is
         already compared or the view is full."""
         path = os.path.abspath(path)
-        if any(ln.path == path for ln in self.lanes):
-            self.status.setText(f"{os.path.basename(path)} is already in the comparison.")
-            return None
-        if len(self.lanes) >= MAX_MODELS:
-            self.status.setText(f"At most {MAX_MODELS} models can be compared; remove one first.")
+        if not self._room_for(path):
             return None
         lane = SourceLane(path, self.text, self)
         self._add_lane(lane)

@@ -383,7 +383,10 @@ def _hf_snapshot(path: Path) -> tuple[Path, str]:
     (``models--org--name/`` with ``snapshots/<hash>/``): the one
     ``refs/main`` names, else the only or the newest one; and a note
     saying which was taken and why."""
-    snapshots = sorted((p for p in (path / "snapshots").iterdir() if p.is_dir()), key=lambda p: p.name)
+    try:
+        snapshots = sorted((p for p in (path / "snapshots").iterdir() if p.is_dir()), key=lambda p: p.name)
+    except OSError as e:
+        raise CheckError(f"{path}: cannot list its snapshots ({e.strerror or e})") from None
     if not snapshots:
         raise CheckError(f"{path}: a Hugging Face cache folder without snapshots")
     ref = path / "refs" / "main"
@@ -397,7 +400,13 @@ def _hf_snapshot(path: Path) -> tuple[Path, str]:
                 return p, f"Hugging Face cache: snapshot {p.name} (refs/main)"
     if len(snapshots) == 1:
         return snapshots[0], f"Hugging Face cache: snapshot {snapshots[0].name} (the only one)"
-    newest = max(snapshots, key=lambda p: (p.stat().st_mtime, p.name))
+    def mtime(p: Path) -> float:
+        try:
+            return p.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    newest = max(snapshots, key=lambda p: (mtime(p), p.name))
     return newest, f"Hugging Face cache: snapshot {newest.name} (the newest of {len(snapshots)})"
 
 

@@ -15,14 +15,14 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from .. import Attr, Model
 from .reference import CheckError, Reference
 from .shrink import shrink
 
-__all__ = ["STAGES", "CheckResult", "Divergence", "MetadataWarning", "ReferenceFailure", "check_texts",
-           "shared_fraction"]
+__all__ = ["STAGES", "CheckResult", "Divergence", "MetadataWarning", "ReferenceFailure", "bounded_call",
+           "check_texts", "shared_fraction"]
 
 STAGES = ("normalizer", "pre_tokenizer", "special_tokens", "bos_eos", "added_tokens", "byte_fallback", "model",
           "unknown")
@@ -113,7 +113,20 @@ class _Failed(Exception):
     pass
 
 
-def _bounded(fn: Callable[[], list[int]], timeout: float) -> list[int]:
+T = TypeVar("T")
+
+
+def bounded_call(fn: Callable[[], T], timeout: float, what: str) -> T:
+    """``fn()``, given up after ``timeout`` seconds like every reference
+    call of a check; a failure or a hang is a :class:`CheckError` naming
+    ``what``."""
+    try:
+        return _bounded(fn, timeout)
+    except _Failed as e:
+        raise CheckError(f"{what}: {e}") from None
+
+
+def _bounded(fn: Callable[[], T], timeout: float) -> T:
     """``fn()`` in a thread of its own, given up after ``timeout`` seconds
     (a library stuck in native code cannot be stopped, only left behind:
     the thread is a daemon and the check goes on)."""
@@ -133,7 +146,8 @@ def _bounded(fn: Callable[[], list[int]], timeout: float) -> list[int]:
     kind, value = box[0]
     if kind == "error":
         raise _Failed(str(value))
-    return list(value)
+    result: T = value
+    return result
 
 
 def _piece_key(piece: str) -> str:

@@ -197,3 +197,42 @@ def test_source_analysis_of_a_sentencepiece_model(tmp_path: Path) -> None:
     # BOS covers no text; the byte pieces of 漢 are one box in the lane
     assert a.empty_tokens.tolist()[:1] == [0]
     assert a.span_start16.tolist()[-1] == 3 and a.span_end16.tolist()[-1] == 4 and a.span_style.tolist()[-1] >= 1
+
+
+def test_a_hanging_source_gives_up_on_the_lane(sources, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from tokenprism.app.logic import check_view
+    from tokenprism.core.check import CheckError
+
+    source = open_source(sources["clean"])
+    release = threading.Event()
+    monkeypatch.setattr(check_view, "LANE_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(source.ref, "tokens", lambda text, add: release.wait(5))
+    try:
+        with pytest.raises(CheckError, match=r"did not tokenize the text: no answer within 0.2 s"):
+            source_analysis(source, "Hello", False)
+    finally:
+        release.set()
+
+
+def test_missing_library_names_the_install(qtbot, window, sources, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    from tokenprism.core.check import reference
+
+    _, view = check_window(qtbot, window, sources)
+
+    def no(name: str) -> Any:
+        raise ImportError(name)
+
+    monkeypatch.setattr(reference.importlib, "import_module", no)
+    assert run(qtbot, view, sources["clean"]) is None
+    assert "needs the 'tokenizers' package: pip install 'tokenprism[check]'" in view.error
+
+
+def test_compare_offers_a_source_lane(qtbot, window, sources) -> None:  # type: ignore[no-untyped-def]
+    open_model_in(qtbot, window, sources["gguf"])
+    feature = window.findChild(CompareFeature)
+    assert feature is not None
+    view = feature.show(paths=[sources["gguf"]])
+    qtbot.addWidget(view)
+    view._fill_add_menu()
+    entry = next(a for a in view.add_menu.actions() if a.text() == "Add Source Tokenizer…")
+    assert entry.isEnabled() and "tokenprism[check]" in entry.toolTip()
