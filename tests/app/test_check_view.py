@@ -5,6 +5,7 @@ compare view."""
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -150,7 +151,7 @@ def test_without_a_model_the_check_asks_for_one(qtbot, window, sources) -> None:
     assert feature.view is None  # no dialog, no results window
 
 
-def test_compare_source_lane_matches_the_gguf_lane(qtbot, window, sources) -> None:  # type: ignore[no-untyped-def]
+def test_compare_source_lane_matches_the_gguf_lane(qtbot, window, sources, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     open_model_in(qtbot, window, sources["gguf"])
     text = "Hello world, naïve café 12345 😀"
     window.editor.setPlainText(text)
@@ -170,6 +171,12 @@ def test_compare_source_lane_matches_the_gguf_lane(qtbot, window, sources) -> No
     assert list(source.analysis.ids) == list(gguf.analysis.ids) == load_reference(sources["clean"]).encode(text, False)
     assert list(source.analysis.span_start16) == list(gguf.analysis.span_start16)
     assert len(view.view.marks) == 0 and source.kind == "tokenizers"
+    # the export holds the source's list beside the GGUF's
+    out = tmp_path / "cmp.json"
+    with qtbot.waitSignal(view.exported, timeout=RESULT_TIMEOUT_MS):
+        assert view.export_to(str(out), "json")
+    lists = json.loads(out.read_text(encoding="utf-8"))["lists"]
+    assert [tl["ids"] for tl in lists] == [list(gguf.analysis.ids)] * 2
     # typing goes on updating the source lane, and an unreadable source says so in its lane
     view.editor.setPlainText("plain words")
     qtbot.waitUntil(lambda: ready_text(view, "plain words"), timeout=RESULT_TIMEOUT_MS)
@@ -236,3 +243,19 @@ def test_compare_offers_a_source_lane(qtbot, window, sources) -> None:  # type: 
     view._fill_add_menu()
     entry = next(a for a in view.add_menu.actions() if a.text() == "Add Source Tokenizer…")
     assert entry.isEnabled() and "tokenprism[check]" in entry.toolTip()
+
+
+def test_the_source_dialog_takes_a_folder_too(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtWidgets import QDialog
+
+    from tokenprism.app.qt.qt_source_lane import QSourceDialog
+
+    folder = tmp_path / "models--org--name"
+    folder.mkdir()
+    dialog = QSourceDialog(None, str(tmp_path))
+    qtbot.addWidget(dialog)
+    dialog.setDirectory(str(folder))
+    dialog.show()
+    assert dialog.folder_button.isVisible()
+    qtbot.mouseClick(dialog.folder_button, qt_check.Qt.MouseButton.LeftButton)
+    assert dialog.result() == QDialog.DialogCode.Accepted.value and dialog.path() == str(folder)
