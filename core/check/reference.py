@@ -135,7 +135,7 @@ class HFReference:
         tid = self.tok.token_to_id(text) if text is not None else None
         return [int(tid)] if tid is not None else []
 
-    def tokens(self, text: str, add_special: bool) -> SourceTokens:
+    def _encode(self, text: str, add_special: bool, spans: bool) -> tuple[list[int], list[tuple[int, int]]]:
         # a folder's tokenizer_config.json that says add_bos_token /
         # add_eos_token decides, as transformers' fast tokenizers let it
         bos, eos = _config_flag(self.config, "add_bos_token"), _config_flag(self.config, "add_eos_token")
@@ -144,15 +144,19 @@ class HFReference:
             head = self._end_ids("bos_token") if bos else []
             tail = self._end_ids("eos_token") if eos else []
             ids = head + list(enc.ids) + tail
-            offsets = [(0, 0)] * len(head) + list(enc.offsets) + [(len(text), len(text))] * len(tail)
-        else:
-            enc = self.tok.encode(text, add_special_tokens=add_special)
-            ids, offsets = list(enc.ids), list(enc.offsets)
-        pieces = self.pieces()
-        return from_char_offsets(text, ids, [pieces[i] if 0 <= i < len(pieces) else "?" for i in ids], offsets)
+            if not spans:
+                return ids, []
+            return ids, [(0, 0)] * len(head) + list(enc.offsets) + [(len(text), len(text))] * len(tail)
+        enc = self.tok.encode(text, add_special_tokens=add_special)
+        return list(enc.ids), list(enc.offsets) if spans else []
 
     def encode(self, text: str, add_special: bool) -> list[int]:
-        return self.tokens(text, add_special).ids
+        return self._encode(text, add_special, False)[0]
+
+    def tokens(self, text: str, add_special: bool) -> SourceTokens:
+        ids, offsets = self._encode(text, add_special, True)
+        pieces = self.pieces()
+        return from_char_offsets(text, ids, [pieces[i] if 0 <= i < len(pieces) else "?" for i in ids], offsets)
 
     def normalized(self, text: str) -> str | None:
         norm = self.tok.normalizer
