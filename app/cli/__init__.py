@@ -51,6 +51,8 @@ class CliError(Exception):
 class UsageError(CliError):
     """A malformed command line (exit status 2, like argparse's own)."""
 
+    status = EXIT_USAGE
+
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a usage mistake is one line on stderr (``tokenprism:
@@ -60,9 +62,14 @@ class OneLineParser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.commands: dict[str, argparse.ArgumentParser] = {}
+        # a command whose issue fixes its exit statuses (check: 1 on any
+        # error) sets its own for a malformed command line
+        self.usage_status = EXIT_USAGE
 
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see {self.prog} --help)")
+        e = UsageError(f"{message} (see {self.prog} --help)")
+        e.status = self.usage_status
+        raise e
 
 
 # ---- commands ---------------------------------------------------------------
@@ -464,7 +471,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except UsageError as e:
         _report(e)
-        return EXIT_USAGE
+        return e.status
     except (CliError, TokenPrismError) as e:
         _report(e)
         return EXIT_ERROR

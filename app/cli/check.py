@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from tokenprism.core.check import CheckResult
 
 EXIT_DIVERGES = 4
+EXIT_ERROR = 1
 CHECK_FORMATS = ("text", "json")
 
 
@@ -30,7 +31,10 @@ def add_parser(subparsers: Any) -> None:
                     "(a tokenizer.json run by Hugging Face tokenizers, a SentencePiece .model run by "
                     "sentencepiece, or a folder holding one), shrink every text whose ids differ to a "
                     "minimal string and name the stage at fault. Without --against, only the file's "
-                    "metadata is checked. Exit status: 0 nothing diverges, 4 something does, 1 error.")
+                    "metadata is checked. Exit status: 0 nothing diverges, 4 something does, 1 error "
+                    "(a mistyped option too).")
+    # the statuses: 0, 4, and 1 for every error, a mistyped option too
+    s.usage_status = EXIT_ERROR
     s.add_argument("model", metavar="MODEL.gguf")
     s.add_argument("--against", metavar="SOURCE", help="tokenizer.json, .model, or a folder holding one")
     s.add_argument("--texts", metavar="FILE", help="also check each line of FILE (UTF-8)")
@@ -104,6 +108,8 @@ def render_text(model: Model, result: CheckResult) -> str:
     if result.source_path is not None:
         out.append(f"source: {result.source_path} ({result.library}; "
                    f"{(result.shared or 0) * 100:.1f} % of pieces shared)")
+        if result.source_note:
+            out.append(f"        {printable(result.source_note)}")
         out.append(f"texts checked: {result.texts_checked}, diverging minimal strings: {len(result.divergences)}")
         for d in result.divergences:
             out.append("")

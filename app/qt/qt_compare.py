@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QHBoxL
                                QToolButton, QVBoxLayout, QWidget)
 
 from tokenprism.core import TokenPrismError
+from tokenprism.core.check.reference import INSTALL_HINT
 from tokenprism.core.formats.export import token_list, write_export
 from tokenprism.core.library.names import display_name, display_names
 from tokenprism.core.library.resources import demo_models
@@ -34,6 +35,7 @@ from .qt_compare_lanes import LaneData, QCompareLanes
 from .qt_export import EXTENSION, FILTERS, path_and_format
 from .qt_menus import KIND_NAMES
 from .qt_models import QModelsPanel
+from .qt_source_lane import SourceLane, choose_source
 from .qt_text import document_text
 from .qt_zoom import zoom_widgets
 from .window_parts import WindowParts
@@ -64,7 +66,7 @@ class QCompareWindow(QWidget):
         self.main = window
         self.setWindowTitle("Compare Models — TokenPrism")
         self.resize(1200, 800)
-        self.lanes: list[CompareLane] = []
+        self.lanes: list[CompareLane | SourceLane] = []
         self._infos: dict[str, ModelInfo] = {}
         self.jobs = QBackground(self)
         self._zoom = 0
@@ -216,24 +218,51 @@ class QCompareWindow(QWidget):
         """Add ``path`` as a new lane (loaded in the background); None when
         it is already compared or the view is full."""
         path = os.path.abspath(path)
-        if any(ln.path == path for ln in self.lanes):
-            self.status.setText(f"{os.path.basename(path)} is already in the comparison.")
-            return None
-        if len(self.lanes) >= MAX_MODELS:
-            self.status.setText(f"At most {MAX_MODELS} models can be compared; remove one first.")
+        if not self._room_for(path):
             return None
         info = self._infos.get(path)
         main = self.main.model_info
         if info is None and main is not None and os.path.abspath(main.path) == path:
             info = main  # already loaded by the window
         lane = CompareLane(path, self.text, info, self)
-        lane.live.set_options(self.main.act_add_special.isChecked(), self.main.act_parse_special.isChecked())
-        lane.changed.connect(lambda ln=lane: self._on_lane_changed(ln))
-        self.lanes.append(lane)
+        self._add_lane(lane)
         if info is not None:
             self._on_lane_changed(lane)
         self._refresh()
         return lane
+
+    def _room_for(self, path: str) -> bool:
+        """Whether ``path`` can become a lane (the status line says why not)."""
+        if any(ln.path == path for ln in self.lanes):
+            self.status.setText(f"{os.path.basename(path)} is already in the comparison.")
+            return False
+        if len(self.lanes) >= MAX_MODELS:
+            self.status.setText(f"At most {MAX_MODELS} models can be compared; remove one first.")
+            return False
+        return True
+
+    def _add_lane(self, lane: CompareLane | SourceLane) -> None:
+        lane.set_options(self.main.act_add_special.isChecked(), self.main.act_parse_special.isChecked())
+        lane.changed.connect(lambda ln=lane: self._on_lane_changed(ln))
+        self.lanes.append(lane)
+
+    def add_source(self, path: str) -> SourceLane | None:
+        """Add a source tokenizer (tokenizer.json, .model, or a folder
+        holding one) as a lane, run by its own library; None when it is
+        already compared or the view is full."""
+        path = os.path.abspath(path)
+        if not self._room_for(path):
+            return None
+        lane = SourceLane(path, self.text, self)
+        self._add_lane(lane)
+        self._refresh()
+        return lane
+
+    def add_source_dialog(self) -> None:
+        start = os.path.dirname(self.lanes[-1].path) if self.lanes else ""
+        path = choose_source(self, start)
+        if path:
+            self.add_source(path)
 
     def remove_lane(self, index: int) -> None:
         lane = self.lanes.pop(index)
@@ -287,6 +316,11 @@ class QCompareWindow(QWidget):
         browse.setToolTip("Choose GGUF files")
         browse.setEnabled(not full)
         browse.triggered.connect(self.add_dialog)
+        source = m.addAction("Add Source Tokenizer…")
+        source.setToolTip("A tokenizer.json or SentencePiece .model (or a folder holding one), run by its own "
+                          f"library ({INSTALL_HINT}), tokenizing live beside the GGUF models")
+        source.setEnabled(not full)
+        source.triggered.connect(self.add_source_dialog)
 
     def _fill_found_menu(self, sub: QMenu, entry: Callable[[QMenu, str, str], None]) -> None:
         """The Models panel's discovery results (the scan starts here when
@@ -317,15 +351,15 @@ class QCompareWindow(QWidget):
 
     # ---- updates ---------------------------------------------------------------------
 
-    def _on_lane_changed(self, lane: CompareLane) -> None:
-        if lane.info is not None:
+    def _on_lane_changed(self, lane: CompareLane | SourceLane) -> None:
+        if isinstance(lane, CompareLane) and lane.info is not None:
             self._infos[lane.path] = lane.info
         self._refresh()
 
     def _on_text_changed(self) -> None:
         for lane in self.lanes:
             if lane.info is not None:
-                lane.live.text_changed()
+                lane.text_changed()
         self._update_status()
 
     def _on_space_toggled(self, on: bool) -> None:
@@ -335,7 +369,7 @@ class QCompareWindow(QWidget):
     def _on_options(self) -> None:
         add, parse = self.main.act_add_special.isChecked(), self.main.act_parse_special.isChecked()
         for lane in self.lanes:
-            lane.live.set_options(add, parse)
+            lane.set_options(add, parse)
 
     def _refresh(self) -> None:
         """Show the lanes when every model with tokens agrees on the text."""
@@ -343,7 +377,7 @@ class QCompareWindow(QWidget):
         waiting = any(ln.info is not None and ln.waiting for ln in self.lanes)
         if not waiting and len({a.text for a in ready}) <= 1:
             text = ready[0].text if ready else self.text()
-            data = [LaneData(name, ln.kind, ln.result, ln.message or ("Loading…" if ln.loader.busy else ""), ln.path)
+            data = [LaneData(name, ln.kind, ln.result, ln.message or ("Loading…" if ln.loading else ""), ln.path)
                     for ln, name in zip(self.lanes, self.lane_names())]
             self.view.set_lanes(text, data)
             self._fill_summary()

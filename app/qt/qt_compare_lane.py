@@ -73,6 +73,16 @@ class CompareLane(QObject):
         """True while this lane's model should soon give tokens."""
         return not self.failed and (self.loader.busy or (self.info is not None and self.result is None))
 
+    @property
+    def loading(self) -> bool:
+        return self.loader.busy
+
+    def set_options(self, add_special: bool, parse_special: bool) -> None:
+        self.live.set_options(add_special, parse_special)
+
+    def text_changed(self) -> None:
+        self.live.text_changed()
+
     def _on_loaded(self, info: ModelInfo) -> None:
         self.info = info
         self.message = ""

@@ -7,6 +7,7 @@ that is likely stale or wrong.
 >>> result = check_texts(open_model("m.gguf"), ref, BUILTIN_TEXTS)  # doctest: +SKIP
 """
 
+from .lane import SourceTokens
 from .reference import INSTALL_HINT, AddedToken, CheckError, Reference, load_reference
 from .run import STAGES, CheckResult, Divergence, MetadataWarning, ReferenceFailure, check_texts, shared_fraction
 from .shrink import shrink
@@ -14,4 +15,4 @@ from .texts import BUILTIN_TEXTS, random_texts, read_texts
 
 __all__ = ["AddedToken", "BUILTIN_TEXTS", "CheckError", "CheckResult", "Divergence", "INSTALL_HINT",
            "MetadataWarning", "Reference", "ReferenceFailure", "STAGES", "check_texts", "load_reference",
-           "random_texts", "read_texts", "shared_fraction", "shrink"]
+           "SourceTokens", "random_texts", "read_texts", "shared_fraction", "shrink"]

@@ -20,8 +20,9 @@ from typing import Any, Mapping, Protocol, Sequence
 
 from ..errors import TokenPrismError
 from ..formats.source_vocab import ConvertError, load_json
+from .lane import SourceTokens, from_byte_offsets, from_char_offsets
 
-__all__ = ["AddedToken", "CheckError", "Reference", "load_reference", "INSTALL_HINT"]
+__all__ = ["AddedToken", "CheckError", "Reference", "SourceTokens", "load_reference", "INSTALL_HINT"]
 
 INSTALL_HINT = "pip install 'tokenprism[check]'"
 _BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>\Z")
@@ -59,8 +60,12 @@ class Reference(Protocol):
     #: way this library does (``tokenizers`` always does, ``sentencepiece``
     #: only for user-defined pieces, which llama.cpp matches anyway)
     parse_special: bool
+    #: how the file was picked, when that was a choice ("" otherwise): the
+    #: snapshot of a Hugging Face cache folder
+    note: str
 
     def encode(self, text: str, add_special: bool) -> list[int]: ...
+    def tokens(self, text: str, add_special: bool) -> SourceTokens: ...
     def normalized(self, text: str) -> str | None: ...
     def words(self, text: str) -> list[str] | None: ...
     def encode_words(self, words: Sequence[str]) -> list[int] | None: ...
@@ -109,6 +114,7 @@ class HFReference:
     config: dict[str, Any] = field(default_factory=dict)
     library: str = "tokenizers"
     parse_special: bool = True
+    note: str = ""
 
     def __post_init__(self) -> None:
         self._unk = self._unk_id()
@@ -129,16 +135,28 @@ class HFReference:
         tid = self.tok.token_to_id(text) if text is not None else None
         return [int(tid)] if tid is not None else []
 
-    def encode(self, text: str, add_special: bool) -> list[int]:
+    def _encode(self, text: str, add_special: bool, spans: bool) -> tuple[list[int], list[tuple[int, int]]]:
         # a folder's tokenizer_config.json that says add_bos_token /
         # add_eos_token decides, as transformers' fast tokenizers let it
         bos, eos = _config_flag(self.config, "add_bos_token"), _config_flag(self.config, "add_eos_token")
         if add_special and (bos is not None or eos is not None):
-            ids = list(self.tok.encode(text, add_special_tokens=False).ids)
+            enc = self.tok.encode(text, add_special_tokens=False)
             head = self._end_ids("bos_token") if bos else []
             tail = self._end_ids("eos_token") if eos else []
-            return head + ids + tail
-        return list(self.tok.encode(text, add_special_tokens=add_special).ids)
+            ids = head + list(enc.ids) + tail
+            if not spans:
+                return ids, []
+            return ids, [(0, 0)] * len(head) + list(enc.offsets) + [(len(text), len(text))] * len(tail)
+        enc = self.tok.encode(text, add_special_tokens=add_special)
+        return list(enc.ids), list(enc.offsets) if spans else []
+
+    def encode(self, text: str, add_special: bool) -> list[int]:
+        return self._encode(text, add_special, False)[0]
+
+    def tokens(self, text: str, add_special: bool) -> SourceTokens:
+        ids, offsets = self._encode(text, add_special, True)
+        pieces = self.pieces()
+        return from_char_offsets(text, ids, [pieces[i] if 0 <= i < len(pieces) else "?" for i in ids], offsets)
 
     def normalized(self, text: str) -> str | None:
         norm = self.tok.normalizer
@@ -205,10 +223,22 @@ class SPReference:
     config: dict[str, Any] = field(default_factory=dict)
     library: str = "sentencepiece"
     parse_special: bool = False
+    note: str = ""
 
     def __post_init__(self) -> None:
         sp = self.sp
         self._vocab = [str(sp.id_to_piece(i)) for i in range(sp.get_piece_size())]
+        self._config_added = _config_added_tokens(self.config)
+        for t in self._config_added:
+            if t.id >= len(self._vocab):
+                self._vocab.extend([""] * (t.id + 1 - len(self._vocab)))
+            self._vocab[t.id] = t.content
+        # transformers matches a folder's added tokens (special ones too) in
+        # the text before sentencepiece runs, so the GGUF side should as well
+        self.parse_special = bool(self._config_added)
+        self._splitter = (re.compile("|".join(re.escape(c) for c in sorted(
+            {t.content for t in self._config_added}, key=len, reverse=True))) if self._config_added else None)
+        by_content = {t.content: t.id for t in self._config_added}
         # sentencepiece's Python API cannot tell user-defined pieces apart;
         # the file's own piece types (read with protobuf, as convert reads
         # them) can, and give the model type
@@ -223,19 +253,85 @@ class SPReference:
             self.dummy_prefix = bool(proto.normalizer_spec.add_dummy_prefix)
         except Exception:  # without protobuf: no added tokens known, BPE's convention
             pass
-        bos_ok, eos_ok = sp.bos_id() >= 0, sp.eos_id() >= 0
+        # the folder's config names BOS/EOS by their text (an added token or
+        # a piece); the .model's own ids otherwise
+        self.bos_id = self._named_id("bos_token", int(sp.bos_id()))
+        self.eos_id = self._named_id("eos_token", int(sp.eos_id()))
         # the convention convert follows for a bare .model: llama (BPE) adds
         # BOS, t5 (unigram) appends EOS; the folder's config may say otherwise
         add_bos = _config_flag(self.config, "add_bos_token")
         add_eos = _config_flag(self.config, "add_eos_token")
-        self.add_bos = bos_ok and (add_bos if add_bos is not None else not unigram)
-        self.add_eos = eos_ok and (add_eos if add_eos is not None else unigram)
+        self.add_bos = self.bos_id >= 0 and (add_bos if add_bos is not None else not unigram)
+        self.add_eos = self.eos_id >= 0 and (add_eos if add_eos is not None else unigram)
+        self._by_content = by_content
+
+    def _named_id(self, key: str, default: int) -> int:
+        text = _token_text(self.config.get(key))
+        if text is None:
+            return default
+        for t in self._config_added:
+            if t.content == text:
+                return t.id
+        tid = int(self.sp.piece_to_id(text))
+        return tid if 0 <= tid < self.sp.get_piece_size() and self._vocab[tid] == text else default
+
+    def _parts(self, text: str) -> list[tuple[int, str]]:
+        """``text`` cut at the folder's added tokens: (str offset, part)."""
+        if self._splitter is None:
+            return [(0, text)]
+        out: list[tuple[int, str]] = []
+        at = 0
+        for m in self._splitter.finditer(text):
+            if m.start() > at:
+                out.append((at, text[at:m.start()]))
+            out.append((m.start(), m.group()))
+            at = m.end()
+        if at < len(text) or not out:
+            out.append((at, text[at:]))
+        return out
+
+    def _proto(self, text: str) -> Any:
+        """The pieces of ``text`` with their UTF-8 offsets (sentencepiece
+        0.2.0 named the option differently)."""
+        try:
+            return self.sp.encode(text, return_type="proto")
+        except TypeError:
+            return self.sp.encode(text, out_type="immutable_proto")
+
+    def tokens(self, text: str, add_special: bool) -> SourceTokens:
+        ids: list[int] = []
+        offsets: list[tuple[int, int]] = []
+        is_byte: list[bool] = []
+        for start, part in self._parts(text):
+            b0 = len(text[:start].encode("utf-8", "surrogatepass"))
+            tid = self._by_content.get(part)
+            if tid is not None:
+                ids.append(tid)
+                offsets.append((b0, b0 + len(part.encode("utf-8", "surrogatepass"))))
+                is_byte.append(False)
+                continue
+            if not part:
+                continue
+            for p in self._proto(part).pieces:
+                ids.append(int(p.id))
+                offsets.append((b0 + int(p.begin), b0 + int(p.end)))
+                is_byte.append(self.is_byte(int(p.id)))
+        if add_special:
+            end = len(text.encode("utf-8", "surrogatepass"))
+            if self.add_bos:
+                ids, offsets, is_byte = [self.bos_id] + ids, [(0, 0)] + offsets, [False] + is_byte
+            if self.add_eos:
+                ids, offsets, is_byte = ids + [self.eos_id], offsets + [(end, end)], is_byte + [False]
+        pieces = [self._vocab[i] if 0 <= i < len(self._vocab) else "?" for i in ids]
+        return from_byte_offsets(text, ids, pieces, offsets, is_byte)
 
     def encode(self, text: str, add_special: bool) -> list[int]:
-        ids = [int(i) for i in self.sp.encode(text)]
-        if add_special:
-            ids = ([self.sp.bos_id()] if self.add_bos else []) + ids + ([self.sp.eos_id()] if self.add_eos else [])
-        return ids
+        if self._splitter is None:  # the common case, without building spans
+            ids = [int(i) for i in self.sp.encode(text)]
+            if add_special:
+                ids = ([self.bos_id] if self.add_bos else []) + ids + ([self.eos_id] if self.add_eos else [])
+            return ids
+        return self.tokens(text, add_special).ids
 
     def normalized(self, text: str) -> str | None:
         # as text: U+2581 back to spaces, without the dummy prefix
@@ -252,37 +348,97 @@ class SPReference:
         return self._vocab
 
     def added_tokens(self) -> list[AddedToken]:
-        # user-defined pieces are matched in the text before the model runs
-        return [AddedToken(self._vocab[i], i, False) for i in self._user]
+        # user-defined pieces are matched in the text before the model runs,
+        # and so are the folder's added tokens
+        config_ids = {t.id for t in self._config_added}
+        return [AddedToken(self._vocab[i], i, False) for i in self._user if i not in config_ids] + self._config_added
 
     def is_byte(self, token_id: int) -> bool:
-        return 0 <= token_id < len(self._vocab) and bool(self.sp.is_byte(token_id))
+        return 0 <= token_id < self.sp.get_piece_size() and bool(self.sp.is_byte(token_id))
 
     def is_unknown(self, token_id: int) -> bool:
-        return 0 <= token_id < len(self._vocab) and bool(self.sp.is_unknown(token_id))
+        return 0 <= token_id < self.sp.get_piece_size() and bool(self.sp.is_unknown(token_id))
 
 
-def _find_source(path: Path) -> tuple[Path, Path | None]:
-    """(the tokenizer file, the folder whose configs apply or None)."""
+#: more added tokens than this in a tokenizer_config.json is not a tokenizer
+MAX_ADDED = 1 << 20
+
+
+def _config_added_tokens(config: Mapping[str, Any]) -> list[AddedToken]:
+    """``added_tokens_decoder`` of a tokenizer_config.json: ``{"id":
+    {"content": ..., "special": ...}}`` (malformed entries are skipped)."""
+    table = config.get("added_tokens_decoder")
+    if not isinstance(table, dict):
+        return []
+    out: list[AddedToken] = []
+    for key, value in table.items():
+        text = _token_text(value)
+        try:
+            tid = int(key)
+        except ValueError:
+            continue
+        if text and 0 <= tid < MAX_ADDED:
+            out.append(AddedToken(text, tid, bool(value.get("special", False)) if isinstance(value, dict) else False))
+    return sorted(out, key=lambda t: t.id)
+
+
+def _hf_snapshot(path: Path) -> tuple[Path, str]:
+    """The snapshot folder of a Hugging Face cache root
+    (``models--org--name/`` with ``snapshots/<hash>/``): the one
+    ``refs/main`` names, else the only or the newest one; and a note
+    saying which was taken and why."""
+    try:
+        snapshots = sorted((p for p in (path / "snapshots").iterdir() if p.is_dir()), key=lambda p: p.name)
+    except OSError as e:
+        raise CheckError(f"{path}: cannot list its snapshots ({e.strerror or e})") from None
+    if not snapshots:
+        raise CheckError(f"{path}: a Hugging Face cache folder without snapshots")
+    ref = path / "refs" / "main"
+    if ref.is_file():
+        try:
+            want = ref.read_text(encoding="utf-8", errors="replace")[:100].strip()
+        except OSError:
+            want = ""
+        for p in snapshots:
+            if p.name == want:
+                return p, f"Hugging Face cache: snapshot {p.name} (refs/main)"
+    if len(snapshots) == 1:
+        return snapshots[0], f"Hugging Face cache: snapshot {snapshots[0].name} (the only one)"
+    def mtime(p: Path) -> float:
+        try:
+            return p.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    newest = max(snapshots, key=lambda p: (mtime(p), p.name))
+    return newest, f"Hugging Face cache: snapshot {newest.name} (the newest of {len(snapshots)})"
+
+
+def _find_source(path: Path) -> tuple[Path, Path | None, str]:
+    """(the tokenizer file, the folder whose configs apply or None, a note
+    on how it was picked)."""
+    note = ""
+    if path.is_dir() and (path / "snapshots").is_dir():
+        path, note = _hf_snapshot(path)
     if path.is_dir():
         for name in _JSON_NAMES + _SPM_NAMES:
             if (path / name).is_file():
-                return path / name, path
+                return path / name, path, note
         models = sorted(path.glob("*.model"))
         if models:
-            return models[0], path
+            return models[0], path, note
         raise CheckError(f"{path}: the folder holds no tokenizer.json and no SentencePiece .model")
     if not path.exists():
         raise CheckError(f"{path}: no such file or folder")
     folder = path.parent if path.name in _JSON_NAMES + _SPM_NAMES else None
-    return path, folder
+    return path, folder, note
 
 
 def load_reference(source: str | os.PathLike[str]) -> Reference:
     """The source tokenizer of ``source``: a ``tokenizer.json``, a
     SentencePiece ``.model``, or a folder holding one (with
     ``tokenizer_config.json`` / ``special_tokens_map.json`` beside it)."""
-    file, folder = _find_source(Path(source))
+    file, folder, note = _find_source(Path(source))
     config = _read_config(folder) if folder is not None else {}
     if file.suffix == ".model":
         spm = _library("sentencepiece", "a SentencePiece .model")
@@ -291,10 +447,10 @@ def load_reference(source: str | os.PathLike[str]) -> Reference:
             sp.Load(str(file))
         except Exception as e:  # sentencepiece raises OSError or RuntimeError
             raise CheckError(f"{file}: sentencepiece cannot read it ({str(e).strip() or type(e).__name__})") from None
-        return SPReference(str(file), sp, config)
+        return SPReference(str(file), sp, config, note=note)
     tokenizers = _library("tokenizers", "a tokenizer.json")
     try:
         tok = tokenizers.Tokenizer.from_file(str(file))
     except Exception as e:  # tokenizers raises its own Exception subclass
         raise CheckError(f"{file}: tokenizers cannot read it ({str(e).strip() or type(e).__name__})") from None
-    return HFReference(str(file), tok, config)
+    return HFReference(str(file), tok, config, note=note)

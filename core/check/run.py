@@ -15,14 +15,14 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from .. import Attr, Model
 from .reference import CheckError, Reference
 from .shrink import shrink
 
-__all__ = ["STAGES", "CheckResult", "Divergence", "MetadataWarning", "ReferenceFailure", "check_texts",
-           "shared_fraction"]
+__all__ = ["STAGES", "CheckResult", "Divergence", "MetadataWarning", "ReferenceFailure", "bounded_call",
+           "check_texts", "shared_fraction"]
 
 STAGES = ("normalizer", "pre_tokenizer", "special_tokens", "bos_eos", "added_tokens", "byte_fallback", "model",
           "unknown")
@@ -97,9 +97,12 @@ class CheckResult:
     metadata_warnings: list[MetadataWarning] = field(default_factory=list)
     reference_failures: list[ReferenceFailure] = field(default_factory=list)
     shared: float | None = None
+    #: how the source file was picked (a Hugging Face cache's snapshot), or ""
+    source_note: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {"model": self.model_path, "source": self.source_path, "library": self.library,
+        return {"model": self.model_path, "source": self.source_path, "source_note": self.source_note,
+                "library": self.library,
                 "texts_checked": self.texts_checked, "shared_pieces": self.shared,
                 "divergences": [d.to_json() for d in self.divergences],
                 "metadata_warnings": [w.to_json() for w in self.metadata_warnings],
@@ -110,7 +113,20 @@ class _Failed(Exception):
     pass
 
 
-def _bounded(fn: Callable[[], list[int]], timeout: float) -> list[int]:
+T = TypeVar("T")
+
+
+def bounded_call(fn: Callable[[], T], timeout: float, what: str) -> T:
+    """``fn()``, given up after ``timeout`` seconds like every reference
+    call of a check; a failure or a hang is a :class:`CheckError` naming
+    ``what``."""
+    try:
+        return _bounded(fn, timeout)
+    except _Failed as e:
+        raise CheckError(f"{what}: {e}") from None
+
+
+def _bounded(fn: Callable[[], T], timeout: float) -> T:
     """``fn()`` in a thread of its own, given up after ``timeout`` seconds
     (a library stuck in native code cannot be stopped, only left behind:
     the thread is a daemon and the check goes on)."""
@@ -130,7 +146,8 @@ def _bounded(fn: Callable[[], list[int]], timeout: float) -> list[int]:
     kind, value = box[0]
     if kind == "error":
         raise _Failed(str(value))
-    return list(value)
+    result: T = value
+    return result
 
 
 def _piece_key(piece: str) -> str:
@@ -296,7 +313,7 @@ def check_texts(model: Model, ref: Reference, texts: Sequence[str], add_special:
                 cancelled: Callable[[], bool] | None = None) -> CheckResult:
     """Run ``texts`` through both sides and return the shrunk, classified
     divergences (one per distinct minimal string and stage)."""
-    result = CheckResult(model.path, ref.path, ref.library)
+    result = CheckResult(model.path, ref.path, ref.library, source_note=ref.note)
     shared = shared_fraction(model, ref)
     result.shared = round(shared, 4)
     if shared < MIN_SHARED:
@@ -305,10 +322,11 @@ def check_texts(model: Model, ref: Reference, texts: Sequence[str], add_special:
     sides = _Sides(model, ref, timeout)
     found: dict[tuple[str, str], Divergence] = {}
     for k, text in enumerate(texts):
-        if cancelled is not None and cancelled():
-            break
         if progress is not None:
             progress(k, len(texts))
+        # asked after the report: a cancel made while it was shown stops here
+        if cancelled is not None and cancelled():
+            break
         theirs = sides.reference(text, add_special, report=True)
         result.texts_checked += 1
         if theirs is None or theirs == sides.gguf(text, add_special):
@@ -325,7 +343,7 @@ def check_texts(model: Model, ref: Reference, texts: Sequence[str], add_special:
         found[key] = Divergence(small, text, sides.gguf(small, add_special), theirs_small, stage, why,
                                 reference_pieces=[pieces[i] if 0 <= i < len(pieces) else "?" for i in theirs_small])
     if progress is not None:
-        progress(len(texts), len(texts))
+        progress(result.texts_checked, len(texts))
     result.divergences = list(found.values())
     result.reference_failures = sides.failures
     return result

@@ -5,7 +5,6 @@ minimal strings."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import threading
@@ -15,6 +14,8 @@ from typing import Any, Callable, Sequence
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from tests.check_sources import (corpus_lines, edit_spm, save_hf, to_gguf, train_byte_level, train_spm,
+                                 train_wordpiece)
 from tokenprism.app.cli import main
 from tokenprism.core import Model, open_model
 from tokenprism.core.check import (BUILTIN_TEXTS, CheckError, check_texts, load_reference, random_texts,
@@ -22,82 +23,13 @@ from tokenprism.core.check import (BUILTIN_TEXTS, CheckError, check_texts, load_
 from tokenprism.core.check.metadata import metadata_warnings
 from tokenprism.core.check.reference import HFReference
 from tokenprism.core.check.run import STAGES, _Sides
-from tokenprism.core.formats.convert import convert
 from tokenprism.core.formats.convert_hf import LLAMA3_PATTERN
 
 spm = pytest.importorskip("sentencepiece")
 pytest.importorskip("google.protobuf")
 tk = pytest.importorskip("tokenizers")
 
-CORPUS = Path(__file__).resolve().parents[2] / "resources" / "demo_corpus.txt"
 TEXTS = list(BUILTIN_TEXTS) + random_texts(25, 3)
-
-
-def corpus_lines() -> list[str]:
-    return [line for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-# ---- sources, trained in code ------------------------------------------------
-
-def train_byte_level(pre: Any) -> Any:
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=["<|endoftext|>", "<|im_start|>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    tok.train_from_iterator(corpus_lines(), trainer)
-    return tok
-
-
-def train_wordpiece() -> Any:
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
-
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.decoder = decoders.WordPiece()
-    trainer = trainers.WordPieceTrainer(vocab_size=600, show_progress=False,
-                                        special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
-    tok.train_from_iterator(corpus_lines(), trainer)
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", tok.token_to_id("[CLS]")),
-                                                 ("[SEP]", tok.token_to_id("[SEP]"))])
-    return tok
-
-
-def train_spm(path: Path, **options: Any) -> Path:
-    buf = io.BytesIO()
-    spm.SentencePieceTrainer.train(sentence_iterator=iter(corpus_lines()), model_writer=buf, num_threads=1,
-                                   character_coverage=1.0, minloglevel=2, **options)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(buf.getvalue())
-    return path
-
-
-def edit_spm(src: Path, dest: Path, change: Callable[[Any], None]) -> Path:
-    from sentencepiece import sentencepiece_model_pb2 as pb
-
-    proto = pb.ModelProto()
-    proto.ParseFromString(src.read_bytes())
-    change(proto)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_bytes(proto.SerializeToString())
-    return dest
-
-
-def save_hf(tok: Any, folder: Path, config: dict[str, object] | None = None) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    tok.save(str(folder / "tokenizer.json"))
-    if config is not None:
-        (folder / "tokenizer_config.json").write_text(json.dumps(config))
-    return folder
-
-
-def to_gguf(source: Path, out: Path) -> Model:
-    convert(source, out)
-    return open_model(out)
 
 
 @pytest.fixture(scope="module")
@@ -489,3 +421,132 @@ def test_stale_default_pre_over_a_llama3_vocabulary(tmp_path: Path) -> None:
 
 def test_metadata_warnings_of_a_converted_source(bpe: tuple[Any, Path, Model]) -> None:
     assert metadata_warnings(bpe[2]) == []
+
+
+# ---- gaps: the unknown stage, the HF cache, a SentencePiece folder's added tokens --
+
+def test_a_divergence_no_stage_explains_is_unknown(bpe: tuple[Any, Path, Model], work: Path) -> None:
+    """Merges reversed (the model's doing), but the source's pre-tokenizer
+    cannot be run on its own: no stage can be shown to differ."""
+    _, src, model = bpe
+    doc = json.loads((src / "tokenizer.json").read_text(encoding="utf-8"))
+    doc["model"]["merges"] = doc["model"]["merges"][::-1]
+    folder = work / "bpe-merges-nowords"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
+    ref = load_reference(folder)
+    assert isinstance(ref, HFReference)
+    ref.words = lambda text: None  # type: ignore[method-assign]
+    result = check_texts(model, ref, TEXTS)
+    assert_stage(result, "unknown", short=3)
+    assert all("the words could not be compared" in d.why for d in result.divergences)
+
+
+def test_reference_failing_without_bos_is_unknown(bpe: tuple[Any, Path, Model]) -> None:
+    _, src, model = bpe
+    ref = load_reference(src)
+    real = ref.encode
+
+    def encode(text: str, add_special: bool) -> list[int]:
+        if not add_special:
+            raise RuntimeError("no plain encoding")
+        return real(text, False) + [1]  # an id the GGUF never adds
+
+    ref.encode = encode  # type: ignore[method-assign]
+    result = check_texts(model, ref, ["Hello world"], add_special=True, timeout=2)
+    assert [(d.text, d.stage) for d in result.divergences] == [("", "unknown")]
+    assert "the reference failed on the text without BOS/EOS" in result.divergences[0].why
+
+
+def hf_cache(root: Path, src: Path, hashes: Sequence[str], main_hash: str | None) -> Path:
+    """``models--org--name`` as huggingface_hub lays it out: blobs, one
+    folder of symbolic links per snapshot, refs/main."""
+    repo = root / "models--org--tiny"
+    (repo / "blobs").mkdir(parents=True)
+    blob = repo / "blobs" / "0123abcd"
+    blob.write_bytes((src / "tokenizer.json").read_bytes())
+    for k, h in enumerate(hashes):
+        snap = repo / "snapshots" / h
+        snap.mkdir(parents=True)
+        (snap / "tokenizer.json").symlink_to(os.path.relpath(blob, snap))
+        os.utime(snap, (1_000_000 + k, 1_000_000 + k))
+    if main_hash is not None:
+        (repo / "refs").mkdir()
+        (repo / "refs" / "main").write_text(main_hash)
+    return repo
+
+
+def test_hf_cache_root_picks_a_snapshot_and_says_which(bpe: tuple[Any, Path, Model], tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    _, src, model = bpe
+    main_ref = hf_cache(tmp_path / "a", src, ["aaa111", "bbb222"], "aaa111")
+    ref = load_reference(main_ref)
+    assert ref.path == str(main_ref / "snapshots" / "aaa111" / "tokenizer.json")
+    assert ref.note == "Hugging Face cache: snapshot aaa111 (refs/main)"
+    newest = load_reference(hf_cache(tmp_path / "b", src, ["aaa111", "bbb222"], None))
+    assert newest.note == "Hugging Face cache: snapshot bbb222 (the newest of 2)"
+    only = load_reference(hf_cache(tmp_path / "c", src, ["ccc333"], "gone999"))
+    assert only.note == "Hugging Face cache: snapshot ccc333 (the only one)"
+    assert main(["check", model.path, "--against", str(main_ref), "--cases", "0", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["source_note"] == ref.note and doc["divergences"] == []
+    assert main(["check", model.path, "--against", str(main_ref), "--cases", "0"]) == 0
+    assert "snapshot aaa111 (refs/main)" in capsys.readouterr().out
+    (tmp_path / "d" / "models--x--y" / "snapshots").mkdir(parents=True)
+    with pytest.raises(CheckError, match="cache folder without snapshots"):
+        load_reference(tmp_path / "d" / "models--x--y")
+
+
+def test_spm_folder_added_tokens_decoder_is_honoured(spm_bpe: tuple[Path, Model], work: Path) -> None:
+    src, model = spm_bpe
+    n = model.vocab.n_tokens if hasattr(model.vocab, "n_tokens") else len(model.vocab.pieces)
+    folder = work / "sbpe-added"
+    folder.mkdir()
+    (folder / "tokenizer.model").write_bytes(src.read_bytes())
+    config = {"added_tokens_decoder": {str(n): {"content": "<|im_start|>", "special": True},
+                                       "bad": {"content": "x"}},
+              "bos_token": "<|im_start|>", "add_bos_token": True}
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    ref = load_reference(folder)
+    plain = load_reference(src)
+    assert ref.parse_special and not plain.parse_special
+    assert ref.encode("a<|im_start|>b", False) == plain.encode("a", False) + [n] + plain.encode("b", False)
+    assert ref.encode("Hi", True) == [n] + plain.encode("Hi", False)  # the config's BOS, not <s>
+    assert ref.pieces()[n] == "<|im_start|>"
+    assert [(t.content, t.id, t.special) for t in ref.added_tokens()][-1] == ("<|im_start|>", n, True)
+    # the GGUF (converted from the bare .model) has no such token: the check says so
+    result = run(model, folder, texts=TEXTS + ["x <|im_start|> y"])
+    assert "<|im_start|>" in {d.text for d in result.divergences}
+    assert {d.stage for d in result.divergences if "<|im_start|>" in d.text} == {"special_tokens"}
+
+
+def test_a_mistyped_option_exits_1_with_one_line(bpe: tuple[Any, Path, Model],
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    _, src, model = bpe
+    for argv in (["check", model.path, "--bogus"], ["check", model.path, "--cases", "many"],
+                 ["check", model.path, "--format", "xml"], ["check"]):
+        assert main(argv) == 1, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("tokenprism: error: "), err
+    assert main(["tokenize", "--bogus"]) == 2  # other commands keep argparse's 2
+
+
+# ---- the source's tokens as a lane -------------------------------------------------
+
+def test_source_tokens_have_the_ids_and_spans_of_the_text(bpe: tuple[Any, Path, Model],
+                                                          spm_bpe: tuple[Path, Model]) -> None:
+    text = "Hé 漢x 😀 a"
+    for src, model in ((bpe[1], bpe[2]), spm_bpe):
+        ref = load_reference(src)
+        for add in (False, True):
+            st_ = ref.tokens(text, add)
+            assert st_.ids == ref.encode(text, add) == model.encode(text, add_special=add).ids
+            enc = model.encode(text, add_special=add)
+            # the GGUF's spans and groups are llama.cpp's: the source's must agree
+            assert (st_.starts, st_.ends) == (list(enc.starts), list(enc.ends)), src
+            assert [g >= 0 for g in st_.groups] == [g >= 0 for g in enc.groups]
+            # a group carries its character's whole UTF-8 span (llama.cpp's, byte by byte)
+            bs, be = st_.byte_spans()
+            for i, g in enumerate(st_.groups):
+                same = [j for j, h in enumerate(enc.groups) if h == g] if g >= 0 else [i]
+                assert (bs[i], be[i]) == (min(enc.byte_starts[j] for j in same), max(enc.byte_ends[j] for j in same))
