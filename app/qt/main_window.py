@@ -338,7 +338,10 @@ class TokenPrismWindow(WindowParts):
         as :class:`WindowParts` only, and hands back what it made)."""
         from . import qt_compare, qt_export, qt_find, qt_metadata, qt_models, qt_progress, qt_shortcuts
         from . import qt_textfile, qt_vocab
+        from . import qt_chat, qt_chunk
         # ---- feature installs: one line each, keep this list sorted ----
+        self.chat_panel, self.chat_dock = qt_chat.install(self)
+        self.chunks = qt_chunk.install(self)
         self.compare = qt_compare.install(self)
         self.token_files = qt_export.install(self)
         self.find_controller = qt_find.install(self.editor, self.edit_menu, lambda: self.analysis,
@@ -612,6 +615,9 @@ class TokenPrismWindow(WindowParts):
         self.live.shutdown()
         self.loader.shutdown()
         self.chips.shutdown()
+        self.chat_panel.shutdown()
+        if self.chunks.dialog is not None:
+            self.chunks.dialog.shutdown()
 
 
 def app_icon() -> QIcon:

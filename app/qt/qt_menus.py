@@ -35,6 +35,7 @@ SHORTCUTS = (
     ("Ctrl+Shift+K", "Vocabulary: browse, filter and sort every token"),
     ("Ctrl+Shift+M", "Model metadata: GGUF keys, chat template, file facts"),
     ("Ctrl+Shift+A", "Compare models side by side"),
+    ("Ctrl+Shift+H", "Chat: a conversation as the model sees it (template, tokens by origin, counts)"),
 )
 KIND_NAMES = {"spm": "SentencePiece BPE (SPM)", "bpe": "Byte-level BPE (BPE)",
               "ugm": "Unigram (UGM)", "wpm": "WordPiece (WPM)"}
