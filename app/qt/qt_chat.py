@@ -18,6 +18,7 @@ import os
 from typing import Callable
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QFileDialog, QFrame, QHBoxLayout, QLabel,
                                QPlainTextEdit, QPushButton, QScrollArea, QSpinBox, QSplitter, QTabWidget,
                                QToolButton, QVBoxLayout, QWidget)
@@ -39,6 +40,7 @@ SHORTCUT = "Ctrl+Shift+H"
 DEBOUNCE_MS = 200
 SETTINGS_KEY = "chat/conversation"
 MAX_TEMPLATE_FILE = 1 << 20  # a .jinja larger than this is not a chat template
+MIN_LINES, MAX_LINES = 2, 8  # a message box's height, in lines
 
 
 class QMessageCard(QFrame):
@@ -76,8 +78,7 @@ class QMessageCard(QFrame):
         self.content = QPlainTextEdit(content)
         self.content.setTabChangesFocus(True)
         self.content.setPlaceholderText("Message text")
-        lines = self.content.fontMetrics().lineSpacing()
-        self.content.setFixedHeight(lines * 3 + 12)
+        self._fit()
         body = QVBoxLayout()
         body.setContentsMargins(0, 0, 0, 0)
         body.setSpacing(2)
@@ -89,9 +90,24 @@ class QMessageCard(QFrame):
         lay.addLayout(body, 1)
         self.role.currentTextChanged.connect(lambda _t: self.changed.emit())
         self.content.textChanged.connect(self.changed.emit)
+        self.content.textChanged.connect(self._fit)
         self.buttons["up"].clicked.connect(lambda: self.moveRequested.emit(-1))
         self.buttons["down"].clicked.connect(lambda: self.moveRequested.emit(1))
         self.buttons["remove"].clicked.connect(self.removeRequested.emit)
+
+    def _fit(self) -> None:
+        # as tall as its text, between MIN_LINES and MAX_LINES (then it scrolls)
+        # (a plain text layout measures its document in visual lines)
+        doc = self.content.document()
+        lines = max(doc.lineCount(), round(doc.documentLayout().documentSize().height()))
+        shown = min(max(lines, MIN_LINES), MAX_LINES)
+        margins = self.content.contentsMargins()
+        frame = 2 * self.content.frameWidth() + margins.top() + margins.bottom()
+        self.content.setFixedHeight(shown * self.content.fontMetrics().lineSpacing() + frame + 8)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
 
     def message(self) -> tuple[str, str]:
         return self.role.currentText(), self.content.toPlainText()
@@ -145,14 +161,19 @@ class QChatPanel(QWidget):
         self.compare_with.setToolTip("Render the same conversation with a second model, side by side")
         self.compare_with.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
         self.compare_with.setMinimumContentsLength(12)
+        # two rows, so the view fits a side dock
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
-        for w in (QLabel("Template:"), self.template, self.load_template, self.generation, self.add_special,
-                  QLabel("Context:"), self.context):
+        for w in (QLabel("Template:"), self.template, self.load_template):
             bar.addWidget(w)
         bar.addStretch(1)
         bar.addWidget(QLabel("Compare with:"))
         bar.addWidget(self.compare_with)
+        toggles = QHBoxLayout()
+        toggles.setContentsMargins(0, 0, 0, 0)
+        for w in (self.generation, self.add_special, QLabel("Context:"), self.context):
+            toggles.addWidget(w)
+        toggles.addStretch(1)
 
         self.message_box = QVBoxLayout()
         self.message_box.setContentsMargins(0, 0, 0, 0)
@@ -165,9 +186,9 @@ class QChatPanel(QWidget):
         self.add_button.setToolTip("Add a message after the last one (the role that usually follows)")
         inner_lay.addWidget(self.add_button, 0, Qt.AlignmentFlag.AlignLeft)
         inner_lay.addStretch(1)
-        self.scroll = QScrollArea()
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setWidget(inner)
+        self.message_scroll = QScrollArea()
+        self.message_scroll.setWidgetResizable(True)
+        self.message_scroll.setWidget(inner)
         self.tools = QPlainTextEdit()
         self.tools.setPlaceholderText('Tool definitions as a JSON list, e.g. [{"type": "function", "function": '
                                       '{"name": "get_weather", "parameters": {}}}]')
@@ -176,7 +197,7 @@ class QChatPanel(QWidget):
                                           'e.g. [{"title": "Notes", "text": "…"}]')
         self.inputs = QTabWidget()
         self.inputs.setDocumentMode(True)
-        self.inputs.addTab(self.scroll, "Messages")
+        self.inputs.addTab(self.message_scroll, "Messages")
         self.inputs.addTab(self.tools, "Tools")
         self.inputs.addTab(self.documents, "Documents")
 
@@ -192,6 +213,7 @@ class QChatPanel(QWidget):
         split.addWidget(self.panes)
         split.setStretchFactor(0, 1)
         split.setStretchFactor(1, 1)
+        split.setSizes([450, 550])  # the proportions to start with: four short messages show whole
         split.setChildrenCollapsible(False)
         legend = QLabel("Grey: template scaffold · orange: special tokens · each message its colour, as in "
                         "the list · dashed underline: a token that straddles two origins. Hover a token "
@@ -203,6 +225,7 @@ class QChatPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
         lay.addLayout(bar)
+        lay.addLayout(toggles)
         lay.addWidget(split, 1)
         lay.addWidget(legend)
 
@@ -259,7 +282,7 @@ class QChatPanel(QWidget):
         self._update_cards()
         self.schedule()
         card.content.setFocus()
-        QTimer.singleShot(0, lambda: self.scroll.ensureWidgetVisible(card))
+        QTimer.singleShot(0, lambda: self.message_scroll.ensureWidgetVisible(card))
         return card
 
     def remove_message(self, k: int) -> None:
@@ -419,12 +442,12 @@ class QChatPanel(QWidget):
         template = self.chosen_template()
         if not self._wanted or template is None:
             return
-        self.main.render(self.request(template))
+        self.main.submit(self.request(template))
         other = self.other.model
         if other is not None:
             theirs = template if template.origin == "path" else preferred_template(template_options(other),
                                                                                    template.label)
-            self.other.render(self.request(theirs))
+            self.other.submit(self.request(theirs))
 
     def _show_message_counts(self) -> None:
         view = self.main.view
@@ -458,5 +481,9 @@ def install(window: WindowParts) -> tuple[QChatPanel, QDockWidget]:
                              ("C&hat", SHORTCUT, "What the model sees of a conversation: chat template "
                               "rendered, tokens by origin, counts"),
                              False, panel.set_model, panel.set_wanted)
-    dock.visibilityChanged.connect(lambda shown: shown and panel.fill_compare())
+    def on_shown(shown: bool) -> None:
+        if shown:  # the recent models may have changed meanwhile
+            panel.fill_compare()
+
+    dock.visibilityChanged.connect(on_shown)
     return panel, dock

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtGui import QColor, QFontDatabase, QHelpEvent, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QPlainTextEdit, QSplitter, QTableWidget,
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QPlainTextEdit, QTableWidget,
                                QTableWidgetItem, QToolTip, QVBoxLayout, QWidget)
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
@@ -24,6 +24,7 @@ from .styles import is_dark
 
 NOTICE_STYLE = "color: palette(text); background: #fff3c4; border-radius: 3px; padding: 2px 4px;"
 ERROR_STYLE = "color: #a40000; font-weight: bold;"
+MAX_COUNT_ROWS = 12
 
 
 class QRenderedText(QPlainTextEdit):
@@ -108,19 +109,14 @@ class QChatPane(QWidget):
             self.counts.horizontalHeader().setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         self.counts.setToolTip("Tokens per origin; the rows above the total add up to it")
         self.counts.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
-        self.counts.setMinimumHeight(self.fontMetrics().height() * 4)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.text)
-        split.addWidget(self.counts)
-        split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
-        split.setChildrenCollapsible(False)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(3)
         for w in (self.title, self.notice, self.summary, self.warning, self.error_label):
             lay.addWidget(w)
-        lay.addWidget(split, 1)
+        lay.addWidget(self.text, 1)
+        lay.addWidget(self.counts)
+        self._fit_counts()
         for w in (self.notice, self.warning, self.error_label):
             w.hide()
 
@@ -134,7 +130,7 @@ class QChatPane(QWidget):
         self.model = model
         self.title.setText(model.name if model is not None else "")
 
-    def render(self, request: ChatRequest) -> None:
+    def submit(self, request: ChatRequest) -> None:
         """Render ``request`` with this pane's model, in the background."""
         model = self.model
         if model is None:
@@ -174,7 +170,15 @@ class QChatPane(QWidget):
             share.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             for col, item in enumerate((label, n, share)):
                 self.counts.setItem(i, col, item)
+        self._fit_counts()
         self.rendered.emit()
+
+    def _fit_counts(self) -> None:
+        # every row shows (up to MAX_COUNT_ROWS, then it scrolls); the text takes the rest
+        rows = min(max(self.counts.rowCount(), 3), MAX_COUNT_ROWS)
+        height = (self.counts.horizontalHeader().sizeHint().height() + 2 * self.counts.frameWidth()
+                  + rows * self.counts.verticalHeader().defaultSectionSize())
+        self.counts.setFixedHeight(height)
 
     def _on_error(self, error: BaseException) -> None:
         self.error = str(error) or type(error).__name__
