@@ -224,7 +224,7 @@ def render_compare(out: Path, paths: list[Path], text: str = COMPARE_TEXT,
     return out
 
 
-def render_chat(out: Path, path: Path, other: Path | None = None, size: tuple[int, int] = (1200, 760)) -> Path:
+def render_chat(out: Path, path: Path, other: Path | None = None, size: tuple[int, int] = (1200, 820)) -> Path:
     """The chat view (View ▸ Chat) of ``path``'s model on the starter
     conversation, beside ``other``'s rendering when given, saved as ``out``."""
     app = QApplication.instance()
