@@ -164,8 +164,8 @@ class QChatPanel(QWidget):
         # two rows, so the view fits a side dock
         bar = QHBoxLayout()
         bar.setContentsMargins(0, 0, 0, 0)
-        for w in (QLabel("Template:"), self.template, self.load_template):
-            bar.addWidget(w)
+        for head in (QLabel("Template:"), self.template, self.load_template):
+            bar.addWidget(head)
         bar.addStretch(1)
         bar.addWidget(QLabel("Compare with:"))
         bar.addWidget(self.compare_with)
@@ -370,7 +370,7 @@ class QChatPanel(QWidget):
         current = self.other.model.path if self.other.model is not None else ""
         with QSignalBlocker(box):
             box.clear()
-            box.addItem("(nobody)", "")
+            box.addItem("(none)", "")
             for path in self._recent():
                 if os.path.isfile(path) and (self.main.model is None
                                              or os.path.abspath(path) != os.path.abspath(self.main.model.path)):
@@ -433,7 +433,7 @@ class QChatPanel(QWidget):
     def request(self, template: TemplateOption) -> ChatRequest:
         return ChatRequest(self.conversation(), template, self.generation.isChecked(),
                            self.add_special.isChecked(), self.context.value() or None,
-                           self.tools.toPlainText(), self.documents.toPlainText())
+                           self.tools.toPlainText(), self.documents.toPlainText(), is_dark(self.palette()))
 
     def refresh(self) -> None:
         self._timer.stop()

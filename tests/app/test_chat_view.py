@@ -49,9 +49,12 @@ def _background_at(panel: QChatPanel, needle: str, nth: int = 0) -> QColor:
     at = -1
     for _ in range(nth + 1):
         at = text.index(needle, at + 1)
-    cursor = QTextCursor(panel.main.text.document())
-    cursor.setPosition(at + 1)  # the format of the character before the cursor
-    return cursor.charFormat().background().color()
+    block = panel.main.text.document().findBlock(at)
+    local = at - block.position()
+    for r in block.layout().formats():
+        if r.start <= local < r.start + r.length:
+            return r.format.background().color()
+    raise AssertionError(f"no colour at {needle!r}")
 
 
 def test_editing_a_message_updates_its_count_and_the_total(qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -218,3 +221,43 @@ def test_the_conversation_comes_back_from_the_settings(qtbot, tmp_path: Path) ->
     broken = QChatPanel(lambda: [], "[{\"role\": \"wizard\"}]")
     qtbot.addWidget(broken)
     assert broken.conversation()[0][0] == "system"  # the starter conversation instead
+
+
+# ---- the Qt-free logic (app/logic/chat_view.py) ----------------------------------
+
+def test_utf16_offsets_count_characters_beyond_the_bmp_twice() -> None:
+    from tokenprism.app.logic.chat_view import utf16_offsets
+
+    text = "a🙂b日c🙂"
+    assert utf16_offsets(text, [0, 1, 2, 3, 4, 5, 6]) == [0, 1, 3, 4, 5, 6, 8]
+    assert utf16_offsets(text, [6]) == [len(text.encode("utf-16-le")) // 2]
+
+
+def test_counts_add_up_and_the_context_share_reads_right() -> None:
+    from tokenprism.app.logic.chat_view import context_share, count_rows
+
+    model = _info("qwen2").model
+    r = chat(model, [{"role": "system", "content": "S"}, {"role": "user", "content": "Hello world"}],
+             add_generation_prompt=True)
+    rows = count_rows(r)
+    assert [row.label for row in rows] == ["1. system", "2. user", "template scaffold", "special tokens", "total"]
+    assert sum(row.tokens for row in rows[:-1]) == rows[-1].tokens == len(r.ids)
+    assert rows[1].tokens == 2  # "Hello", " world"
+    assert context_share(50, 32768) == "50 tokens — 0.15% of a 32,768-token context"
+    assert context_share(1, 100).startswith("1 token — 1.0% of")
+    assert "over the context length" in context_share(200, 100)
+    assert "set one" in context_share(7, None)
+
+
+def test_template_choice_falls_back_to_a_common_one() -> None:
+    from tokenprism.app.logic.chat_view import TemplateOption, origin_notice, preferred_template
+
+    own = TemplateOption("default", "File: default", "file")
+    rag = TemplateOption("rag", "File: rag", "file")
+    chatml = TemplateOption("chatml", "Common: chatml", "builtin")
+    llama3 = TemplateOption("llama3", "Common: llama3", "builtin")
+    assert preferred_template([own, rag, chatml, llama3]) is own
+    assert preferred_template([own, rag, chatml, llama3], "File: rag") is rag
+    assert preferred_template([llama3, chatml], "File: rag") is chatml
+    assert "did not come from the file" in origin_notice(chatml, "m")
+    assert "did not come from the file" not in origin_notice(own, "m")
