@@ -18,7 +18,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QColor, QPalette
@@ -185,6 +186,18 @@ def render(out_dir: Path, models: dict[str, Path], text: str, size: tuple[int, i
     return written
 
 
+@contextmanager
+def scratch_window(out: Path) -> Iterator[tuple[QApplication, TokenPrismWindow]]:
+    """A window with settings of its own (thrown away after), for one
+    screenshot saved under ``out``'s folder."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = AppSettings(QSettings(os.path.join(tmp, "shots.ini"), QSettings.Format.IniFormat))
+        yield app, TokenPrismWindow(settings, restore=False)
+
+
 COMPARE_TEXT = ("Tokenizers don't agree: unbelievably, 3.14159 and 2024-06-01.\n"
                 "CamelCaseWords, snake_case_names and    indented code;\n"
                 "Zażółć gęślą jaźń — naïve café, Ελληνικά, русский.\n")
@@ -196,12 +209,7 @@ def render_compare(out: Path, paths: list[Path], text: str = COMPARE_TEXT,
     with one token hovered, saved as ``out``."""
     from .qt_compare import CompareFeature
 
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = AppSettings(QSettings(os.path.join(tmp, "shots.ini"), QSettings.Format.IniFormat))
-        window = TokenPrismWindow(settings, restore=False)
+    with scratch_window(out) as (app, window):
         window.editor.setPlainText(text)
         feature = window.findChild(CompareFeature)
         assert feature is not None
@@ -227,12 +235,7 @@ def render_compare(out: Path, paths: list[Path], text: str = COMPARE_TEXT,
 def render_chat(out: Path, path: Path, other: Path | None = None, size: tuple[int, int] = (1200, 820)) -> Path:
     """The chat view (View ▸ Chat) of ``path``'s model on the starter
     conversation, beside ``other``'s rendering when given, saved as ``out``."""
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = AppSettings(QSettings(os.path.join(tmp, "shots.ini"), QSettings.Format.IniFormat))
-        window = TokenPrismWindow(settings, restore=False)
+    with scratch_window(out) as (app, window):
         window.open_path(str(path))
         wait_for(lambda: window.model_info is not None)
         panel, dock = window.chat_panel, window.chat_dock

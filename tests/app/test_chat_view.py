@@ -107,6 +107,20 @@ def test_template_picker_lists_the_files_named_templates(qtbot) -> None:  # type
     assert items[:3] == ["File: default", "File: rag", "File: tool_use"]
     assert "Common: chatml" in items and "Common: llama3" in items
     assert panel.template.currentText() == "File: default" and panel.main.notice.isHidden()
+    # command-r's template writes <BOS_TOKEN>; adding BOS as well doubles it, and the view says so
+    assert panel.main.warning.isHidden()
+    panel.add_special.setChecked(True)
+    qtbot.waitUntil(lambda: not panel.busy and panel.main.view.result.add_special,  # type: ignore[union-attr]
+                    timeout=RESULT_TIMEOUT_MS)
+    assert panel.main.warning.isVisible() and "twice" in panel.main.warning.text()
+    bos = panel.main.model.config.special_ids["bos"]  # type: ignore[union-attr]
+    assert panel.main.view.result.ids[:3] == [bos, bos, panel.main.model.encode(  # type: ignore[union-attr]
+        "<|START_OF_TURN_TOKEN|>", parse_special=True).ids[0]]
+    # a context length the user sets replaces the file's
+    panel.context.setValue(100)
+    qtbot.waitUntil(lambda: not panel.busy and "of a 100-token context" in panel.main.summary.text(),
+                    timeout=RESULT_TIMEOUT_MS)
+    panel.add_special.setChecked(False)
     # rag needs documents: a clear line until they are given
     panel.template.setCurrentText("File: rag")
     qtbot.waitUntil(lambda: bool(panel.main.error), timeout=RESULT_TIMEOUT_MS)
