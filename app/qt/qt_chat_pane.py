@@ -151,6 +151,10 @@ class QChatPane(QWidget):
         return self._worker.busy
 
     def set_model(self, model: Model | None) -> None:
+        if model is not self.model:
+            # the rendering on screen stays until the next one, but not the
+            # old model its encoding holds (the window frees a model it left)
+            self.view = self.text.view = None
         self.model = model
         self.title.setText(model.name if model is not None else "")
 
