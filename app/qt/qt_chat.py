@@ -18,7 +18,7 @@ import os
 from typing import Callable
 
 from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QAction, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QFileDialog, QFrame, QHBoxLayout, QLabel,
                                QPlainTextEdit, QPushButton, QScrollArea, QSpinBox, QSplitter, QTabWidget,
                                QToolButton, QVBoxLayout, QWidget)
@@ -37,6 +37,7 @@ from .styles import is_dark
 from .window_parts import WindowParts
 
 SHORTCUT = "Ctrl+Shift+H"
+ADD_SHORTCUT = "Ctrl+Return"
 DEBOUNCE_MS = 200
 SETTINGS_KEY = "chat/conversation"
 MAX_TEMPLATE_FILE = 1 << 20  # a .jinja larger than this is not a chat template
@@ -183,7 +184,13 @@ class QChatPanel(QWidget):
         inner_lay.setContentsMargins(2, 2, 2, 2)
         inner_lay.addLayout(self.message_box)
         self.add_button = QPushButton("Add Message")
-        self.add_button.setToolTip("Add a message after the last one (the role that usually follows)")
+        self.add_button.setToolTip(f"Add a message after the last one, with the role that usually follows "
+                                   f"({ADD_SHORTCUT})")
+        add = QAction("Add Message", self)
+        add.setShortcut(QKeySequence(ADD_SHORTCUT))
+        add.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)  # in this view only
+        add.triggered.connect(lambda: self.add_message())
+        self.addAction(add)
         inner_lay.addWidget(self.add_button, 0, Qt.AlignmentFlag.AlignLeft)
         inner_lay.addStretch(1)
         self.message_scroll = QScrollArea()
@@ -236,7 +243,7 @@ class QChatPanel(QWidget):
         self.context.valueChanged.connect(lambda _v: self.schedule())
         self.tools.textChanged.connect(self.schedule)
         self.documents.textChanged.connect(self.schedule)
-        self.add_button.clicked.connect(self.add_message)
+        self.add_button.clicked.connect(lambda: self.add_message())
         self.compare_with.activated.connect(self._on_compare_picked)
         self.main.rendered.connect(self._show_message_counts)
         self.fill_compare()

@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor, QTextCursor
 
 from tests.app.conftest import RESULT_TIMEOUT_MS, open_model_in, real_vocab, type_text
@@ -195,7 +195,10 @@ def test_window_chat_dock_keeps_the_conversation_and_chunks_the_text(qtbot, make
     act.trigger()
     panel = window.chat_panel
     qtbot.waitUntil(lambda: panel.main.view is not None and not panel.busy, timeout=RESULT_TIMEOUT_MS)
-    panel.add_message("assistant", "An answer kept across models")
+    panel.cards[-1].content.setFocus()
+    qtbot.keyClick(panel.cards[-1].content, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert [c.message()[0] for c in panel.cards][-2:] == ["user", "assistant"]  # the role that follows
+    type_text(panel.cards[-1].content, "An answer kept across models")
     open_model_in(qtbot, window, command_r)
     qtbot.waitUntil(lambda: panel.main.model is window.model_info.model and not panel.busy
                     and panel.main.view is not None and "CHATBOT" in panel.main.view.result.rendered,
