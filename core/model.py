@@ -11,7 +11,7 @@ from __future__ import annotations
 import gc
 import os
 import threading
-from typing import Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .encoding import Encoding
 from .errors import GGUFError, TokenPrismError
@@ -26,6 +26,9 @@ from .tokenizer import Tokenizer, TokenizerConfig
 from .tokenizer import merge_ranks as plugin_merge_ranks
 from .tokenizer import prepare as plugin_prepare
 from .vocab import KEY_MODEL, Attr, Vocab, vocab_from_gguf
+
+if TYPE_CHECKING:
+    from tokenprism.core.chat import ChatResult
 
 
 def sanitize_text(text: str) -> str:
@@ -177,6 +180,35 @@ class Model:
     def normalized(self, text: str) -> str:
         """The text as the model sees it after its normalizer."""
         return self.tokenizer.normalized(sanitize_text(text))
+
+    # ---- chat templates ---------------------------------------------------
+
+    def chat(self, messages: Any, *, template: str | None = None, add_generation_prompt: bool = False,
+             add_special: bool = False, tools: Any = None, documents: Any = None,
+             template_source: str | None = None, context: int | None = None,
+             timeout: float | None = None) -> ChatResult:
+        """The conversation ``messages`` (``{"role", "content"}`` dicts) as
+        this model sees it: rendered by the file's chat template (or the
+        named one), tokenized, each token traced to its origin. The same
+        :class:`~tokenprism.core.chat.ChatResult` as
+        ``tokenprism.core.chat.chat(model, messages, ...)``, which documents
+        the options.
+
+        >>> model = open_model("ggml-vocab-qwen2.gguf")
+        >>> r = model.chat([{"role": "user", "content": "Hi"}], add_generation_prompt=True)
+        >>> r.total, [m.tokens for m in r.messages], r.tokens[0].origin
+        (19, [1], 'special')
+        """
+        # An accessor, as pandas' DataFrame.plot: the chat service (Jinja2,
+        # the rendering bounds) is imported on first use, never when the
+        # kernel loads. The one edge from the kernel up to a service,
+        # declared in tests/core/test_layers.py and pyproject.toml.
+        from tokenprism.core.chat import chat
+
+        args = (self, messages, tools, documents, template, template_source, add_generation_prompt, add_special)
+        if timeout is None:  # the service's own bound
+            return chat(*args, context=context)
+        return chat(*args, timeout=timeout, context=context)
 
     # ---- decoding ---------------------------------------------------------
 

@@ -50,8 +50,7 @@ def run(args: argparse.Namespace) -> int:
     pieces = chunk_text(open_model(args.model), text, args.max_tokens, args.overlap, args.parse_special)
     for i, c in enumerate(pieces):
         if args.format == "jsonl":
-            print(json.dumps({"index": i, "start": c.start, "end": c.end, "tokens": c.tokens, "text": c.text},
-                             ensure_ascii=False))
+            print(json.dumps(c.record(i), ensure_ascii=False))
         else:
             print(f"----- piece {i}: characters {c.start}..{c.end}, {c.tokens} tokens")
             print(c.text)

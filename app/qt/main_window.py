@@ -336,10 +336,12 @@ class TokenPrismWindow(WindowParts):
         """Add the features built on the window's parts (each module's
         ``install(window)`` keeps its wiring in one place, sees the window
         as :class:`WindowParts` only, and hands back what it made)."""
-        from . import qt_check, qt_compare, qt_export, qt_find, qt_metadata, qt_models, qt_progress, qt_shortcuts
-        from . import qt_textfile, qt_vocab
+        from . import qt_chat, qt_check, qt_chunk, qt_compare, qt_export, qt_find, qt_metadata, qt_models
+        from . import qt_progress, qt_shortcuts, qt_textfile, qt_vocab
         # ---- feature installs: one line each, keep this list sorted ----
+        self.chat_panel, self.chat_dock = qt_chat.install(self)
         self.check = qt_check.install(self)
+        self.chunks = qt_chunk.install(self)
         self.compare = qt_compare.install(self)
         self.token_files = qt_export.install(self)
         self.find_controller = qt_find.install(self.editor, self.edit_menu, lambda: self.analysis,
@@ -613,6 +615,9 @@ class TokenPrismWindow(WindowParts):
         self.live.shutdown()
         self.loader.shutdown()
         self.chips.shutdown()
+        self.chat_panel.shutdown()
+        if self.chunks.dialog is not None:
+            self.chunks.dialog.shutdown()
 
 
 def app_icon() -> QIcon:

@@ -33,7 +33,7 @@ from .qt_source_lane import choose_source, describe_source_error
 from .qt_zoom import zoom_keys, zoom_widgets
 from .window_parts import WindowParts
 
-CHECK_SHORTCUT = "Ctrl+Shift+H"
+CHECK_SHORTCUT = "Ctrl+Shift+U"
 COLUMNS = ("Minimal string", "Stage", "Texts", "GGUF tokens", "Source tokens")
 ERROR_COLOR = "#d02c26"
 LANES_ZOOM = 4

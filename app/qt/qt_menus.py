@@ -35,7 +35,8 @@ SHORTCUTS = (
     ("Ctrl+Shift+K", "Vocabulary: browse, filter and sort every token"),
     ("Ctrl+Shift+M", "Model metadata: GGUF keys, chat template, file facts"),
     ("Ctrl+Shift+A", "Compare models side by side"),
-    ("Ctrl+Shift+H", "Check the model against its source tokenizer"),
+    ("Ctrl+Shift+H", "Chat: a conversation as the model sees it (template, tokens by origin, counts)"),
+    ("Ctrl+Shift+U", "Check the model against its source tokenizer"),
 )
 KIND_NAMES = {"spm": "SentencePiece BPE (SPM)", "bpe": "Byte-level BPE (BPE)",
               "ugm": "Unigram (UGM)", "wpm": "WordPiece (WPM)"}

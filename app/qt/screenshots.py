@@ -6,7 +6,7 @@ Without ``--model`` it uses the bundled demo models (SPM, BPE, UGM, WPM) and
 the welcome text. Writes ``<kind>.png`` (editor and token table),
 ``chips.png`` (the chips view), ``dark.png`` (a dark palette) and, with a
 UGM model, ``normalized.png`` (the text as that model sees it) into
-OUT_DIR (default ``docs/screenshots``). Runs offscreen unless
+OUT_DIR; ``--compare`` writes ``compare.png`` and ``--chat`` ``chat.png`` (default ``docs/screenshots``). Runs offscreen unless
 ``QT_QPA_PLATFORM`` is set, and never touches the user's settings.
 """
 
@@ -18,7 +18,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QColor, QPalette
@@ -185,6 +186,18 @@ def render(out_dir: Path, models: dict[str, Path], text: str, size: tuple[int, i
     return written
 
 
+@contextmanager
+def scratch_window(out: Path) -> Iterator[tuple[QApplication, TokenPrismWindow]]:
+    """A window with settings of its own (thrown away after), for one
+    screenshot saved under ``out``'s folder."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = AppSettings(QSettings(os.path.join(tmp, "shots.ini"), QSettings.Format.IniFormat))
+        yield app, TokenPrismWindow(settings, restore=False)
+
+
 COMPARE_TEXT = ("Tokenizers don't agree: unbelievably, 3.14159 and 2024-06-01.\n"
                 "CamelCaseWords, snake_case_names and    indented code;\n"
                 "Zażółć gęślą jaźń — naïve café, Ελληνικά, русский.\n")
@@ -196,12 +209,7 @@ def render_compare(out: Path, paths: list[Path], text: str = COMPARE_TEXT,
     with one token hovered, saved as ``out``."""
     from .qt_compare import CompareFeature
 
-    app = QApplication.instance()
-    assert isinstance(app, QApplication)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        settings = AppSettings(QSettings(os.path.join(tmp, "shots.ini"), QSettings.Format.IniFormat))
-        window = TokenPrismWindow(settings, restore=False)
+    with scratch_window(out) as (app, window):
         window.editor.setPlainText(text)
         feature = window.findChild(CompareFeature)
         assert feature is not None
@@ -224,6 +232,29 @@ def render_compare(out: Path, paths: list[Path], text: str = COMPARE_TEXT,
     return out
 
 
+def render_chat(out: Path, path: Path, other: Path | None = None, size: tuple[int, int] = (1200, 820)) -> Path:
+    """The chat view (View ▸ Chat) of ``path``'s model on the starter
+    conversation, beside ``other``'s rendering when given, saved as ``out``."""
+    with scratch_window(out) as (app, window):
+        window.open_path(str(path))
+        wait_for(lambda: window.model_info is not None)
+        panel, dock = window.chat_panel, window.chat_dock
+        dock.setFloating(True)
+        dock.show()
+        dock.resize(*size)
+        if other is not None:
+            panel.compare_path(str(other))
+            wait_for(lambda: panel.other.model is not None)
+        wait_for(lambda: not panel.busy and panel.main.view is not None
+                 and (other is None or panel.other.view is not None))
+        app.processEvents()
+        dock.grab().save(str(out))
+        window.shutdown()
+        dock.close()
+        window.close()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tokenprism.app.qt.screenshots", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -232,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="a model to show instead of the demo models (repeatable)")
     ap.add_argument("--compare", action="append", default=[], metavar="PATH",
                     help="only write compare.png: the compare view of these models (repeatable)")
+    ap.add_argument("--chat", nargs="+", metavar="PATH",
+                    help="only write chat.png: the chat view of a model (and a second one beside it)")
     ap.add_argument("--width", type=int, default=1280)
     ap.add_argument("--height", type=int, default=760)
     ap.add_argument("--scale", type=float, default=1.0, help="device pixel ratio (2 for sharp images)")
@@ -242,6 +275,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare:
         app = QApplication.instance() or QApplication(sys.argv[:1])
         print(render_compare(Path(args.out) / "compare.png", [Path(p) for p in args.compare]))
+        del app
+        return 0
+    if args.chat:
+        app = QApplication.instance() or QApplication(sys.argv[:1])
+        print(render_chat(Path(args.out) / "chat.png", Path(args.chat[0]),
+                          Path(args.chat[1]) if len(args.chat) > 1 else None))
         del app
         return 0
     models: dict[str, Path] = {}

@@ -8,9 +8,10 @@ kernel's public API).
                   add_generation_prompt=True)
     result.rendered, result.total, [m.tokens for m in result.messages]
 
-A function here rather than a ``Model.chat`` method: the kernel does not
-import its services (tests/core/test_layers.py), and rendering needs
-Jinja2 and this package's bounds.
+``model.chat(messages, ...)`` is the same call: a thin accessor on
+:class:`~tokenprism.core.Model` that imports this package on first use, so
+the kernel never loads Jinja2 and the rendering bounds until asked (the one
+allowed edge in tests/core/test_layers.py).
 """
 
 from .chunk import Chunk, ChunkError, chunk_text

@@ -29,6 +29,10 @@ class Chunk:
     #: tokens of the piece tokenized alone
     tokens: int
 
+    def record(self, index: int) -> dict[str, object]:
+        """The piece as one line of ``tokenprism chunk --format jsonl``."""
+        return {"index": index, "start": self.start, "end": self.end, "tokens": self.tokens, "text": self.text}
+
 
 def cut_points(enc: Encoding) -> list[int]:
     """Character offsets where the text may be cut: 0, the end, and every

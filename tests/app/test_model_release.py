@@ -95,6 +95,10 @@ def test_the_old_model_is_freed_after_using_every_view(window, qtbot, big_vocab,
     window.vocab_dock.show()
     window.findChild(QDockWidget, "metadataDock").show()
     qtbot.waitUntil(lambda: window.vocab_browser.table_model.index_data is not None, timeout=60_000)
+    window.chat_dock.show()  # its rendering's encoding holds the model, also once hidden
+    qtbot.waitUntil(lambda: window.chat_panel.main.view is not None and not window.chat_panel.busy,
+                    timeout=RESULT_TIMEOUT_MS)
+    window.chat_dock.hide()
     window.editor.setFocus()
     window.editor.moveCursor(QTextCursor.MoveOperation.End)
     type_text(window.editor, " w12 x15y ż🙂")

@@ -60,9 +60,33 @@ def imports_of(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     return found
 
 
+# The one edge allowed against the layers: ``Model.chat`` is an accessor
+# (as pandas' ``DataFrame.plot``) that imports the chat service inside the
+# method, so ``model.chat(messages)`` works while loading the kernel never
+# loads the service (test_the_accessor_imports_lazily). The same edge is an
+# ``ignore_imports`` of the import-linter contract in pyproject.toml.
+ACCESSORS = {("tokenprism.core.model", "tokenprism.core.chat")}
+
+
 def import_graph() -> dict[str, set[str]]:
     known = module_files()
-    return {name: imports_of(name, path, known) for name, path in known.items()}
+    return {name: {t for t in imports_of(name, path, known) if (name, t) not in ACCESSORS}
+            for name, path in known.items()}
+
+
+def test_the_accessor_imports_lazily() -> None:
+    """The allowed edge stays inside a function (or under TYPE_CHECKING):
+    importing the kernel does not import the chat service."""
+    for source, target in ACCESSORS:
+        tree = ast.parse(module_files()[source].read_text("utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                assert not (node.module or "").startswith(target), f"{source} imports {target} at module level"
+    code = ("import sys, tokenprism.core, tokenprism.core.model; "
+            "print(sorted(m for m in sys.modules if m.startswith('tokenprism.core.chat')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
