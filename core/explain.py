@@ -31,13 +31,16 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar, Union
+from typing import Any, Callable, ClassVar, Mapping, Sequence, Union
+
+from .vocab import Attr
 
 __all__ = [
     "Alternative", "Attempt", "ByteFallback", "Candidate", "Explanation", "FragmentTrace", "Lattice",
     "LatticeEdge", "Merge", "ModelStage", "NormalizeStage", "NormalizedFragment", "PostStage",
     "PreTokenizeStage", "PreTokenized", "RuleChunks", "SpecialMatch", "SpecialStage", "SpecialUnmatched",
-    "Stage", "Step", "Symbols", "Unknown", "Word", "shift_fragment", "to_json",
+    "Stage", "Step", "Symbols", "TraceMethod", "Unknown", "Word", "explanation", "shift_fragment",
+    "special_stage", "to_json",
 ]
 
 
@@ -353,3 +356,103 @@ def shift_fragment(trace: FragmentTrace, d: int) -> FragmentTrace:
             RuleChunks(r.rule, tuple((a + d, b + d) for a, b in r.chunks)) for r in pre.rules))
     words = tuple(dataclasses.replace(w, start=w.start + d, end=w.end + d) for w in trace.words)
     return FragmentTrace(trace.algorithm, norm, pre, words)
+
+
+# ---- the special-token stage, replayed ------------------------------------------------------------
+
+_C_SPACE = " \t\n\v\f\r"
+MAX_UNMATCHED = 200
+"""Unmatched occurrences reported at most (a text of repeated specials)."""
+
+
+def special_stage(text: str, fragments: Sequence[tuple[int, int, int]], occurrences: Mapping[int, Sequence[int]],
+                  pieces: Sequence[str], attrs: Sequence[int], rank: Mapping[int, int],
+                  parse_special: bool) -> SpecialStage:
+    """The special stage of ``text`` cut into ``fragments`` (what the
+    pipeline's matcher gave), from ``occurrences``: where every special text
+    occurs (all special tokens, as with ``parse_special`` on) and ``rank``
+    each token's place in llama.cpp's order (longest text first)."""
+    taken_by: dict[int, tuple[int, int, int]] = {}
+    matched: list[SpecialMatch] = []
+    for a, b, tid in fragments:
+        if tid < 0:
+            continue
+        piece = pieces[tid]
+        p = _match_in(text, a, b, piece, occurrences.get(tid, ()))
+        matched.append(SpecialMatch(tid, piece, a, b, p, p + len(piece), text[a:p], text[p + len(piece):b]))
+        taken_by[p] = (a, b, tid)
+    # llama.cpp takes the tokens one after the other (longest text first),
+    # each left to right: the order a reader follows the matches in
+    matched.sort(key=lambda m: (rank.get(m.token, len(rank)), m.match_start))
+    unmatched: list[SpecialUnmatched] = []
+    spans = [(a, b, t) for a, b, t in fragments if t >= 0]
+    for tid in sorted(occurrences, key=lambda t: (rank.get(t, len(rank)), t)):
+        piece = pieces[tid]
+        for p in occurrences[tid]:
+            if p in taken_by and taken_by[p][2] == tid:
+                continue
+            if len(unmatched) >= MAX_UNMATCHED:
+                break
+            unmatched.append(SpecialUnmatched(tid, piece, p, _why_not(p, p + len(piece), tid, spans, pieces, attrs,
+                                                                      parse_special)))
+    return SpecialStage(parse_special, tuple(matched), tuple(unmatched), tuple(fragments))
+
+
+def _match_in(text: str, a: int, b: int, piece: str, where: Sequence[int]) -> int:
+    """Where in the special fragment ``[a, b)`` its token's text stands: the
+    first occurrence with only swallowed whitespace around it."""
+    for p in where:
+        if a <= p and p + len(piece) <= b and all(c in _C_SPACE for c in text[a:p]) \
+                and all(c in _C_SPACE for c in text[p + len(piece):b]):
+            return p
+    return a
+
+
+def _why_not(s: int, e: int, tid: int, spans: list[tuple[int, int, int]], pieces: Sequence[str],
+             attrs: Sequence[int], parse_special: bool) -> str:
+    if attrs[tid] & (Attr.CONTROL | Attr.UNKNOWN) and not parse_special:
+        kind = "an unknown" if attrs[tid] & Attr.UNKNOWN else "a control"
+        return f"parse_special is off: {kind} token is split out only with parse_special"
+    for a, b, t in spans:
+        if a < e and s < b:
+            how = "longer texts go first" if len(pieces[t]) > len(pieces[tid]) else "it came first"
+            return f"overlaps {pieces[t]!r} (id {t}) matched there before ({how})"
+    return "not split out"
+
+
+# ---- the stages put together ----------------------------------------------------------------------
+
+TraceMethod = Callable[[str, bool], FragmentTrace]
+
+
+def explanation(text: str, add_special: bool, parse_special: bool, special: SpecialStage,
+                segs: Sequence[tuple[int, int, int, bool]], trace: TraceMethod, prefix: Sequence[int],
+                suffix: Sequence[int], algorithm: str) -> Explanation:
+    """The whole story: ``special`` (the text cut into ``segs``, as the
+    pipeline's segments), each plain segment traced by the plugin's
+    ``trace`` (its ``trace_fragment``), and the ``prefix``/``suffix`` ids
+    ``add_special`` puts around the text. ``algorithm`` names the model
+    stage of a text with no plain fragment."""
+    norms: list[NormalizedFragment] = []
+    pres: list[PreTokenized] = []
+    words: list[Word] = []
+    ids: list[int] = list(prefix)
+    named = ""
+    for start, end, token, after_special in segs:
+        if token >= 0:
+            ids.append(token)
+            continue
+        t = shift_fragment(trace(text[start:end], after_special), start)
+        named = named or t.algorithm
+        if t.normalized is not None:
+            norms.append(t.normalized)
+        if t.pre_tokenized is not None:
+            pres.append(t.pre_tokenized)
+        words.extend(t.words)
+        for w in t.words:
+            ids.extend(w.tokens)
+    ids.extend(suffix)
+    stages: tuple[Stage, ...] = (special, NormalizeStage(tuple(norms)), PreTokenizeStage(tuple(pres)),
+                                 ModelStage(named or algorithm, tuple(words)),
+                                 PostStage(tuple(prefix), tuple(suffix), tuple(ids)))
+    return Explanation(text, add_special, parse_special, tuple(ids), stages)
