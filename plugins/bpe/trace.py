@@ -1,0 +1,138 @@
+"""Why BPE cut a fragment the way it did (``Model.explain``): each regex
+rule of the pre-tokenizer with its chunks, then per word the merges in the
+order applied, each with its rank.
+
+Imported only when a trace is asked for (``BpeTokenizer.trace_fragment``),
+and not compiled. The chunks come from the tokenizer's own splitter, run
+one rule at a time; the merge loop is replayed here in plain Python as
+llama.cpp's ``llm_tokenizer_bpe_session`` runs it (lowest rank first,
+leftmost on a tie), recording each merge; the tokens are the tokenizer's
+own.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tokenprism.core.plugin_api import (ByteFallback, FragmentTrace, Merge, NormalizedFragment, PreTokenized,
+                                        RuleChunks, Step, Symbols, Word)
+
+from .bpe import BYTE_GLYPHS, GLYPH_TO_BYTE, MODE_PLAIN
+from .pretokenize import collapse_text
+from .ranks import rank_of
+
+if TYPE_CHECKING:
+    from .bpe import BpeTokenizer
+
+ESCAPED_SPACE = "\u2581"
+
+
+def trace_bpe(tok: BpeTokenizer, text: str, after_special: bool) -> FragmentTrace:
+    """``tok.encode_fragment(text, after_special)`` replayed."""
+    normalized = None
+    if tok.escape:
+        normalized = NormalizedFragment(0, len(text), text, text.replace(" ", ESCAPED_SPACE),
+                                        tuple((i, i + 1) for i in range(len(text))), ("spaces become ▁",))
+    if tok.mode != MODE_PLAIN:
+        # DNA and whitespace models cut by hand-written rules, not merges:
+        # their tokens, without steps
+        ids = tuple(tok.encode_fragment(text, after_special).ids)
+        return FragmentTrace("bpe", normalized, None, (Word(text, 0, len(text), ids),) if text else ())
+    words: list[Word] = []
+    at = 0
+    for unit in tok.units(text):
+        res = tok.word(unit)
+        steps = merge_steps(tok, unit, res.ids)
+        words.append(Word(_model_text(tok, unit), at, at + len(unit), tuple(res.ids), tuple(steps)))
+        at += len(unit)
+    return FragmentTrace("bpe", normalized, pre_tokenized(tok, text), tuple(words))
+
+
+def pre_tokenized(tok: BpeTokenizer, text: str) -> PreTokenized:
+    """The chunks after each regex rule of the splitter, in order: each
+    rule splits the chunks the rules before it left (empty ones dropped)."""
+    splitter = tok.splitter
+    # escaped vocabularies split the text with spaces as ▁ (the same length)
+    seen = text.replace(" ", ESCAPED_SPACE) if tok.escape else text
+    ctext = (collapse_text(splitter.tab.collapse_bytes(), seen)
+             if splitter.collapses and not seen.isascii() else seen)
+    chunks = [(0, len(text))] if text else []
+    rules: list[RuleChunks] = []
+    for st in splitter.stages:
+        nxt: list[tuple[int, int]] = []
+        for a, b in chunks:
+            ends: list[int] = [a]
+            splitter.split_piece(st, ctext if st.collapsed else seen, a, b, ends)
+            nxt.extend((ends[k], ends[k + 1]) for k in range(len(ends) - 1) if ends[k + 1] > ends[k])
+        chunks = nxt
+        rules.append(RuleChunks(st.source, tuple(chunks)))
+    return PreTokenized(0, len(text), tok.pre_name, tuple(rules))
+
+
+def _model_text(tok: BpeTokenizer, unit: str) -> str:
+    return unit.replace(" ", ESCAPED_SPACE) if tok.escape else unit
+
+
+def merge_steps(tok: BpeTokenizer, unit: str, ids: list[int]) -> list[Step]:
+    """The first symbols of the word ``unit`` (byte-level glyphs, or
+    characters), each merge in order with its rank, then the bytes of each
+    final symbol that is no token (their tokens taken from ``ids``)."""
+    t2i = tok.t2i
+    if tok.byte_encode:
+        raw = unit.encode("utf-8", "surrogatepass")
+        syms = [BYTE_GLYPHS[b] for b in raw]
+    else:
+        syms = list(_model_text(tok, unit))
+    if not syms:
+        return []
+    whole = "".join(syms)
+    if tok.ignore_merges or (not tok.byte_encode and tok.newline_fix and whole.strip("\n") == ""):
+        tid = t2i.find(whole)
+        if tid >= 0:
+            # a word that is a token is not merged (llama.cpp's ignore_merges)
+            return [Symbols((whole,), (tid,), (_symbol_bytes(tok, whole),))]
+    steps: list[Step] = [Symbols(tuple(syms), tuple(t2i.find(s) for s in syms),
+                                 tuple(_symbol_bytes(tok, s) for s in syms))]
+    table = tok.rank_table()
+    while True:
+        best, best_rank = -1, -1
+        for i in range(len(syms) - 1):
+            a, b = syms[i], syms[i + 1]
+            if tok.check_space and (" " in a or " " in b):
+                continue
+            r = rank_of(table, table.ranks, a + " " + b)
+            if r >= 0 and (best < 0 or r < best_rank):
+                best, best_rank = i, r
+        if best < 0:
+            break
+        left, right = syms[best], syms[best + 1]
+        syms[best:best + 2] = [left + right]
+        steps.append(Merge(left, right, left + right, t2i.find(left + right), best, rank=best_rank))
+    at = 0
+    for s in syms:
+        if t2i.find(s) >= 0:
+            at += 1
+            continue
+        data = _symbol_bytes(tok, s)
+        n = sum(1 for t in _fallback_texts(tok, s) if t2i.find(t) >= 0)
+        steps.append(ByteFallback(s, data, tuple(ids[at:at + n])))
+        at += n
+    return steps
+
+
+def _symbol_bytes(tok: BpeTokenizer, s: str) -> tuple[int, ...]:
+    """The bytes a symbol stands for: its glyphs' bytes (byte-level), else
+    its UTF-8 (an escaped ▁ standing for a space)."""
+    if tok.byte_encode:
+        return tuple(GLYPH_TO_BYTE.get(c, 0) for c in s)
+    return tuple(s.replace(ESCAPED_SPACE, " ").encode("utf-8", "surrogatepass") if tok.escape
+                 else s.encode("utf-8", "surrogatepass"))
+
+
+def _fallback_texts(tok: BpeTokenizer, s: str) -> list[str]:
+    """The pieces llama.cpp looks up, one per byte, for a final symbol no
+    token spells (a missing one is dropped): byte-level, each UTF-8 byte of
+    the glyphs as a raw byte piece; else ``<0xNN>``."""
+    if tok.byte_encode:
+        return [chr(b) if b < 0x80 else chr(0xDC00 + b) for b in s.encode("utf-8", "surrogateescape")]
+    return [f"<0x{b:02X}>" for b in s.encode("utf-8", "surrogatepass")]
