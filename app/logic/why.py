@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from typing import Final, Sequence
 
 from tokenprism.core import Model
+
+from .pieces import readable
 from tokenprism.core.explain import (Alternative, Attempt, ByteFallback, Explanation, Lattice, LatticeEdge, Merge,
                                      ModelStage, NormalizedFragment, NormalizeStage, PostStage, PreTokenizeStage,
                                      SpecialMatch, SpecialStage, SpecialUnmatched, Symbols, Unknown, Word)
@@ -172,6 +174,9 @@ class Replay:
     symbols: tuple[str, ...]
     merges: tuple[Merge, ...]
     fallbacks: tuple[ByteFallback, ...]
+    symbol_bytes: tuple[bytes, ...] = ()
+    """The bytes each first symbol stands for (byte-level BPE's glyphs are
+    bytes; empty: read the symbols as text)."""
 
     @property
     def steps(self) -> int:
@@ -185,6 +190,17 @@ class Replay:
             pieces[m.position:m.position + 2] = [m.result]
         return pieces
 
+    def labels_at(self, step: int) -> list[str]:
+        """The symbols after ``step`` merges as a person reads them: their
+        bytes as text (a byte-level ``Ġ`` is the space it stands for, a
+        byte that is part of a character is ``\\xNN``)."""
+        if len(self.symbol_bytes) != len(self.symbols):
+            return self.pieces_at(step)
+        parts = list(self.symbol_bytes)
+        for m in self.merges[:max(0, min(step, len(self.merges)))]:
+            parts[m.position:m.position + 2] = [parts[m.position] + parts[m.position + 1]]
+        return [byte_label(b) for b in parts]
+
     def merged_at(self, step: int) -> int:
         """Which symbol the ``step``-th merge made (-1 for step 0)."""
         return self.merges[step - 1].position if 0 < step <= len(self.merges) else -1
@@ -193,9 +209,12 @@ class Replay:
         """The ``step``-th merge in words (step 0: where the loop starts)."""
         if step <= 0 or not self.merges:
             return f"{len(self.symbols)} symbols before any merge"
-        m = self.merges[min(step, len(self.merges)) - 1]
+        step = min(step, len(self.merges))
+        m = self.merges[step - 1]
+        before = self.labels_at(step - 1)
+        left, right = before[m.position], before[m.position + 1]
         why = (f"rank {m.rank:,}" if m.rank >= 0 else f"score {m.score:g}" if m.score is not None else "")
-        return f"merge {step} of {len(self.merges)}: {m.left!r} + {m.right!r} → {m.result!r}" + (
+        return f"merge {step} of {len(self.merges)}: {left!r} + {right!r} → {left + right!r}" + (
             f" ({why})" if why else "")
 
 
@@ -205,7 +224,13 @@ def replay_for(word: Word) -> Replay | None:
     if syms is None:
         return None
     return Replay(syms.texts, tuple(s for s in word.steps if isinstance(s, Merge)),
-                  tuple(s for s in word.steps if isinstance(s, ByteFallback)))
+                  tuple(s for s in word.steps if isinstance(s, ByteFallback)),
+                  tuple(bytes(b) for b in syms.byte_values))
+
+
+def byte_label(data: bytes) -> str:
+    """Bytes as readable text; bytes that are no whole character as ``\\xNN``."""
+    return readable(data.decode("utf-8", "backslashreplace"))
 
 
 # ---- Unigram: the lattice and its paths -----------------------------------------------------------

@@ -54,12 +54,12 @@ class QLatticeView(QWidget):
     # ---- geometry --------------------------------------------------------------------------
 
     def _step(self) -> float:
-        return self.fontMetrics().horizontalAdvance("W") * 2.2
+        return self.fontMetrics().horizontalAdvance("W") * 3.0
 
     def _levels(self) -> tuple[float, float]:
         """Height over the line for the longest arc, and under it."""
         h = self.fontMetrics().height()
-        return h * 4.5, h * 3.5
+        return h * 6.0, h * 4.0
 
     def sizeHint(self) -> QSize:
         n = len(self._lattice.text) if self._lattice is not None else 0
@@ -104,7 +104,8 @@ class QLatticeView(QWidget):
         for edge in self._runner:
             p.setPen(pen)
             self._arc(p, edge, y, -up, n)
-            self._label(p, edge, y - self._height(edge, -up, n) * 0.75 - 4, RUNNER_COLOR)
+            # (a cubic's middle reaches 3/4 of its control points' height)
+            self._label(p, edge, y + self._height(edge, -up, n) * 0.75 - 4, RUNNER_COLOR)
             counts["runner_up"] += 1
         for edge in self._best:
             p.setPen(QPen(BEST_COLOR, 3))

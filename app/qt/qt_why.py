@@ -112,12 +112,18 @@ class QWhyPanel(QWidget):
         self.alternatives.setTextFormat(Qt.TextFormat.PlainText)
         self.alternatives.setFont(fixed)
         self.alternatives.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        legend = QLabel("<span style='color: #1e88e5'>━ best path</span> (under the word) &nbsp; "
+                        "<span style='color: #e57300'>┅ runner-up</span> &nbsp; "
+                        "<span style='color: gray'>⌒ other pieces</span>")
+        legend.setTextFormat(Qt.TextFormat.RichText)
+        lv.addWidget(legend)
         lv.addWidget(scroll, 1)
         lv.addWidget(self.alternatives)
         self.pages.addWidget(lattice)
 
         self.attempts = QListWidget()
         self.attempts.setFont(fixed)
+        self.attempts.setWordWrap(True)  # a long word's tries wrap instead of running off the side
         self.pages.addWidget(self.attempts)
 
         lower = QWidget()
@@ -282,7 +288,7 @@ class QWhyPanel(QWidget):
         replay = self.replay
         if replay is None:
             return
-        pieces = replay.pieces_at(step)
+        pieces = replay.labels_at(step)
         made = replay.merged_at(step)
         pal = self.palette()
         hi = pal.color(QPalette.ColorRole.Highlight).name()
@@ -291,7 +297,7 @@ class QWhyPanel(QWidget):
         cells = []
         for i, p in enumerate(pieces):
             style = (f"background: {hi}; color: {hi_text};" if i == made else f"border: 1px solid {mid};")
-            cells.append(f"<span style='{style}'>&nbsp;{html.escape(readable(p))}&nbsp;</span>")
+            cells.append(f"<span style='{style}'>&nbsp;{html.escape(p)}&nbsp;</span>")
         self.pieces_label.setText("&nbsp;".join(cells))
         self.step_label.setText(replay.describe(step))
 

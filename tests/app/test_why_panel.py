@@ -124,3 +124,56 @@ def test_no_capability_says_so(qtbot, window, test_vocab) -> None:  # type: igno
     select(qtbot, window, 0, 1)
     assert panel.note.text().startswith(why.NO_CAPABILITY) and panel.view is None
     assert not panel.words.isEnabled()
+
+
+def real(name: str) -> str:
+    path = real_vocab(name)
+    if path is None:
+        pytest.skip(f"the {name} reference vocab is not available")
+    return path
+
+
+def test_byte_level_merges_read_as_bytes(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    panel = show_why(qtbot, window, real("gpt-2"), "Hello naïve 12345 world")
+    select(qtbot, window, 1, 2)  # Ġnaïve, one token
+    word = panel.current_word()
+    assert word is not None and word.text == " naïve" and panel.pages.currentIndex() == 1
+    panel.slider.setValue(0)
+    # ï is two bytes (two glyphs Ã ¯ in the vocabulary): shown as bytes, not glyphs
+    assert panel.replay is not None
+    assert panel.replay.labels_at(0) == ["␣", "n", "a", "\\xc3", "\\xaf", "v", "e"]
+    assert panel.replay.labels_at(panel.replay.steps) == ["␣naïve"]
+    panel.slider.setValue(1)
+    assert panel.step_label.text().startswith("merge 1 of 6: ") and "(rank " in panel.step_label.text()
+    story = panel.story.toPlainText()
+    assert "3. Pre-tokenizer (gpt-2)" in story and "\\p{N}+" in story
+    panel.slider.setValue(panel.slider.maximum())
+    shot(window, "gpt-2")
+
+
+def test_wordpiece_attempts_listed(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    panel = show_why(qtbot, window, real("bert-bge"), "Hello unaffable naïve")
+    select(qtbot, window, 1, 4)  # ▁una ffa ble
+    word = panel.current_word()
+    assert word is not None and word.text == "▁unaffable" and panel.pages.currentIndex() == 3
+    lines = [panel.attempts.item(i).text() for i in range(panel.attempts.count())]
+    assert lines[0].startswith("at 0: found '▁una' after 6 longer tries ('▁unaffable'")
+    assert lines[1:] == ["at 4: found 'ffa' after 3 longer tries ('ffable', 'ffabl', 'ffab')", "at 7: found 'ble'"]
+    assert "lowercased" in panel.story.toPlainText()
+    shot(window, "bert-bge")
+
+
+def test_unigram_lattice_in_the_window(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    panel = show_why(qtbot, window, real("nomic-bert-moe"), "Hello unaffable world")
+    a = window.analysis
+    k = next(i for i in range(len(a)) if a.model.display_piece(a.encoding.ids[i]).startswith("▁una"))
+    select(qtbot, window, k, k + 1)
+    word = panel.current_word()
+    assert word is not None and panel.pages.currentIndex() == 2 and word.alternatives
+    assert word.alternatives[0].tokens == word.tokens
+    panel.lattice.grab()  # paint it
+    assert panel.lattice.drawn["best"] == len(word.tokens) and panel.lattice.drawn["other"] > 0
+    if len(word.alternatives) > 1:
+        assert panel.lattice.drawn["runner_up"] == len(word.alternatives[1].tokens)
+    assert panel.alternatives.text().startswith("1. ") and "(best)" in panel.alternatives.text()
+    shot(window, "nomic-bert-moe")
