@@ -21,9 +21,9 @@ whole text.
 
 >>> model = open_model(demo("spm"))
 >>> ex = model.explain("Hi")
->>> ex.ids == model.encode("Hi").ids
+>>> list(ex.ids) == list(model.encode("Hi").ids)
 True
->>> [s.name for s in ex.stages]
+>>> [s.KIND for s in ex.stages]
 ['special', 'normalize', 'pre_tokenize', 'model', 'post']
 """
 

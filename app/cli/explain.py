@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from typing import TYPE_CHECKING, Any, Sequence
 
 if TYPE_CHECKING:
@@ -47,16 +48,20 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import CliError, _open
+    # imported here: the command line's parser is built for every command
+    from tokenprism.core import open_model
+    from tokenprism.core.errors import TokenPrismError
 
     if args.max_chars < 1:
-        raise CliError(f"--max-chars must be 1 or more, not {args.max_chars}")
+        raise TokenPrismError(f"--max-chars must be 1 or more, not {args.max_chars}")
     text = str(args.text)
     if len(text) > args.max_chars:
         # refused before the model is opened: nothing to wait for
-        raise CliError(f"the text has {len(text):,} characters; explain takes at most {args.max_chars:,} "
+        raise TokenPrismError(f"the text has {len(text):,} characters; explain takes at most {args.max_chars:,} "
                        "(--max-chars N allows more)")
-    model = _open(args.model)
+    if not os.path.isfile(args.model):
+        raise TokenPrismError(f"{args.model}: no such file")
+    model = open_model(args.model)
     ex = model.explain(text, add_special=args.add_special, parse_special=args.parse_special,
                        max_chars=args.max_chars)
     if args.format == "json":

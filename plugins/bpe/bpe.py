@@ -666,7 +666,7 @@ class BpeTokenizer:
         """``encode_fragment`` replayed stage by stage (``Model.explain``);
         the tracing code is imported here, on first use only."""
         from .trace import trace_bpe
-        return trace_bpe(self, text, after_special)
+        return trace_bpe(self, text, after_special, BYTE_GLYPHS, self.mode == MODE_PLAIN)
 
     def cut_points(self, text: str, lo: int, hi: int) -> list[int]:
         """Starts of lines where the line break sits between two printable

@@ -12,28 +12,60 @@ own.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Mapping, Protocol, Sequence
 
-from tokenprism.core.plugin_api import (ByteFallback, FragmentTrace, Merge, NormalizedFragment, PreTokenized,
-                                        RuleChunks, Step, Symbols, Word)
+from tokenprism.core.plugin_api import (ByteFallback, FragmentResult, FragmentTrace, Merge, NormalizedFragment,
+                                        PieceIndex, PreTokenized, RuleChunks, Step, Symbols, Word)
 
-from .bpe import BYTE_GLYPHS, GLYPH_TO_BYTE, MODE_PLAIN
-from .pretokenize import collapse_text
-from .ranks import rank_of
-
-if TYPE_CHECKING:
-    from .bpe import BpeTokenizer
+from .pretokenize import Splitter, collapse_text
+from .ranks import RankTable, rank_of
 
 ESCAPED_SPACE = "\u2581"
 
 
-def trace_bpe(tok: BpeTokenizer, text: str, after_special: bool) -> FragmentTrace:
-    """``tok.encode_fragment(text, after_special)`` replayed."""
+class WordResult(Protocol):
+    @property
+    def ids(self) -> list[int]: ...
+
+
+class BpeTokenizer(Protocol):
+    """What the trace reads of ``bpe.BpeTokenizer`` (which imports this
+    module on first use; this one does not import it back)."""
+
+    @property
+    def escape(self) -> bool: ...
+    @property
+    def byte_encode(self) -> bool: ...
+    @property
+    def ignore_merges(self) -> bool: ...
+    @property
+    def newline_fix(self) -> bool: ...
+    @property
+    def check_space(self) -> bool: ...
+    @property
+    def pre_name(self) -> str: ...
+    @property
+    def t2i(self) -> PieceIndex: ...
+    @property
+    def splitter(self) -> Splitter: ...
+    def encode_fragment(self, text: str, after_special: bool) -> FragmentResult: ...
+    def units(self, text: str) -> list[str]: ...
+    def word(self, word: str) -> WordResult: ...
+    def rank_table(self) -> RankTable: ...
+
+
+def trace_bpe(tok: BpeTokenizer, text: str, after_special: bool, glyphs: Sequence[str],
+              by_merges: bool) -> FragmentTrace:
+    """``tok.encode_fragment(text, after_special)`` replayed. ``glyphs``:
+    GPT-2's glyph of each byte; ``by_merges``: the model cuts by regexes
+    and merges (not a DNA or whitespace model).
+
+    (Both passed in by the tokenizer: this module does not import ``bpe``.)"""
     normalized = None
     if tok.escape:
         normalized = NormalizedFragment(0, len(text), text, text.replace(" ", ESCAPED_SPACE),
                                         tuple((i, i + 1) for i in range(len(text))), ("spaces become ▁",))
-    if tok.mode != MODE_PLAIN:
+    if not by_merges:
         # DNA and whitespace models cut by hand-written rules, not merges:
         # their tokens, without steps
         ids = tuple(tok.encode_fragment(text, after_special).ids)
@@ -42,7 +74,7 @@ def trace_bpe(tok: BpeTokenizer, text: str, after_special: bool) -> FragmentTrac
     at = 0
     for unit in tok.units(text):
         res = tok.word(unit)
-        steps = merge_steps(tok, unit, res.ids)
+        steps = merge_steps(tok, unit, res.ids, glyphs)
         words.append(Word(_model_text(tok, unit), at, at + len(unit), tuple(res.ids), tuple(steps)))
         at += len(unit)
     return FragmentTrace("bpe", normalized, pre_tokenized(tok, text), tuple(words))
@@ -73,14 +105,15 @@ def _model_text(tok: BpeTokenizer, unit: str) -> str:
     return unit.replace(" ", ESCAPED_SPACE) if tok.escape else unit
 
 
-def merge_steps(tok: BpeTokenizer, unit: str, ids: list[int]) -> list[Step]:
+def merge_steps(tok: BpeTokenizer, unit: str, ids: list[int], glyphs: Sequence[str]) -> list[Step]:
     """The first symbols of the word ``unit`` (byte-level glyphs, or
     characters), each merge in order with its rank, then the bytes of each
     final symbol that is no token (their tokens taken from ``ids``)."""
     t2i = tok.t2i
+    to_byte = {g: b for b, g in enumerate(glyphs)}
     if tok.byte_encode:
         raw = unit.encode("utf-8", "surrogatepass")
-        syms = [BYTE_GLYPHS[b] for b in raw]
+        syms = [glyphs[b] for b in raw]
     else:
         syms = list(_model_text(tok, unit))
     if not syms:
@@ -90,9 +123,9 @@ def merge_steps(tok: BpeTokenizer, unit: str, ids: list[int]) -> list[Step]:
         tid = t2i.find(whole)
         if tid >= 0:
             # a word that is a token is not merged (llama.cpp's ignore_merges)
-            return [Symbols((whole,), (tid,), (_symbol_bytes(tok, whole),))]
+            return [Symbols((whole,), (tid,), (_symbol_bytes(tok, whole, to_byte),))]
     steps: list[Step] = [Symbols(tuple(syms), tuple(t2i.find(s) for s in syms),
-                                 tuple(_symbol_bytes(tok, s) for s in syms))]
+                                 tuple(_symbol_bytes(tok, s, to_byte) for s in syms))]
     table = tok.rank_table()
     while True:
         best, best_rank = -1, -1
@@ -113,18 +146,18 @@ def merge_steps(tok: BpeTokenizer, unit: str, ids: list[int]) -> list[Step]:
         if t2i.find(s) >= 0:
             at += 1
             continue
-        data = _symbol_bytes(tok, s)
+        data = _symbol_bytes(tok, s, to_byte)
         n = sum(1 for t in _fallback_texts(tok, s) if t2i.find(t) >= 0)
         steps.append(ByteFallback(s, data, tuple(ids[at:at + n])))
         at += n
     return steps
 
 
-def _symbol_bytes(tok: BpeTokenizer, s: str) -> tuple[int, ...]:
+def _symbol_bytes(tok: BpeTokenizer, s: str, to_byte: Mapping[str, int]) -> tuple[int, ...]:
     """The bytes a symbol stands for: its glyphs' bytes (byte-level), else
     its UTF-8 (an escaped ▁ standing for a space)."""
     if tok.byte_encode:
-        return tuple(GLYPH_TO_BYTE.get(c, 0) for c in s)
+        return tuple(to_byte[c] for c in s)
     return tuple(s.replace(ESCAPED_SPACE, " ").encode("utf-8", "surrogatepass") if tok.escape
                  else s.encode("utf-8", "surrogatepass"))
 

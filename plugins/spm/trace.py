@@ -9,15 +9,24 @@ tie), recording each merge; the tokens are the tokenizer's own.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from tokenprism.core.plugin_api import (ByteFallback, FragmentTrace, Merge, NormalizedFragment, Step, Symbols,
-                                        Word, piece_index)
-
-if TYPE_CHECKING:
-    from .spm import SpmTokenizer
+from tokenprism.core.plugin_api import (ByteFallback, FragmentResult, FragmentTrace, Merge, NormalizedFragment, Step,
+                                        Symbols, Vocab, Word, piece_index)
 
 SPACE_MARK = "\u2581"
+
+
+class SpmTokenizer(Protocol):
+    """What the trace reads of ``spm.SpmTokenizer`` (which imports this
+    module on first use; this one does not import it back)."""
+
+    @property
+    def vocab(self) -> Vocab: ...
+    @property
+    def add_space_prefix(self) -> bool: ...
+    def encode_fragment(self, text: str, after_special: bool) -> FragmentResult: ...
+    def cut_points(self, text: str, lo: int, hi: int) -> list[int]: ...
 
 
 def trace_spm(tok: SpmTokenizer, text: str, after_special: bool) -> FragmentTrace:

@@ -15,13 +15,44 @@ when strictly better), so the best path is the one it takes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from tokenprism.core.plugin_api import (Alternative, FragmentTrace, Lattice, LatticeEdge, NormalizedFragment,
-                                        Unknown, Word)
+                                        TokenizerConfig, Unknown, Vocab, Word)
 
-if TYPE_CHECKING:
-    from .ugm import UgmTokenizer
+from .charsmap import Normalizer
+
+
+class WordEdges(Protocol):
+    """``ugm.WordEdges``: the lattice of one word, edge by edge."""
+
+    @property
+    def frm(self) -> list[int]: ...
+    @property
+    def to(self) -> list[int]: ...
+    @property
+    def ids(self) -> list[int]: ...
+    @property
+    def scores(self) -> list[float]: ...
+
+
+class UgmTokenizer(Protocol):
+    """What the trace reads of ``ugm.UgmTokenizer`` (which imports this
+    module on first use; this one does not import it back)."""
+
+    @property
+    def vocab(self) -> Vocab: ...
+    @property
+    def config(self) -> TokenizerConfig: ...
+    @property
+    def normalizer(self) -> Normalizer: ...
+    @property
+    def space(self) -> str: ...
+    @property
+    def cut_on_space(self) -> bool: ...
+    @property
+    def unk_id(self) -> int: ...
+    def word_edges(self, word: str) -> WordEdges: ...
 
 K_BEST = 5
 """Segmentations kept per word (best first)."""

@@ -13,15 +13,46 @@ tokenizer's own.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from tokenprism.core.plugin_api import (Attempt, Candidate, FragmentTrace, NormalizedFragment, Step, Unknown,
+from librt.vecs import vec
+from mypy_extensions import i64
+
+from tokenprism.core.plugin_api import (Attempt, Candidate, FragmentTrace, NormalizedFragment, Step, Unknown, Vocab,
                                         Word, piece_index)
 
-if TYPE_CHECKING:
-    from .wpm import WpmTokenizer
-
 WORD_MARK = "\u2581"
+
+
+class Piece(Protocol):
+    """``wpm.Piece``: a piece's tokens (id, start, end each in ``cols``)
+    and its normalized word."""
+
+    @property
+    def cols(self) -> vec[i64]: ...
+    @property
+    def n(self) -> i64: ...
+    @property
+    def word(self) -> str: ...
+
+
+class WpmTokenizer(Protocol):
+    """What the trace reads of ``wpm.WpmTokenizer`` (which imports this
+    module on first use; this one does not import it back)."""
+
+    @property
+    def vocab(self) -> Vocab: ...
+    @property
+    def lowercase(self) -> bool: ...
+    @property
+    def strip_accents(self) -> bool: ...
+    @property
+    def whitespace_chars(self) -> str: ...
+    @property
+    def unk_id(self) -> int: ...
+    def split_pieces(self, text: str) -> list[str]: ...
+    def piece_tokens(self, p: str) -> Piece: ...
+    def kept(self, c: str) -> bool: ...
 
 
 def trace_wpm(tok: WpmTokenizer, text: str, after_special: bool) -> FragmentTrace:
