@@ -156,7 +156,9 @@ def _steps(model: Model, w: Word) -> list[str]:
     for s in w.steps:
         if isinstance(s, Symbols):
             shown = [bytes(b) for b in s.byte_values]
-            out.append("     symbols: " + " ".join(_q(t) for t in s.texts))
+            whole = " (the word is a token as a whole: not merged)" if len(s.texts) == 1 and len(s.texts[0]) > 1 \
+                else ""
+            out.append("     symbols: " + " ".join(_q(t) for t in s.texts) + whole)
             if any(_as_text(b) != t for b, t in zip(shown, s.texts)):
                 out.append("     as bytes: " + " ".join(_q(_as_text(b)) for b in shown))
         elif isinstance(s, Merge):
