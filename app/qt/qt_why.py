@@ -58,6 +58,8 @@ class QWhyPanel(QWidget):
         self._pending: tuple[Analysis, int, int] | None = None
         self._jobs = QBackground(self, latest_only=True)
         self.view: WhyView | None = None
+        self.request: WhyRequest | None = None
+        """What the view explains (the window of the text)."""
         self._model: Model | None = None
         self.replay: Replay | None = None
         fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
@@ -170,9 +172,10 @@ class QWhyPanel(QWidget):
         if analysis is None or not 0 <= first < last <= len(analysis):
             return
         enc = analysis.encoding
-        starts = [int(enc.starts[i]) for i in range(first, last)]
-        ends = [int(enc.ends[i]) for i in range(first, last)]
-        self._pending = (analysis, min(starts), max(ends))
+        # spans run in text order (BOS/EOS are empty at the ends): O(1) for
+        # any selection, where a loop over a 1 MB selection's tokens was not
+        s = int(enc.starts[first])
+        self._pending = (analysis, s, max(s, int(enc.ends[last - 1])))
         if now:
             self._run()
         elif self._wanted:
@@ -211,6 +214,7 @@ class QWhyPanel(QWidget):
 
     def _clear(self, message: str) -> None:
         self.view = None
+        self.request = None
         self.replay = None
         self.note.setText(message)
         self.story.clear()
@@ -225,6 +229,7 @@ class QWhyPanel(QWidget):
     def _show(self, ex: Explanation, req: WhyRequest, text_len: int, a: Analysis) -> None:
         view = view_for(ex, req)
         self.view = view
+        self.request = req
         self._model = a.model
         note = window_note(req, text_len)
         self.note.setText(note or f"Why {_plural(len(view.words), 'word')} of the selection "
@@ -391,7 +396,14 @@ def install(window: WindowParts) -> tuple[QWhyPanel, QDockWidget]:
                 first, last = int(a.span_first[lo]), int(a.span_last[hi - 1])
         on_tokens(first, last)
 
+    def on_shown(shown: bool) -> None:
+        # opened with nothing asked yet: the token at the editor's cursor
+        current = window.editor.current_tokens
+        if shown and panel.request is None and current is not None:
+            on_editor(*current)
+
     window.editor.cursorTokenChanged.connect(on_editor)
+    dock.visibilityChanged.connect(on_shown)
     window.table.tokensActivated.connect(on_tokens)
     window.chips.tokensActivated.connect(on_tokens)
     return panel, dock

@@ -13,7 +13,8 @@ import pytest
 from tests.app.conftest import open_model_in, real_vocab, wait_result
 from tokenprism.app.logic import why
 from tokenprism.app.qt.qt_why import QWhyPanel
-from tokenprism.core.explain import (Alternative, Attempt, Candidate, Lattice, LatticeEdge, Merge, Symbols, Word)
+from tokenprism.core.explain import Alternative, Attempt, Candidate, Lattice, LatticeEdge, Merge, Symbols, Word
+from tokenprism.core.library.resources import demo_models
 
 TIMEOUT = 30_000
 SHOTS = os.environ.get("TOKENPRISM_WHY_SHOTS")  # a folder: save a screenshot per vocabulary there
@@ -46,7 +47,15 @@ def test_selection_fills_the_story_and_the_slider_replays(qtbot, window) -> None
     path = real_vocab("llama-spm")
     if path is None:
         pytest.skip("the llama-spm reference vocab is not available")
-    panel = show_why(qtbot, window, path, "Hello naïve world")
+    open_model_in(qtbot, window, path)
+    wait_result(qtbot, window, lambda: window.editor.setPlainText("Hello naïve world"))
+    cursor = window.editor.textCursor()
+    cursor.setPosition(14)  # in "world"
+    window.editor.setTextCursor(cursor)
+    panel: QWhyPanel = window.why_panel
+    with qtbot.waitSignal(panel.explained, timeout=TIMEOUT):  # shown, it explains the cursor's token
+        window.why_dock.toggleViewAction().trigger()
+    assert panel.view is not None and [w.text for w in panel.view.words] == ["▁world"]
     select(qtbot, window, 0, 1)  # ▁Hello
     assert panel.view is not None and [w.text for w in panel.view.words] == ["▁Hello"]
     story = panel.story.toPlainText()
@@ -163,10 +172,13 @@ def test_wordpiece_attempts_listed(qtbot, window) -> None:  # type: ignore[no-un
     shot(window, "bert-bge")
 
 
-def test_unigram_lattice_in_the_window(qtbot, window) -> None:  # type: ignore[no-untyped-def]
-    panel = show_why(qtbot, window, real("nomic-bert-moe"), "Hello unaffable world")
+# the bundled Unigram demo (nomic-bert-moe's 250k pieces take ~5 s to open in pure Python: screenshots only)
+@pytest.mark.parametrize("vocab", ["demo"] + (["nomic-bert-moe"] if SHOTS else []))
+def test_unigram_lattice_in_the_window(qtbot, window, vocab: str) -> None:  # type: ignore[no-untyped-def]
+    path = str(demo_models()["ugm"]) if vocab == "demo" else real(vocab)
+    panel = show_why(qtbot, window, path, "Hello unaffable world")
     a = window.analysis
-    k = next(i for i in range(len(a)) if a.model.display_piece(a.encoding.ids[i]).startswith("▁una"))
+    k = next(i for i in range(len(a)) if a.model.display_piece(a.encoding.ids[i]).startswith("▁un"))
     select(qtbot, window, k, k + 1)
     word = panel.current_word()
     assert word is not None and panel.pages.currentIndex() == 2 and word.alternatives
@@ -176,4 +188,27 @@ def test_unigram_lattice_in_the_window(qtbot, window) -> None:  # type: ignore[n
     if len(word.alternatives) > 1:
         assert panel.lattice.drawn["runner_up"] == len(word.alternatives[1].tokens)
     assert panel.alternatives.text().startswith("1. ") and "(best)" in panel.alternatives.text()
-    shot(window, "nomic-bert-moe")
+    shot(window, vocab)
+
+
+def test_editor_selection_and_a_long_text_window(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """A selection in the editor explains every token it touches; in a text
+    over the whole-text bound, a window around it is explained and the
+    panel says which."""
+    line = "The naïve cat sat on 12345 mats.\n"
+    text = line * 400  # 13 200 characters
+    panel = show_why(qtbot, window, real("llama-spm"), text)
+    at = len(line) * 200 + 4  # "naïve cat" on line 200
+    cursor = window.editor.textCursor()
+    cursor.setPosition(at)
+    cursor.setPosition(at + 9, cursor.MoveMode.KeepAnchor)
+    with qtbot.waitSignal(panel.explained, timeout=TIMEOUT):
+        window.editor.setTextCursor(cursor)
+    assert panel.view is not None
+    assert [w.text for w in panel.view.words] == ["▁naïve", "▁cat"]
+    note = panel.note.text()
+    assert "a window around the selection" in note and f"of {len(text):,}" in note
+    req = panel.request
+    assert req is not None and panel.view.explanation.text == text[req.start:req.end]
+    assert req.start % len(line) == 0 and req.end % len(line) == 0  # whole lines around the selection
+    assert req.start < at and at + 9 < req.end and req.end - req.start <= 9 + 2 * why.MARGIN_CHARS

@@ -61,6 +61,7 @@ ORDER_CASES: dict[str, tuple[list[str], list[list[str]]]] = {
                           ["--add-generation-prompt"], ["--add-special"], ["--format", "json"], ["--timeout", "1"],
                           ["--context-length", "4096"]]),
     "chunk": (["m.gguf"], [["--file", "t.txt"], ["--max-tokens", "64"], ["--overlap", "8"], ["--format", "text"]]),
+    "find-tokens": (["m.gguf", "</s>"], [["--format", "json"], ["--parse-special"]]),
     "models": ([], [["--format", "json"], ["--add-folder", "/d"], ["--no-saved-folders"]]),
     "samples": ([], [["--dest", "/d"], ["--sdist", "s.tar.gz"], ["--force"], ["-q"]]),
     "plugins": ([], []),
