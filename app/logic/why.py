@@ -68,12 +68,14 @@ def request_for(text: str, sel_start: int, sel_end: int, add_special: bool = Fal
         return WhyRequest(0, n, s, e, left_out, add_special, parse_special)
     a = max(0, s - MARGIN_CHARS)
     b = min(n, e + MARGIN_CHARS)
-    # start and end at line breaks where the margin holds one: a chunk or a
-    # word never runs across the cut then
-    cut = text.rfind("\n", a, s)
+    # start and end at line breaks where the margin holds one, a chunk or a
+    # word never runs across the cut then; the ones farthest from the
+    # selection, and never right before it (SentencePiece would put its ▁
+    # before a selection that starts the window)
+    cut = text.find("\n", a, max(a, s - 1))
     if cut >= 0:
         a = cut + 1
-    cut = text.find("\n", e, b)
+    cut = text.rfind("\n", e, b)
     if cut >= 0:
         b = cut + 1
     # BOS/EOS belong to the text's ends only

@@ -212,3 +212,9 @@ def test_editor_selection_and_a_long_text_window(qtbot, window) -> None:  # type
     assert req is not None and panel.view.explanation.text == text[req.start:req.end]
     assert req.start % len(line) == 0 and req.end % len(line) == 0  # whole lines around the selection
     assert req.start < at and at + 9 < req.end and req.end - req.start <= 9 + 2 * why.MARGIN_CHARS
+
+
+def test_window_never_starts_at_the_selection() -> None:
+    text = ("x" * 99 + "\n") * 100
+    req = why.request_for(text, 5000, 5003)  # a selection at a line's start
+    assert req.start < 5000 - 50 and text[req.start - 1] == "\n" and text[req.end - 1] == "\n"
