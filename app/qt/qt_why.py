@@ -213,8 +213,10 @@ class QWhyPanel(QWidget):
     # ---- showing ---------------------------------------------------------------------------
 
     def _clear(self, message: str) -> None:
+        # (lets go of the model too: a switched-away model must be freed)
         self.view = None
         self.request = None
+        self._model = None
         self.replay = None
         self.note.setText(message)
         self.story.clear()

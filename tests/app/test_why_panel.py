@@ -218,3 +218,13 @@ def test_window_never_starts_at_the_selection() -> None:
     text = ("x" * 99 + "\n") * 100
     req = why.request_for(text, 5000, 5003)  # a selection at a line's start
     assert req.start < 5000 - 50 and text[req.start - 1] == "\n" and text[req.end - 1] == "\n"
+
+
+def test_switching_models_frees_the_explained_one(qtbot, window, test_vocab) -> None:  # type: ignore[no-untyped-def]
+    from tests.app.test_model_release import _switch_and_wait_freed
+
+    panel = show_why(qtbot, window, str(demo_models()["spm"]), "Hello world")
+    select(qtbot, window, 0, 1)
+    assert panel.view is not None
+    _switch_and_wait_freed(qtbot, window, test_vocab)
+    assert panel.view is None and panel.note.text().startswith("Select tokens")
