@@ -13,9 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tokenprism.core.errors import TokenPrismError
+
+if TYPE_CHECKING:  # imported when the command runs (the parser is built for every command)
+    from tokenprism.core.library.find_tokens import FoundTokens, TokenBytes
 
 FORMATS = ("text", "json")
 SHOWN_PER_KIND = 40  # text format: the rest of a long kind is counted, not listed
@@ -50,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def text_lines(table: Any, found: Any) -> list[str]:
+def text_lines(table: TokenBytes, found: FoundTokens) -> list[str]:
     """The text format: the tokenization, then each relation by kind."""
     from tokenprism.core.library.find_tokens import RELATIONS, by_kind, string_bytes
 
