@@ -15,6 +15,7 @@ segmentation's edges in the lattice (the drawn best and runner-up paths);
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from typing import Final, Sequence
 
@@ -298,3 +299,65 @@ def attempt_lines(word: Word) -> list[str]:
     return lines
 
 
+# ---- the story, as rich text ------------------------------------------------------------------
+
+def _code(text: str) -> str:
+    return f"<code>{html.escape(readable(text))}</code>"
+
+
+def plural(n: int, word: str) -> str:
+    """``3 words``, ``1 word``."""
+    return f"{n:,} {word}{'s' if n != 1 else ''}"
+
+
+def story_html(view: WhyView, model: Model) -> str:
+    """The stages that touch the selection, top to bottom (rich text for
+    the panel)."""
+    ex = view.explanation
+    text = ex.text
+    out: list[str] = []
+
+    def section(n: int, title: str, body: list[str]) -> None:
+        items = "".join(f"<li>{b}</li>" for b in body) or "<li style='color: gray'>none in the selection</li>"
+        out.append(f"<p style='margin-bottom: 0'><b>{n}. {title}</b></p><ul style='margin-top: 2px'>{items}</ul>")
+
+    def label(t: int) -> str:
+        return f"{_code(model.display_piece(t))} <span style='color: gray'>{t}</span>"
+
+    special = [f"{label(m.token)} matched at {m.match_start}" + (
+        f", swallowing {_code(m.lstrip)} before" if m.lstrip else "") + (
+        f", {_code(m.rstrip)} after" if m.rstrip else "") for m in view.matched]
+    special += [f"{_code(u.text)} at {u.start} not matched: {html.escape(u.reason)}" for u in view.unmatched]
+    section(1, "Special tokens" + ("" if ex.parse_special else " (parse special is off)"), special)
+
+    norm: list[str] = []
+    for f in view.normalized:
+        part = normalized_part(f, view.sel_start, view.sel_end)
+        norm.append(f"{_code(text[max(f.start, view.sel_start):min(f.end, view.sel_end)] or text[f.start:f.end])}"
+                    f" → {_code(part)}" + "".join(f"<br><span style='color: gray'>{html.escape(n)}</span>"
+                                                   for n in f.notes))
+    section(2, "Normalizer", norm if view.normalized else ["the model does not normalize its text"])
+
+    pre: list[str] = []
+    for rule, chunks in view.chunks:
+        shown = " ".join(_code(text[s:e]) for s, e in chunks[:24]) + (" …" if len(chunks) > 24 else "")
+        pre.append(f"<span style='color: gray'>{html.escape(rule)}</span><br>{shown}")
+    title = "Pre-tokenizer" + (f" ({html.escape(view.pre_tokenizer)})" if view.pre_tokenizer else "")
+    section(3, title, pre if view.chunks else ["no pre-tokenizer rules: the model cuts words itself"])
+
+    words = [f"{_code(w.text)} → " + " ".join(label(t) for t in w.tokens) for w in view.words[:60]]
+    if len(view.words) > 60:
+        words.append(f"… and {len(view.words) - 60:,} more words")
+    section(4, f"Model ({html.escape(view.algorithm.upper())})", words)
+
+    post = view.post
+    ends = []
+    if post.prefix:
+        ends.append("before the text: " + " ".join(label(t) for t in post.prefix))
+    if post.suffix:
+        ends.append("after it: " + " ".join(label(t) for t in post.suffix))
+    if not ends:
+        ends.append("no BOS/EOS added" + ("" if ex.add_special else " (add special is off)"))
+    ends.append(f"{plural(len(post.ids), 'id')} in all")
+    section(5, "Post (BOS/EOS)", ends)
+    return "<qt>" + "".join(out) + "</qt>"

@@ -28,7 +28,7 @@ from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from ..logic.analysis import Analysis, ModelInfo
 from ..logic.pieces import readable
 from ..logic.why import (NO_CAPABILITY, Replay, WhyRequest, WhyView, alternative_lines, attempt_lines,
-                         explain_request, lattice_of, normalized_part, path_edges, replay_for, request_for,
+                         explain_request, lattice_of, path_edges, plural, replay_for, request_for, story_html,
                          view_for, window_note)
 from .qt_background import QBackground
 from .qt_lattice import QLatticeView
@@ -39,10 +39,6 @@ SHORTCUT: Final = "Ctrl+Shift+E"
 DEBOUNCE_MS: Final = 150  # a cursor walking through the text explains once it rests
 PAGE_NONE, PAGE_MERGES, PAGE_LATTICE, PAGE_ATTEMPTS = range(4)
 HINT: Final = "Select tokens in the editor, the token table or the chips to see why they were cut so."
-
-
-def _code(text: str) -> str:
-    return f"<code>{html.escape(readable(text))}</code>"
 
 
 class QWhyPanel(QWidget):
@@ -234,13 +230,13 @@ class QWhyPanel(QWidget):
         self.request = req
         self._model = a.model
         note = window_note(req, text_len)
-        self.note.setText(note or f"Why {_plural(len(view.words), 'word')} of the selection "
+        self.note.setText(note or f"Why {plural(len(view.words), 'word')} of the selection "
                                   f"{'was' if len(view.words) == 1 else 'were'} cut so, stage by stage.")
-        self.story.setHtml(story_html(view, a))
+        self.story.setHtml(story_html(view, a.model))
         self.words.blockSignals(True)
         self.words.clear()
         for w in view.words:
-            self.words.addItem(f"{readable(w.text)}  →  {_plural(len(w.tokens), 'token')}")
+            self.words.addItem(f"{readable(w.text)}  →  {plural(len(w.tokens), 'token')}")
         self.words.blockSignals(False)
         self.words.setEnabled(bool(view.words))
         self._show_word(0 if view.words else -1)
@@ -315,63 +311,6 @@ class QWhyPanel(QWidget):
     def shutdown(self) -> None:
         self._timer.stop()
         self._jobs.shutdown()
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'s' if n != 1 else ''}"
-
-
-def story_html(view: WhyView, a: Analysis) -> str:
-    """The stages that touch the selection, top to bottom."""
-    model = a.model
-    ex = view.explanation
-    text = ex.text
-    out: list[str] = []
-
-    def section(n: int, title: str, body: list[str]) -> None:
-        items = "".join(f"<li>{b}</li>" for b in body) or "<li style='color: gray'>none in the selection</li>"
-        out.append(f"<p style='margin-bottom: 0'><b>{n}. {title}</b></p><ul style='margin-top: 2px'>{items}</ul>")
-
-    def label(t: int) -> str:
-        return f"{_code(model.display_piece(t))} <span style='color: gray'>{t}</span>"
-
-    special = [f"{label(m.token)} matched at {m.match_start}" + (
-        f", swallowing {_code(m.lstrip)} before" if m.lstrip else "") + (
-        f", {_code(m.rstrip)} after" if m.rstrip else "") for m in view.matched]
-    special += [f"{_code(u.text)} at {u.start} not matched: {html.escape(u.reason)}" for u in view.unmatched]
-    section(1, "Special tokens" + ("" if ex.parse_special else " (parse special is off)"), special)
-
-    norm: list[str] = []
-    for f in view.normalized:
-        part = normalized_part(f, view.sel_start, view.sel_end)
-        norm.append(f"{_code(text[max(f.start, view.sel_start):min(f.end, view.sel_end)] or text[f.start:f.end])}"
-                    f" → {_code(part)}" + "".join(f"<br><span style='color: gray'>{html.escape(n)}</span>"
-                                                   for n in f.notes))
-    section(2, "Normalizer", norm if view.normalized else ["the model does not normalize its text"])
-
-    pre: list[str] = []
-    for rule, chunks in view.chunks:
-        shown = " ".join(_code(text[s:e]) for s, e in chunks[:24]) + (" …" if len(chunks) > 24 else "")
-        pre.append(f"<span style='color: gray'>{html.escape(rule)}</span><br>{shown}")
-    title = "Pre-tokenizer" + (f" ({html.escape(view.pre_tokenizer)})" if view.pre_tokenizer else "")
-    section(3, title, pre if view.chunks else ["no pre-tokenizer rules: the model cuts words itself"])
-
-    words = [f"{_code(w.text)} → " + " ".join(label(t) for t in w.tokens) for w in view.words[:60]]
-    if len(view.words) > 60:
-        words.append(f"… and {len(view.words) - 60:,} more words")
-    section(4, f"Model ({html.escape(view.algorithm.upper())})", words)
-
-    post = view.post
-    ends = []
-    if post.prefix:
-        ends.append("before the text: " + " ".join(label(t) for t in post.prefix))
-    if post.suffix:
-        ends.append("after it: " + " ".join(label(t) for t in post.suffix))
-    if not ends:
-        ends.append("no BOS/EOS added" + ("" if ex.add_special else " (add special is off)"))
-    ends.append(f"{_plural(len(post.ids), 'id')} in all")
-    section(5, "Post (BOS/EOS)", ends)
-    return "<qt>" + "".join(out) + "</qt>"
 
 
 def install(window: WindowParts) -> tuple[QWhyPanel, QDockWidget]:
