@@ -50,7 +50,9 @@ Explaining a fragment (optional)
     :class:`Merge` (merge loops), :class:`ByteFallback`, :class:`Lattice`
     of :class:`LatticeEdge` with :class:`Alternative` segmentations,
     :class:`Attempt` of :class:`Candidate` prefixes, :class:`Unknown`.
-    The core checks that the words' tokens are ``encode_fragment``'s ids.
+    :func:`merge_order` replays a merge loop (lowest key first, leftmost
+    on a tie) for the :class:`Merge` records. The core checks that the
+    words' tokens are ``encode_fragment``'s ids.
     Keep the tracing code out of the encoding loops (import it on first
     use): nothing of it should run while encoding.
 
@@ -115,6 +117,7 @@ from .frozen import as_tuple
 from .gil import STEP, WORD_STEP, Cancelled, checkpoint, dispose, offer_gil
 from .hookspecs import hookimpl
 from .memory import trim_heap
+from .merge_order import merge_order
 from .piece_codes import PieceCodes, PieceIndex
 from .plugin_types import TokenizerSpec, TracingTokenizer
 from .spans import utf8_width
@@ -165,6 +168,7 @@ __all__ = [
     # explaining a fragment (optional)
     "Alternative", "Attempt", "ByteFallback", "Candidate", "FragmentTrace", "Lattice", "LatticeEdge", "Merge",
     "NormalizedFragment", "PreTokenized", "RuleChunks", "Step", "Symbols", "TracingTokenizer", "Unknown", "Word",
+    "merge_order",
     # the vocabulary
     "Attr", "PieceCodes", "PieceIndex", "StringArray", "TokenType", "Vocab", "decoded_pieces",
     "piece_codes", "piece_index",

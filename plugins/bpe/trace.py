@@ -4,10 +4,10 @@ order applied, each with its rank.
 
 Imported only when a trace is asked for (``BpeTokenizer.trace_fragment``),
 and not compiled. The chunks come from the tokenizer's own splitter, run
-one rule at a time; the merge loop is replayed here in plain Python as
-llama.cpp's ``llm_tokenizer_bpe_session`` runs it (lowest rank first,
-leftmost on a tie), recording each merge; the tokens are the tokenizer's
-own.
+one rule at a time; the merge loop is replayed here as llama.cpp's
+``llm_tokenizer_bpe_session`` runs it (lowest rank first, leftmost on a
+tie: ``merge_order``), recording each merge; the tokens are the
+tokenizer's own.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Mapping, Protocol, Sequence
 
 from tokenprism.core.plugin_api import (ByteFallback, FragmentResult, FragmentTrace, Merge, NormalizedFragment,
-                                        PieceIndex, PreTokenized, RuleChunks, Step, Symbols, Word)
+                                        PieceIndex, PreTokenized, RuleChunks, Step, Symbols, Word, merge_order)
 
 from .pretokenize import Splitter, collapse_text
 from .ranks import RankTable, rank_of
@@ -127,20 +127,15 @@ def merge_steps(tok: BpeTokenizer, unit: str, ids: list[int], glyphs: Sequence[s
     steps: list[Step] = [Symbols(tuple(syms), tuple(t2i.find(s) for s in syms),
                                  tuple(_symbol_bytes(tok, s, to_byte) for s in syms))]
     table = tok.rank_table()
-    while True:
-        best, best_rank = -1, -1
-        for i in range(len(syms) - 1):
-            a, b = syms[i], syms[i + 1]
-            if tok.check_space and (" " in a or " " in b):
-                continue
-            r = rank_of(table, table.ranks, a + " " + b)
-            if r >= 0 and (best < 0 or r < best_rank):
-                best, best_rank = i, r
-        if best < 0:
-            break
-        left, right = syms[best], syms[best + 1]
-        syms[best:best + 2] = [left + right]
-        steps.append(Merge(left, right, left + right, t2i.find(left + right), best, rank=best_rank))
+
+    def priority(left: str, right: str) -> int | None:
+        if tok.check_space and (" " in left or " " in right):
+            return None
+        r = rank_of(table, table.ranks, left + " " + right)
+        return None if r < 0 else r
+
+    for pos, left, right, rank in merge_order(syms, priority):
+        steps.append(Merge(left, right, left + right, t2i.find(left + right), pos, rank=rank))
     at = 0
     for s in syms:
         if t2i.find(s) >= 0:

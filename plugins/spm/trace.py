@@ -4,7 +4,7 @@ handling, then per word the merges by score and the byte fallback.
 Imported only when a trace is asked for (``SpmTokenizer.trace_fragment``),
 and not compiled: the merge loop is replayed here in plain Python, the way
 llama.cpp's ``llm_tokenizer_spm`` runs it (best score first, leftmost on a
-tie), recording each merge; the tokens are the tokenizer's own.
+tie: ``merge_order``), recording each merge; the tokens are the tokenizer's own.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from tokenprism.core.plugin_api import (ByteFallback, FragmentResult, FragmentTrace, Merge, NormalizedFragment, Step,
-                                        Symbols, Vocab, Word, piece_index)
+                                        Symbols, Vocab, Word, merge_order, piece_index)
 
 SPACE_MARK = "\u2581"
 
@@ -60,20 +60,15 @@ def merge_steps(tok: SpmTokenizer, word: str, ids: list[int]) -> list[Step]:
     syms = list(word)
     sids = [index.find(c) for c in syms]
     steps: list[Step] = [Symbols(tuple(syms), tuple(sids), tuple(tuple(c.encode("utf-8")) for c in syms))]
-    while True:
-        best, best_score, best_id = -1, float("-inf"), -1
-        for i in range(len(syms) - 1):
-            t = index.find(syms[i] + syms[i + 1])
-            # llama.cpp keeps the first pair of the best score: a later
-            # pair must score strictly higher (a -inf pair still merges)
-            if t >= 0 and (best < 0 or scores[t] > best_score):
-                best, best_score, best_id = i, scores[t], t
-        if best < 0:
-            break
-        left, right = syms[best], syms[best + 1]
-        syms[best:best + 2] = [left + right]
-        sids[best:best + 2] = [best_id]
-        steps.append(Merge(left, right, left + right, best_id, best, score=float(best_score)))
+
+    def priority(left: str, right: str) -> float | None:
+        # the best score first (a -inf pair still merges, last)
+        t = index.find(left + right)
+        return None if t < 0 else -float(scores[t])
+
+    for pos, left, right, neg in merge_order(syms, priority):
+        steps.append(Merge(left, right, left + right, index.find(left + right), pos, score=-neg))
+    sids = [index.find(s) for s in syms]
     at = 0
     for s, t in zip(syms, sids):
         if t >= 0:

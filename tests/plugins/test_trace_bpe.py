@@ -81,3 +81,12 @@ def test_gemma_byte_fallback() -> None:
     assert fb and fb[0].byte_values == tuple(text.encode())
     assert [m.vocab.pieces[t] for t in fb[0].tokens] == ["<0xF0>", "<0x9F>", "<0xAB>", "<0xA8>"]
     assert list(w.tokens) == m.encode(text).ids
+
+
+def test_long_word_replays() -> None:
+    # a word the encoder merges with its priority queue (48 symbols or more),
+    # long enough that rescanning every pair per merge would take seconds
+    m = _model("gpt-2")
+    text = "abracadabra" * 300
+    assert check_replays(m, text) > 1000
+    assert [t for w in m.explain(text).stage("model").words for t in w.tokens] == m.encode(text).ids  # type: ignore[union-attr]

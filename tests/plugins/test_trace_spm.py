@@ -42,3 +42,8 @@ def test_each_merge_is_the_best_score_left_and_byte_fallback() -> None:
     assert fb[0].text == "\U0001fae8"
     assert [m.vocab.pieces[t] for t in fb[0].tokens] == ["<0xF0>", "<0x9F>", "<0xAB>", "<0xA8>"]
     assert [t for w in words for t in w.tokens] == m.encode(text).ids
+
+
+def test_long_word_replays() -> None:
+    m = open_model(vocab_path("llama-spm"))
+    assert check_replays(m, "abracadabra" * 300) > 1000
