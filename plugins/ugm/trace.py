@@ -91,12 +91,15 @@ def trace_ugm(tok: UgmTokenizer, text: str, after_special: bool) -> FragmentTrac
 
 def _notes(tok: UgmTokenizer) -> tuple[str, ...]:
     nz = tok.normalizer
-    out = ["the precompiled charsmap rewrites characters (NFKC-like)"]
-    if getattr(nz, "merge_spaces", False):
+    out: list[str] = []
+    if nz.charsmap.repl_str:
+        out.append("the precompiled charsmap rewrites characters (NFKC-like)")
+    if nz.merge_spaces:
         out.append("runs of spaces become one; leading and trailing spaces go")
-    if tok.config.add_space_prefix:
+    if nz.prepend_space:
         out.append("▁ put before the text (add_space_prefix)")
-    out.append("spaces become ▁")
+    if nz.space != " ":
+        out.append("spaces become ▁")
     return tuple(out)
 
 

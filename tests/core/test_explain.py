@@ -52,6 +52,7 @@ def test_ids_are_llama_cpp_and_encode(name: str) -> None:
             assert list(ex.ids) == list(m.encode(text, add, parse).ids), (text, add, parse)
             assert [s.KIND for s in ex.stages] == STAGES
             _check_words(m, ex.text, ex.stage("model"), ex.stage("special"))  # type: ignore[arg-type]
+            _check_sources(ex.stage("normalize"))  # type: ignore[arg-type]
 
 
 def _check_words(m: Model, text: str, model: ModelStage, special: SpecialStage) -> None:
@@ -65,6 +66,16 @@ def _check_words(m: Model, text: str, model: ModelStage, special: SpecialStage) 
         prev = w.start
 
 
+def _check_sources(norm: NormalizeStage) -> None:
+    """One source per normalized character, inside the fragment, in order."""
+    for f in norm.fragments:
+        assert len(f.sources) == len(f.normalized)
+        prev = f.start
+        for a, b in f.sources:
+            assert f.start <= a <= b <= f.end and a >= prev
+            prev = a
+
+
 ALPHABET = st.one_of(st.characters(blacklist_categories=("Cs",)),
                      st.sampled_from(list(" \n\t'sS0123456789\u2581<>|_aé\u0301\U0001f600\u4f60")))
 
@@ -74,7 +85,9 @@ ALPHABET = st.one_of(st.characters(blacklist_categories=("Cs",)),
        mode=st.sampled_from(MODES))
 def test_random_text_explains_to_encode(name: str, text: str, mode: tuple[bool, bool]) -> None:
     m = _model(name)
-    assert list(m.explain(text, *mode).ids) == list(m.encode(text, *mode).ids)
+    ex = m.explain(text, *mode)
+    assert list(ex.ids) == list(m.encode(text, *mode).ids)
+    _check_sources(ex.stage("normalize"))  # type: ignore[arg-type]
 
 
 def test_json_shape() -> None:
