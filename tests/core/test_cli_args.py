@@ -62,6 +62,8 @@ ORDER_CASES: dict[str, tuple[list[str], list[list[str]]]] = {
                           ["--context-length", "4096"]]),
     "chunk": (["m.gguf"], [["--file", "t.txt"], ["--max-tokens", "64"], ["--overlap", "8"], ["--format", "text"]]),
     "find-tokens": (["m.gguf", "</s>"], [["--format", "json"], ["--parse-special"]]),
+    "explain": (["m.gguf", "Hi"], [["--format", "json"], ["--add-special"], ["--parse-special"],
+                                   ["--max-chars", "9"]]),
     "models": ([], [["--format", "json"], ["--add-folder", "/d"], ["--no-saved-folders"]]),
     "samples": ([], [["--dest", "/d"], ["--sdist", "s.tar.gz"], ["--force"], ["-q"]]),
     "plugins": ([], []),
