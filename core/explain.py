@@ -151,6 +151,8 @@ class Alternative:
 
     tokens: tuple[int, ...]
     score: float
+    gap: float = 0.0
+    """How much lower than the best segmentation's score (0 for the best)."""
 
 
 @dataclass(frozen=True)

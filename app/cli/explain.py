@@ -182,9 +182,8 @@ def _steps(model: Model, w: Word) -> list[str]:
         elif isinstance(s, Unknown):
             out.append(f"     unknown ({s.token}): {s.reason}")
     if w.alternatives:
-        best = w.alternatives[0].score
         for k, a in enumerate(w.alternatives, 1):
-            gap = "best" if k == 1 else f"gap {best - a.score:.4g}"
+            gap = "best" if k == 1 else f"gap {a.gap:.4g}"
             out.append(f"     {k}. {_ids(model, a.tokens)} score {a.score:.6g} ({gap})")
     return out
 

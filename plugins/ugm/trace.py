@@ -154,7 +154,8 @@ def _word(tok: UgmTokenizer, word: str, base: float) -> tuple[Word, float]:
         if tokens in seen:
             continue  # (unknown tokens joined: the same ids by another cut)
         seen.add(tokens)
-        alternatives.append(Alternative(tokens, best[m][r][1]))
+        local = best[m][r][1]
+        alternatives.append(Alternative(tokens, local, alternatives[0].score - local if alternatives else 0.0))
         if len(alternatives) == K_BEST:
             break
     best_path = _path(best, edges, m, 0)
