@@ -33,6 +33,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Mapping, Sequence, Union
 
+from .special import _C_SPACE  # what lstrip/rstrip swallow: C isspace(), as the matcher has it
 from .vocab import Attr
 
 __all__ = [
@@ -362,7 +363,6 @@ def shift_fragment(trace: FragmentTrace, d: int) -> FragmentTrace:
 
 # ---- the special-token stage, replayed ------------------------------------------------------------
 
-_C_SPACE = " \t\n\v\f\r"
 MAX_UNMATCHED = 200
 """Unmatched occurrences reported at most (a text of repeated specials)."""
 
