@@ -178,7 +178,9 @@ def _steps(model: Model, w: Word) -> list[str]:
             out += _lattice(s)
         elif isinstance(s, Attempt):
             tried = ", ".join(f"{_q(c.text)}{'✓' if c.token >= 0 else '✗'}" for c in s.candidates)
-            out.append(f"     at {s.position}: {tried}")
+            # llama.cpp's WPM marks word starts with ▁; BERT's files mark the rest with ##
+            where = "word start" if s.position == 0 else "## continuation"
+            out.append(f"     at {s.position} ({where}): {tried}")
         elif isinstance(s, Unknown):
             out.append(f"     unknown ({s.token}): {s.reason}")
     if w.alternatives:

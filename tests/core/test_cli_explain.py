@@ -50,7 +50,7 @@ def test_ugm_and_wpm_text(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "explain", str(demo_models()["ugm"]), "hello")
     assert code == 0 and "lattice of '▁hello'" in out and "1. " in out and "(best)" in out
     code, out, _ = run(capsys, "explain", vocab_path("bert-bge"), "unaffable")
-    assert code == 0 and "at 0: '▁unaffable'✗" in out
+    assert code == 0 and "at 0 (word start): '▁unaffable'✗" in out and "(## continuation)" in out
 
 
 def test_max_chars_refused(capsys: pytest.CaptureFixture[str]) -> None:
