@@ -71,10 +71,11 @@ def trace_bpe(tok: BpeTokenizer, text: str, after_special: bool, glyphs: Sequenc
         ids = tuple(tok.encode_fragment(text, after_special).ids)
         return FragmentTrace("bpe", normalized, None, (Word(text, 0, len(text), ids),) if text else ())
     words: list[Word] = []
+    to_byte = {g: b for b, g in enumerate(glyphs)}
     at = 0
     for unit in tok.units(text):
         res = tok.word(unit)
-        steps = merge_steps(tok, unit, res.ids, glyphs)
+        steps = merge_steps(tok, unit, res.ids, glyphs, to_byte)
         words.append(Word(_model_text(tok, unit), at, at + len(unit), tuple(res.ids), tuple(steps)))
         at += len(unit)
     return FragmentTrace("bpe", normalized, pre_tokenized(tok, text), tuple(words))
@@ -105,12 +106,13 @@ def _model_text(tok: BpeTokenizer, unit: str) -> str:
     return unit.replace(" ", ESCAPED_SPACE) if tok.escape else unit
 
 
-def merge_steps(tok: BpeTokenizer, unit: str, ids: list[int], glyphs: Sequence[str]) -> list[Step]:
+def merge_steps(tok: BpeTokenizer, unit: str, ids: list[int], glyphs: Sequence[str],
+                to_byte: Mapping[str, int]) -> list[Step]:
     """The first symbols of the word ``unit`` (byte-level glyphs, or
     characters), each merge in order with its rank, then the bytes of each
-    final symbol that is no token (their tokens taken from ``ids``)."""
+    final symbol that is no token (their tokens taken from ``ids``).
+    ``to_byte``: the byte of each glyph."""
     t2i = tok.t2i
-    to_byte = {g: b for b, g in enumerate(glyphs)}
     if tok.byte_encode:
         raw = unit.encode("utf-8", "surrogatepass")
         syms = [glyphs[b] for b in raw]
