@@ -14,6 +14,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .encoding import Encoding
+from .explain import Explanation, TraceMethod, explanation, special_stage
 from .errors import GGUFError, TokenPrismError
 from .gguf_file import GGUFFile, read_gguf
 from .memory import trim_heap
@@ -54,6 +55,10 @@ def sanitize_text(text: str) -> str:
         return text
     except UnicodeEncodeError:
         return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+
+
+EXPLAIN_MAX_CHARS = 20_000
+"""The longest text ``Model.explain`` takes unless told otherwise."""
 
 
 class Model:
@@ -209,6 +214,46 @@ class Model:
         if timeout is None:  # the service's own bound
             return chat(*args, context=context)
         return chat(*args, timeout=timeout, context=context)
+
+    # ---- explaining -------------------------------------------------------
+
+    def explain(self, text: str, add_special: bool = False, parse_special: bool = False,
+                max_chars: int = EXPLAIN_MAX_CHARS) -> Explanation:
+        """Every stage of ``encode(text, add_special, parse_special)``,
+        replayed: the special tokens, the normalizer, the pre-tokenizer, the
+        model's steps per word (merges, lattice, longest-match attempts) and
+        BOS/EOS (``core.explain``). Its ids are ``encode``'s.
+
+        >>> model = open_model("ggml-vocab-llama-spm.gguf")
+        >>> model.explain("Hello world").ids
+        (15043, 3186)
+
+        Raises :class:`TokenPrismError` for a tokenizer that cannot trace
+        (no ``trace_fragment``) and for a text over ``max_chars``
+        characters: a trace holds every step of every word.
+        """
+        method = getattr(self.tokenizer, "trace_fragment", None)
+        if method is None:
+            raise TokenPrismError(f"no explanation available for this tokenizer ({self.spec.name})")
+        if len(text) > max_chars:
+            raise TokenPrismError(f"the text has {len(text):,} characters; explain takes at most {max_chars:,} "
+                                  "(explain a part of it, or allow more with max_chars)")
+        text = sanitize_text(text)
+        trace: TraceMethod = method
+        frags = self.fragments(text, parse_special)
+        everything = self._matcher(True)
+        special = special_stage(text, [(f.start, f.end, f.token) for f in frags], everything.occurrences(text), self.vocab.pieces,
+                                self.vocab.attrs, everything.order, parse_special)
+        prefix, suffix = special_ends(self.config, add_special)
+        ex = explanation(text, add_special, parse_special, special, segments(frags), trace, prefix, suffix,
+                         self.spec.name)
+        expected = self._encode(text, add_special, parse_special).ids
+        if list(ex.ids) != list(expected):
+            # a trace that tells another story than the encoding is a
+            # plugin bug; showing it would explain tokens nobody gets
+            raise TokenPrismError(f"the {self.spec.name} tokenizer's explanation does not match its encoding "
+                                  "of this text (a bug in its trace_fragment)")
+        return ex
 
     # ---- decoding ---------------------------------------------------------
 

@@ -40,6 +40,22 @@ The contract
     ids, BOS/EOS, display flags) the way llama.cpp sets a vocabulary up;
     :func:`resolve_special_ids` gives the special ids alone.
 
+Explaining a fragment (optional)
+    A :class:`TracingTokenizer` has ``trace_fragment(text, after_special)``,
+    which ``Model.explain`` calls for each plain fragment of a short text:
+    it returns a :class:`FragmentTrace` (the fragment's
+    :class:`NormalizedFragment`, its :class:`PreTokenized` rules as
+    :class:`RuleChunks`, and its :class:`Word` list), each word's steps
+    being records of what the algorithm did: :class:`Symbols` and
+    :class:`Merge` (merge loops), :class:`ByteFallback`, :class:`Lattice`
+    of :class:`LatticeEdge` with :class:`Alternative` segmentations,
+    :class:`Attempt` of :class:`Candidate` prefixes, :class:`Unknown`.
+    :func:`merge_order` replays a merge loop (lowest key first, leftmost
+    on a tie) for the :class:`Merge` records. The core checks that the
+    words' tokens are ``encode_fragment``'s ids.
+    Keep the tracing code out of the encoding loops (import it on first
+    use): nothing of it should run while encoding.
+
 The vocabulary
     :class:`Vocab` (pieces, scores, token types, flags, metadata),
     :class:`TokenType`, :class:`Attr`. A plugin whose spec says
@@ -95,12 +111,15 @@ from typing import TYPE_CHECKING, Any
 
 from .columns import TokenColumns, packed
 from .errors import GGUFError, TokenPrismError
+from .explain import (Alternative, Attempt, ByteFallback, Candidate, FragmentTrace, Lattice, LatticeEdge, Merge,
+                      NormalizedFragment, PreTokenized, RuleChunks, Step, Symbols, Unknown, Word)
 from .frozen import as_tuple
 from .gil import STEP, WORD_STEP, Cancelled, checkpoint, dispose, offer_gil
 from .hookspecs import hookimpl
 from .memory import trim_heap
+from .merge_order import merge_order
 from .piece_codes import PieceCodes, PieceIndex
-from .plugin_types import TokenizerSpec
+from .plugin_types import TokenizerSpec, TracingTokenizer
 from .spans import utf8_width
 from .string_array import StringArray
 from .tokenizer import (ColumnTokenizer, CuttableTokenizer, FragmentResult, PreparedTokenizer,
@@ -146,6 +165,10 @@ __all__ = [
     "ColumnTokenizer", "CuttableTokenizer", "FragmentResult", "PreparedTokenizer", "RankedTokenizer",
     "Tokenizer", "TokenizerConfig", "TokenizerSpec", "WordTokenizer", "config_from_vocab", "hookimpl",
     "resolve_special_ids",
+    # explaining a fragment (optional)
+    "Alternative", "Attempt", "ByteFallback", "Candidate", "FragmentTrace", "Lattice", "LatticeEdge", "Merge",
+    "NormalizedFragment", "PreTokenized", "RuleChunks", "Step", "Symbols", "TracingTokenizer", "Unknown", "Word",
+    "merge_order",
     # the vocabulary
     "Attr", "PieceCodes", "PieceIndex", "StringArray", "TokenType", "Vocab", "decoded_pieces",
     "piece_codes", "piece_index",

@@ -4,8 +4,9 @@ compiled plugin code can import it without pluggy)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Protocol
 
+from .explain import FragmentTrace
 from .tokenizer import Tokenizer
 from .vocab import Vocab
 
@@ -35,3 +36,17 @@ class TokenizerSpec:
     pieces up in ``core.vocab.piece_index`` (or walks
     ``core.vocab.piece_codes``), made from the file's bytes, which is
     most of a small vocabulary's open (llama-spm: 10.5 -> 6 ms)."""
+
+
+class TracingTokenizer(Tokenizer, Protocol):
+    """A tokenizer that can say why it cut a fragment the way it did
+    (optional; ``Model.explain``). Only asked for on demand, for a short
+    text: keep the tracing code out of the encoding loops (ours live in an
+    uncompiled ``trace.py`` beside the algorithm, imported on first use)."""
+
+    def trace_fragment(self, text: str, after_special: bool) -> FragmentTrace:
+        """``encode_fragment(text, after_special)`` replayed stage by stage:
+        the fragment normalized, pre-tokenized and cut into words, each with
+        its tokens and the algorithm's steps (offsets inside ``text``). The
+        words' tokens, in order, must be exactly ``encode_fragment``'s ids."""
+        ...

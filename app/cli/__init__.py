@@ -338,7 +338,7 @@ def unknown_command(word: str) -> CliError:
 # ---- entry point ------------------------------------------------------------
 
 SUBCOMMANDS = ("info", "tokenize", "decode", "compare", "plugins", "version", "gui", "convert", "models", "samples",
-               "check", "chat", "chunk")
+               "check", "chat", "chunk", "find-tokens", "explain")
 
 
 def build_parser() -> OneLineParser:
@@ -348,6 +348,8 @@ def build_parser() -> OneLineParser:
     from .check import add_parser as add_check_parser
     from .chunk import add_parser as add_chunk_parser
     from .convert import add_subcommand as add_convert_subcommand
+    from .explain import add_parser as add_explain_parser
+    from .find_tokens import add_parser as add_find_tokens_parser
     from .models import add_subcommands as add_models_subcommands
 
     p = OneLineParser(prog="tokenprism", description="See how a GGUF model's tokenizer cuts text. "
@@ -402,6 +404,8 @@ def build_parser() -> OneLineParser:
     add_check_parser(sub)
     add_chat_parser(sub)
     add_chunk_parser(sub)
+    add_find_tokens_parser(sub)
+    add_explain_parser(sub)
     add_models_subcommands(sub)
 
     s = sub.add_parser("plugins", help="list the tokenizer plugins found")

@@ -337,7 +337,7 @@ class TokenPrismWindow(WindowParts):
         ``install(window)`` keeps its wiring in one place, sees the window
         as :class:`WindowParts` only, and hands back what it made)."""
         from . import qt_chat, qt_check, qt_chunk, qt_compare, qt_export, qt_find, qt_metadata, qt_models
-        from . import qt_progress, qt_shortcuts, qt_textfile, qt_vocab
+        from . import qt_progress, qt_shortcuts, qt_textfile, qt_vocab, qt_why
         # ---- feature installs: one line each, keep this list sorted ----
         self.chat_panel, self.chat_dock = qt_chat.install(self)
         self.check = qt_check.install(self)
@@ -352,6 +352,7 @@ class TokenPrismWindow(WindowParts):
         self.shortcut_keeper = qt_shortcuts.install(self)
         self.text_files = qt_textfile.install(self)
         self.vocab_browser, self.vocab_dock = qt_vocab.install(self)
+        self.why_panel, self.why_dock = qt_why.install(self)
 
     def compare_models(self, paths: list[str]) -> None:
         info = self.model_info

@@ -34,6 +34,7 @@ SHORTCUTS = (
     ("Ctrl+Shift+O", "Open a text file"), ("Ctrl+S / Ctrl+Alt+S", "Save text / save text as"),
     ("Ctrl+Shift+K", "Vocabulary: browse, filter and sort every token"),
     ("Ctrl+Shift+M", "Model metadata: GGUF keys, chat template, file facts"),
+    ("Ctrl+Shift+E", "Why: every stage of the tokenizer replayed for the selected tokens"),
     ("Ctrl+Shift+A", "Compare models side by side"),
     ("Ctrl+Shift+H", "Chat: a conversation as the model sees it (template, tokens by origin, counts)"),
     ("Ctrl+Shift+U", "Check the model against its source tokenizer"),

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QApplication, QCheckBox, QComb
                                QHeaderView, QLabel, QLineEdit, QMenu, QSplitter, QTableView, QTextBrowser,
                                QVBoxLayout, QWidget)
 
+from tokenprism.core.library.find_tokens import FindError, FoundTokens, TokenBytes, find_tokens, phantom_space
 from tokenprism.core.library.vocab_query import (COLUMNS as SORT_KEYS, KIND_NAMES, MergeNode, Query, QueryCancelled,
                                          QueryError, VocabIndex, attr_names, merge_tree_lines, search_text,
                                          token_type_name)
@@ -42,9 +43,11 @@ COLUMN_HELP = (
     "The token's score in the vocabulary", "Token type (normal, byte, control, user-defined, unknown, unused)",
     "Bytes the token stands for in text")
 COL_ID, COL_PIECE, COL_SCORE, COL_TYPE, COL_BYTES = range(len(COLUMNS))
-MODES = (("Substring", "substring"), ("Regex", "regex"), ("ID range", "ids"))
+MODES = (("Substring", "substring"), ("Regex", "regex"), ("ID range", "ids"), ("Can produce…", "produce"))
 MODE_HINTS = {"substring": "Filter pieces (a space also finds ▁ and Ġ)…",
-              "regex": "Regular expression, e.g. ^▁?the$ …", "ids": "Ids or ranges, e.g. 100-200, 5…"}
+              "regex": "Regular expression, e.g. ^▁?the$ …", "ids": "Ids or ranges, e.g. 100-200, 5…",
+              "produce": "Text, e.g. a stop string: the tokens that can produce part of it…"}
+PRODUCE = "produce"  # the mode answered by find_tokens, not by VocabIndex.run
 DEBOUNCE_MS = 120
 _SORT_HELP = tuple(h + " (click to sort)" for h in COLUMN_HELP)
 Index = QModelIndex | QPersistentModelIndex
@@ -212,7 +215,17 @@ class QVocabBrowser(QWidget):
         for label, mode in MODES:
             self.mode.addItem(label, mode)
         self.mode.setToolTip("Match the text as a substring, a regular expression (regex package syntax; "
-                             "each piece on its own) or id ranges such as 100-200, 5, 1000-")
+                             "each piece on its own) or id ranges such as 100-200, 5, 1000-; or list the "
+                             "tokens that can produce the text: whose bytes are a prefix, a suffix or a part "
+                             "of it (for stop strings and logit bias)")
+        self._token_bytes: TokenBytes | None = None  # built for "Can produce…" on first use
+        self.found: FoundTokens | None = None
+        """The last "Can produce…" answer shown."""
+        self.produce_note = QLabel()
+        self.produce_note.setWordWrap(True)
+        self.produce_note.setTextFormat(Qt.TextFormat.PlainText)
+        self.produce_note.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.produce_note.hide()
         self.case = QCheckBox("Aa")
         self.case.setToolTip("Match case")
         self.kind = QComboBox()
@@ -254,6 +267,7 @@ class QVocabBrowser(QWidget):
         lay.setSpacing(4)
         lay.addLayout(top)
         lay.addWidget(self.error)
+        lay.addWidget(self.produce_note)
         lay.addWidget(split, 1)
         lay.addWidget(self.count)
 
@@ -327,6 +341,9 @@ class QVocabBrowser(QWidget):
         """Let go of the index and the rows shown (a running query's result is dropped)."""
         self._generation += 1
         self.index = None
+        self._token_bytes = None
+        self.found = None
+        self.produce_note.hide()
         self.table_model.set_rows(None, np.zeros(0, dtype=np.int64))
         self.details.clear()
 
@@ -345,7 +362,8 @@ class QVocabBrowser(QWidget):
     def _on_mode(self) -> None:
         mode = str(self.mode.currentData())
         self.filter.setPlaceholderText(MODE_HINTS[mode])
-        self.case.setEnabled(mode != "ids")
+        self.case.setEnabled(mode not in ("ids", PRODUCE))
+        self.produce_note.setVisible(mode == PRODUCE and self.found is not None)
         self.run_query()
 
     def _on_sort(self, column: int, descending: bool) -> None:
@@ -372,13 +390,50 @@ class QVocabBrowser(QWidget):
         def failed(error: BaseException) -> None:
             if gen != self._generation or isinstance(error, QueryCancelled):
                 return
-            if isinstance(error, QueryError):
+            if isinstance(error, (QueryError, FindError)):
+                self.produce_note.hide()
                 self._show_error(str(error))
             else:
                 self._show_error(f"The filter failed: {type(error).__name__}: {error}")
             self.queryFinished.emit()
 
+        if query.mode == PRODUCE:
+            self._run_produce(index, query, gen, failed)
+            return
         self._queries.submit(lambda: index.run(query, cancelled), done, failed)
+
+    def _run_produce(self, index: VocabIndex, query: Query, gen: int,
+                     failed: Callable[[BaseException], None]) -> None:
+        """"Can produce…": the tokens whose bytes are part of the text (all
+        of prefix, suffix and inside), of the kind chosen, in the sort
+        chosen; the note above the table says which start and end it and
+        what the text tokenizes to."""
+        if not query.text:
+            self.found = None
+            self.produce_note.hide()
+            self._show_rows(index, np.zeros(0, dtype=np.int64))
+            return
+        built = self._token_bytes
+
+        def job() -> tuple[TokenBytes, FoundTokens, np.ndarray]:
+            table = built if built is not None else TokenBytes(index.model, lambda: self._generation != gen)
+            found = find_tokens(table, query.text)
+            ids = np.asarray(found.substring, dtype=np.int64)
+            if query.kind >= 0:
+                ids = ids[index.kinds[ids] == query.kind]
+            return table, found, index.sort(ids, query.sort, query.descending)
+
+        def done(result: tuple[TokenBytes, FoundTokens, np.ndarray]) -> None:
+            if index is not self.index:
+                return
+            self._token_bytes = result[0]  # kept even when a newer query came: built once per model
+            if gen == self._generation:
+                self.found = result[1]
+                self.produce_note.setText(produce_note(index, result[1]))
+                self.produce_note.show()
+                self._show_rows(index, result[2])
+
+        self._queries.submit(job, done, failed)
 
     def find_token(self, token_id: int) -> None:
         """Filter to the pieces that read exactly as ``token_id``'s (an
@@ -455,7 +510,14 @@ class QVocabBrowser(QWidget):
         if tid is None or index is None:
             self.details.clear()
             return
-        self.details.setHtml(details_html(index, tid))
+        html_text = details_html(index, tid)
+        found = self.found
+        if found is not None and str(self.mode.currentData()) == PRODUCE and tid in found.substring:
+            where = [w for w, ids in (("starts", found.prefix), ("ends", found.suffix)) if tid in ids]
+            line = (f"<p>Can produce part of <code>{html.escape(readable(found.string))}</code>"
+                    + (f": it {' and '.join(where)} it" if where else " (inside it)") + "</p>")
+            html_text = html_text.replace("<qt>", "<qt>" + line, 1)
+        self.details.setHtml(html_text)
 
     def cancel(self) -> None:
         """Cancel the running query."""
@@ -493,6 +555,18 @@ def details_html(index: VocabIndex, token_id: int) -> str:
     if vocab.merges:
         out.append(_merges_html(index, token_id))
     return "<qt>" + "".join(out) + "</qt>"
+
+
+def produce_note(index: VocabIndex, found: FoundTokens) -> str:
+    """What the "Can produce…" rows are, and the text's own tokens."""
+    model = index.model
+    own = "  ".join(f"{i} {readable(index.display[i])}" for i in found.tokenization[:12])
+    more = " …" if len(found.tokenization) > 12 else ""
+    return (f"{count_text(len(found.substring))} tokens can produce part of it: {count_text(len(found.prefix))} "
+            f"start it, {count_text(len(found.suffix))} end it. It tokenizes to "
+            f"{len(found.tokenization)} token{'s' if len(found.tokenization) != 1 else ''}: {own}{more}"
+            + (" (a word-start ▁ also counts at the start, without its space)"
+               if phantom_space(model) else ""))
 
 
 def _ties(index: VocabIndex, token_id: int) -> str:

@@ -32,8 +32,8 @@ from librt.vecs import vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    FragmentResult, MISS, PairCache, PieceIndex, STEP, TokenColumns, TokenizerConfig, Vocab, WORD_STEP,
-    checkpoint, config_from_vocab, offer_gil, packed, piece_index, trim_heap)
+    FragmentResult, FragmentTrace, MISS, PairCache, PieceIndex, STEP, TokenColumns, TokenizerConfig, Vocab,
+    WORD_STEP, checkpoint, config_from_vocab, offer_gil, packed, piece_index, trim_heap)
 
 from . import pretokenizers as pt
 from .pretokenize import Splitter, UnicodeTables, tables
@@ -661,6 +661,12 @@ class BpeTokenizer:
             e = le[t]
             ce = char_at[e - 1] + 1 if e > 0 else 0
             out.add(lids[t], base + ob[char_at[ls[t]]], base + ob[ce])
+
+    def trace_fragment(self, text: str, after_special: bool) -> FragmentTrace:
+        """``encode_fragment`` replayed stage by stage (``Model.explain``);
+        the tracing code is imported here, on first use only."""
+        from .trace import trace_bpe
+        return trace_bpe(self, text, after_special, BYTE_GLYPHS, self.mode == MODE_PLAIN)
 
     def cut_points(self, text: str, lo: int, hi: int) -> list[int]:
         """Starts of lines where the line break sits between two printable

@@ -36,8 +36,9 @@ from librt.vecs import vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    FragmentResult, PairCache, PieceCodes, PieceIndex, STEP, TokenColumns, TokenPrismError, TokenizerConfig,
-    Vocab, WORD_STEP, as_tuple, checkpoint, config_from_vocab, distinct_sorted, piece_codes, piece_index)
+    FragmentResult, FragmentTrace, PairCache, PieceCodes, PieceIndex, STEP, TokenColumns, TokenPrismError,
+    TokenizerConfig, Vocab, WORD_STEP, as_tuple, checkpoint, config_from_vocab, distinct_sorted, piece_codes,
+    piece_index)
 
 SPACE_MARK: Final = "\u2581"  # ▁
 # constants marked Final compile to C values; a plain module global is a
@@ -208,6 +209,12 @@ class SpmTokenizer:
             return ""
         norm = text.replace(" ", SPACE_MARK)
         return SPACE_MARK + norm if self.add_space_prefix else norm
+
+    def trace_fragment(self, text: str, after_special: bool) -> FragmentTrace:
+        """``encode_fragment`` replayed stage by stage (``Model.explain``);
+        the tracing code is imported here, on first use only."""
+        from .trace import trace_spm
+        return trace_spm(self, text, after_special)
 
     def cut_points(self, text: str, lo: int, hi: int) -> list[int]:
         """Word starts (see ``by_word``): each word is merged on its own and

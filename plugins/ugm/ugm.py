@@ -50,8 +50,8 @@ from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    Attr, FragmentResult, GGUFError, PieceCodes, STEP, TokenColumns, TokenType, Vocab, WORD_STEP, checkpoint,
-    config_from_vocab, decoded_pieces, dispose, piece_codes, utf8_width)
+    Attr, FragmentResult, FragmentTrace, GGUFError, PieceCodes, STEP, TokenColumns, TokenType, Vocab, WORD_STEP,
+    checkpoint, config_from_vocab, decoded_pieces, dispose, piece_codes, utf8_width)
 
 from .charsmap import CHARSMAP_KEY, ESCAPED_SPACE, BytesNorm, Charsmap, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
@@ -386,6 +386,12 @@ class UgmTokenizer:
             if lo <= e and stop.search(text, m.start(), e) is None:
                 out.append(e)
         return out
+
+    def trace_fragment(self, text: str, after_special: bool) -> FragmentTrace:
+        """``encode_fragment`` replayed stage by stage (``Model.explain``);
+        the tracing code is imported here, on first use only."""
+        from .trace import trace_ugm
+        return trace_ugm(self, text, after_special)
 
     # ---- the character path -----------------------------------------------
 

@@ -55,9 +55,9 @@ from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    FragmentResult, PieceCodes, PieceIndex, RangeSet, Ranges, Vocab, checkpoint, config_from_vocab,
-    flag_ranges, intersect, lowercase_pairs, merged, nfd_first, packed, piece_codes, piece_index, points,
-    subtract, unicode_data as ud, utf8_width, whitespace)
+    FragmentResult, FragmentTrace, PieceCodes, PieceIndex, RangeSet, Ranges, Vocab, checkpoint,
+    config_from_vocab, flag_ranges, intersect, lowercase_pairs, merged, nfd_first, packed, piece_codes,
+    piece_index, points, subtract, unicode_data as ud, utf8_width, whitespace)
 
 
 WORD_MARK: Final = "\u2581"
@@ -600,6 +600,30 @@ class WpmTokenizer:
                     out.append(k)
                 k += 1
         return out
+
+    def trace_fragment(self, text: str, after_special: bool) -> FragmentTrace:
+        """``encode_fragment`` replayed stage by stage (``Model.explain``);
+        the tracing code is imported here, on first use only."""
+        from .trace import trace_wpm
+        return trace_wpm(self, text, after_special)
+
+    # (for the trace: the pieces, their tokens, which characters go, unknown)
+    def split_pieces(self, text: str) -> list[str]:
+        return self._split(text)
+
+    def piece_tokens(self, p: str) -> Piece:
+        return self._piece(p)
+
+    def kept(self, c: str) -> bool:
+        return self._tables.class_of()[ord(c)] != DROP
+
+    @property
+    def whitespace_chars(self) -> str:
+        return self._ws_chars
+
+    @property
+    def unk_id(self) -> int:
+        return self._unk
 
     def clear_cache(self) -> None:
         """Forget the remembered pieces (for benchmarks; results never change)."""

@@ -161,3 +161,34 @@ def test_type_column_names_match_the_token_table(qtbot) -> None:  # type: ignore
         assert [m.data(m.index(r, COL_TYPE)) for r in range(len(model))] == \
             [type_name(a) for a in model.vocab.attrs]
         assert m.data(m.index(5, COL_PIECE)) == readable(model.display_piece(5))
+
+
+def test_can_produce_mode_lists_find_tokens(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """"Can produce…" lists every token that find-tokens lists for the
+    text (a scan of the vocabulary here), says what starts and ends it, and
+    honours the type filter."""
+    path = real_vocab("llama-spm")
+    if path is None:
+        pytest.skip("the llama-spm reference vocab is not available")
+    show_browser(qtbot, window, path)
+    browser: QVocabBrowser = window.vocab_browser
+    model = open_model(path)
+    browser.mode.setCurrentIndex(browser.mode.findData("produce"))
+    text = "naïve"
+    data = text.encode()
+    want = {i for i in range(len(model)) if (b := model.token_bytes(i)) and b in data}
+    # word-start pieces that start the word: their ▁ is the space SentencePiece puts before it
+    want |= {model.vocab.token_to_id["▁na"], model.vocab.token_to_id["▁n"]}
+    run(qtbot, browser, lambda: browser.filter.setText(text))
+    assert set(shown_ids(browser)) == want and shown_ids(browser) == sorted(want)
+    assert browser.produce_note.isVisible()
+    note = browser.produce_note.text()
+    assert f"{len(want)} tokens can produce part of it" in note and "1055 ▁na" in note
+    byte_code = browser.kind.findData(kind_code("byte"))
+    run(qtbot, browser, lambda: browser.kind.setCurrentIndex(byte_code))
+    assert [model.vocab.pieces[i] for i in shown_ids(browser)] == ["<0x61>", "<0x65>", "<0x6E>", "<0x76>",
+                                                                    "<0xAF>", "<0xC3>"]
+    browser.table.selectRow(0)
+    assert "Can produce part of" in browser.details.toPlainText()
+    run(qtbot, browser, lambda: browser.mode.setCurrentIndex(browser.mode.findData("substring")))
+    assert not browser.produce_note.isVisible()
