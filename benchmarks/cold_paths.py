@@ -379,6 +379,11 @@ def main() -> None:
                            _run_command([args.python, "-c", "import numpy"]))
                 floors.add("python -c 'import tokenprism.core'", "tokenprism",
                            _run_command([args.python, "-c", "import tokenprism.core"]))
+                # what `tokenize` cannot do without: the interpreter, the
+                # command line's module and the kernel open_model needs
+                # (numpy with it), before any file is read
+                floors.add("python -c 'import tokenprism.app.cli, tokenprism.core.model'", "tokenprism",
+                           _run_command([args.python, "-c", "import tokenprism.app.cli, tokenprism.core.model"]))
                 floors.add("tokenprism --version", "tokenprism", _run_command([*tp, "--version"]))
                 floors.add("tokenprism --help", "tokenprism", _run_command([*tp, "--help"]))
             tables += [t, floors]

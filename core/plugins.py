@@ -20,6 +20,7 @@ import os
 import sys
 import threading
 import zlib
+from typing import cast
 
 import pluggy
 
@@ -94,8 +95,8 @@ def _model_types(pm: pluggy.PluginManager, name: str) -> tuple[str, ...] | None:
     for impl in pm.hook.tokenprism_tokenizers.get_hookimpls():
         if impl.plugin_name == name:
             try:
-                offered: list[TokenizerSpec] = impl.function()
-                for spec in offered:
+                offered = impl.function()
+                for spec in cast("list[TokenizerSpec]", offered):
                     types.extend(spec.model_types)
             except Exception:  # e.g. a hook that wants arguments; never cached
                 return None
@@ -127,26 +128,29 @@ def spec_for_model(model: str, specs: list[TokenizerSpec] | None = None) -> Toke
     Without ``specs``, only the plugins the cached entry-point table names
     for ``model`` are imported (every plugin when the table is stale or
     names none); the answer is the one :func:`tokenizer_specs` would give."""
-    for spec in _quick_specs(model) if specs is None else specs:
+    complete = True
+    if specs is None:
+        specs, complete = _quick_specs(model)
+    for spec in specs:
         if model in spec.model_types:
             return spec
-    if specs is None and _manager is not _complete:
-        return spec_for_model(model, tokenizer_specs())
-    return None
+    return None if complete else spec_for_model(model, tokenizer_specs())
 
 
-def _quick_specs(model: str) -> list[TokenizerSpec]:
+def _quick_specs(model: str) -> tuple[list[TokenizerSpec], bool]:
     """The specs of a manager holding at least every plugin that may handle
-    ``model``: the complete one once built, else the entry points the table
-    lists for ``model`` (empty when it lists none: the caller loads all)."""
+    ``model``, and whether it holds every plugin: the complete manager once
+    built, else the entry points the table lists for ``model`` (none when
+    it lists none: the caller loads all)."""
     global _manager, _loaded_into
     with _lock:
         pm = _manager
-        if pm is None or pm is not _complete:
+        complete = pm is not None and pm is _complete
+        if pm is None or not complete:
             rows = _read_table()
             wanted = [r for r in rows or () if r[2] is not None and model in r[2]]
             if not wanted:
-                return []
+                return [], False
             if pm is None:
                 pm = _manager = _new_manager()
             if _loaded_into is not pm:
@@ -160,7 +164,7 @@ def _quick_specs(model: str) -> list[TokenizerSpec]:
                     pm.register(_load_entry_point(value), name=name)
                 except Exception as e:  # as in _load_all; failed_plugins() reports it
                     _failed[name] = f"{type(e).__name__}: {e}"
-    return _specs(pm)
+    return _specs(pm), complete
 
 
 def _load_entry_point(value: str) -> object:

@@ -170,3 +170,15 @@ def test_a_stale_table_falls_back_to_every_plugin(tmp_path: Path, monkeypatch: p
     # the full load wrote the real table back
     rows = {name: types for name, _, types in plugins._read_table() or []}
     assert rows["spm"] == ("llama",) and rows["wpm"] == ("bert",)
+
+
+def test_without_a_table_the_first_lookup_loads_every_plugin(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKENPRISM_CACHE_DIR", str(tmp_path / "empty"))
+    monkeypatch.setattr(plugins, "_manager", None)
+    monkeypatch.setattr(plugins, "_complete", None)
+    monkeypatch.setattr(plugins, "_failed", {})
+    spec = plugins.spec_for_model("bert")
+    assert spec is not None and spec.name == "wpm"
+    assert plugins._manager is plugins._complete is not None
+    assert plugins.spec_for_model("no-such-type") is None
