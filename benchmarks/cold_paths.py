@@ -3,6 +3,7 @@
     python benchmarks/cold_paths.py [encode] [open] [cli] [tiktoken]
         [--vocabs NAME ...] [--rounds 3] [--llama-python PY]
         [--llama-tokenize BIN] [--json FILE]
+    python benchmarks/cold_paths.py --readme-table RUN.json [RUN.json ...]
 
 ``benchmarks/run_suite.py`` measures prepared models on warm processes;
 this measures what a user meets first:
@@ -318,9 +319,51 @@ def _interleaved(rounds: int, vocabs: Sequence[str], sides: Sequence[str],
         print(f"  {table.title}: round {r + 1}/{rounds} done", file=sys.stderr)
 
 
+# the tables' titles start so, whatever their sizes say
+_TITLES = {"encode": "first encode after open", "open": "first open", "cli": "whole process",
+           "tiktoken": "first encode of"}
+
+
+def readme_table(runs: Sequence[dict[str, Any]]) -> str:
+    """One table of every cold path per vocabulary (the README's) from the
+    ``--json`` files of one or more runs: each cell ours / theirs (ratio)
+    in ms (s for tiktoken), the first run holding that path counting."""
+    found: dict[str, dict[str, Any]] = {}
+    commits: list[str] = []
+    for run in runs:
+        commits.append(run["commit"] + (" (uncommitted changes)" if run.get("dirty") else ""))
+        for t in run["tables"]:
+            for path, prefix in _TITLES.items():
+                if t["title"].startswith(prefix):
+                    found.setdefault(path, t)
+    heads = {"encode": "first encode, 0.11 MB: ms (vs llama.cpp)", "open": "first open: ms (vs llama.cpp)",
+             "cli": "`tokenize MODEL Hello`, whole process: ms (vs llama-tokenize)",
+             "tiktoken": "5.2 MB first encode: s (vs tiktoken)"}
+    paths = [p for p in _TITLES if p in found]
+    vocabs = [v for v in VOCABS if any(v in found[p]["medians"] for p in paths)]
+    lines = ["| vocab | " + " | ".join(heads[p] for p in paths) + " |", "|---|" + "---|" * len(paths)]
+    for v in vocabs:
+        cells = []
+        for p in paths:
+            med = found[p]["medians"].get(v)
+            ours, theirs = (list(med.values()) + [None, None])[:2] if med else (None, None)
+            if ours is None or theirs is None:
+                cells.append("–")
+                continue
+            scale, digits = (1.0, 2) if p == "tiktoken" else (1e3, 0 if ours >= 0.1 else 1)
+            cells.append(f"{ours * scale:.{digits}f} / {theirs * scale:.{digits}f} ({theirs / ours:.2f}×)")
+        lines.append(f"| {v} | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append("Measured on " + ", ".join(dict.fromkeys(commits)) + ".")
+    return "\n".join(lines)
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         print(json.dumps(WORKERS[sys.argv[2]](sys.argv[3], sys.argv[4])))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--readme-table":
+        print(readme_table([json.loads(Path(f).read_text()) for f in sys.argv[2:]]))
         return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("paths", nargs="*", metavar="PATH", help=f"any of {', '.join(PATHS)} (default: all)")
@@ -379,6 +422,11 @@ def main() -> None:
                            _run_command([args.python, "-c", "import numpy"]))
                 floors.add("python -c 'import tokenprism.core'", "tokenprism",
                            _run_command([args.python, "-c", "import tokenprism.core"]))
+                # what `tokenize` cannot do without: the interpreter, the
+                # command line's module and the kernel open_model needs
+                # (numpy with it), before any file is read
+                floors.add("python -c 'import tokenprism.app.cli, tokenprism.core.model'", "tokenprism",
+                           _run_command([args.python, "-c", "import tokenprism.app.cli, tokenprism.core.model"]))
                 floors.add("tokenprism --version", "tokenprism", _run_command([*tp, "--version"]))
                 floors.add("tokenprism --help", "tokenprism", _run_command([*tp, "--help"]))
             tables += [t, floors]

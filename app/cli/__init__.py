@@ -11,7 +11,7 @@ a traceback.
 from __future__ import annotations
 
 import argparse
-import difflib
+import importlib
 import os
 import sys
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, NoReturn, Sequence
@@ -329,6 +329,8 @@ def cmd_gui(paths: Sequence[str]) -> int:
 def unknown_command(word: str) -> CliError:
     """``tokenprism WORD`` where WORD is neither a command nor a file: say
     so, with the commands (and the closest one, for a typo)."""
+    import difflib
+
     close = difflib.get_close_matches(word, SUBCOMMANDS, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""
     return CliError(f"unknown command or file: {word}{hint}",
@@ -340,18 +342,30 @@ def unknown_command(word: str) -> CliError:
 SUBCOMMANDS = ("info", "tokenize", "decode", "compare", "plugins", "version", "gui", "convert", "models", "samples",
                "check", "chat", "chunk", "find-tokens", "explain")
 
+# The subcommands in modules of their own (app/cli/NAME.py): name -> (module,
+# its function that adds the command's parser to the subparsers, the line
+# `tokenprism --help` shows). A module is imported only when its command runs
+# (or shows its own --help): `tokenprism --help` lists these lines without
+# importing any of them, as chat, chunk and models import jinja2, numpy and
+# the services (0.38 s), and `tokenprism tokenize` builds no other command's
+# parser. A new command: app/cli/NAME.py with add_parser(subparsers), which
+# defines options only, and run(args); one line here; its name in SUBCOMMANDS.
+MODULE_COMMANDS: dict[str, tuple[str, str, str]] = {
+    "convert": ("convert", "add_subcommand", "write a vocab-only GGUF from a SentencePiece .model or a tokenizer.json"),
+    "check": ("check", "add_parser", "check that a GGUF tokenizes like its source tokenizer.json / .model"),
+    "chat": ("chat", "add_parser", "render a conversation with the model's chat template and count its tokens"),
+    "chunk": ("chunk", "add_parser", "split a text into pieces of at most N tokens"),
+    "explain": ("explain", "add_parser", "show why a text is cut into its tokens, stage by stage"),
+    "find-tokens": ("find_tokens", "add_parser", "list the tokens that can produce a string (stop strings, logit bias)"),
+    "models": ("models", "add_subcommands", "list the GGUF models found on this computer"),
+    "samples": ("models", "add_subcommands", "download llama.cpp's reference vocab files"),
+}
 
-def build_parser() -> OneLineParser:
-    # the subcommands in modules of their own are imported with the parser,
-    # which `tokenprism --version` never builds
-    from .chat import add_parser as add_chat_parser
-    from .check import add_parser as add_check_parser
-    from .chunk import add_parser as add_chunk_parser
-    from .convert import add_subcommand as add_convert_subcommand
-    from .explain import add_parser as add_explain_parser
-    from .find_tokens import add_parser as add_find_tokens_parser
-    from .models import add_subcommands as add_models_subcommands
 
+def build_parser(command: str | None = None) -> OneLineParser:
+    """The parser of ``command`` (with the commands defined here), or, for
+    None, of every command, those in modules of their own as one-line
+    entries only (enough for ``tokenprism --help``)."""
     p = OneLineParser(prog="tokenprism", description="See how a GGUF model's tokenizer cuts text. "
                       "Options may stand anywhere among a command's other arguments.")
     p.add_argument("--version", action="store_true", help="print the version and build kind")
@@ -400,13 +414,12 @@ def build_parser() -> OneLineParser:
     s.add_argument("--output", "-o", metavar="FILE", help="write to FILE (atomically) instead of printing")
     s.set_defaults(func=cmd_compare)
 
-    add_convert_subcommand(sub)
-    add_check_parser(sub)
-    add_chat_parser(sub)
-    add_chunk_parser(sub)
-    add_find_tokens_parser(sub)
-    add_explain_parser(sub)
-    add_models_subcommands(sub)
+    if command in MODULE_COMMANDS:
+        module, adder, _ = MODULE_COMMANDS[command]
+        getattr(importlib.import_module(f"{__name__}.{module}"), adder)(sub)
+    elif command is None:
+        for name, (_, _, line) in MODULE_COMMANDS.items():
+            sub.add_parser(name, help=line)
 
     s = sub.add_parser("plugins", help="list the tokenizer plugins found")
     s.set_defaults(func=cmd_plugins)
@@ -444,8 +457,8 @@ def parse_command(argv: Sequence[str]) -> argparse.Namespace:
     stand anywhere among its other arguments, as with llama-tokenize
     (``tokenize MODEL --format pieces TEXT``), where argparse alone would
     stop taking positionals at the first option."""
-    parser = build_parser()
     first = argv[0] if argv else ""
+    parser = build_parser(first if first in SUBCOMMANDS else None)
     if first not in parser.commands:
         return parser.parse_args(argv)  # --version, --help, or a usage error
     args: argparse.Namespace = parser.commands[first].parse_intermixed_args(argv[1:])

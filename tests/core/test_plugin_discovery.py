@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -83,3 +83,102 @@ def test_own_tokenizers_come_from_entry_points(fresh_manager: Path) -> None:
     assert {"spm", "bpe", "ugm", "wpm", "thirdparty"} <= specs
     # nothing but entry points registered them: this manager was built from scratch
     assert "test-chars" not in specs
+
+
+# ---- the entry-point table: a fresh process imports only the plugin a file needs
+
+DEMO = Path(__file__).resolve().parents[2] / "resources"
+
+TAKEOVER_PLUGIN = '''
+from tokenprism.core.hookspecs import hookimpl
+from tokenprism.core.plugin_types import TokenizerSpec
+from tokenprism.plugins.spm.plugin import build
+
+
+@hookimpl
+def tokenprism_tokenizers():
+    return [TokenizerSpec("takeover", ("llama",), build, "takes over llama files")]
+'''
+
+PROBE = '''
+import json, sys
+sys.path.extend(sys.argv[2:])  # last on sys.path: its plugins register last, and are asked first
+from tokenprism.core import open_model
+m = open_model(sys.argv[1])
+print(json.dumps({"spec": m.spec.name, "ids": m.encode("Hello world").ids,
+                  "metadata": "importlib.metadata" in sys.modules,
+                  "plugins": sorted(n for n in sys.modules if n.startswith("tokenprism.plugins.")
+                                    and n.endswith(".plugin"))}))
+'''
+
+
+def _probe(model: Path, cache: Path, site: Path | None = None) -> dict[str, Any]:
+    import json
+    import os
+    import subprocess
+
+    env = dict(os.environ, TOKENPRISM_CACHE_DIR=str(cache))
+    out = subprocess.run([sys.executable, "-c", PROBE, str(model), *([str(site)] if site else [])],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def test_second_process_imports_only_the_plugin_the_file_needs(tmp_path: Path) -> None:
+    first = _probe(DEMO / "demo-wpm.gguf", tmp_path / "cache")
+    # no table yet: every entry point is read and loaded, and the table written
+    assert first["metadata"] is True and {"tokenprism.plugins.spm.plugin", "tokenprism.plugins.wpm.plugin"} <= \
+        set(first["plugins"])
+    assert len(list((tmp_path / "cache").glob("plugins-*.txt"))) == 1
+    second = _probe(DEMO / "demo-wpm.gguf", tmp_path / "cache")
+    assert second["spec"] == first["spec"] == "wpm" and second["ids"] == first["ids"]
+    assert second["metadata"] is False and second["plugins"] == ["tokenprism.plugins.wpm.plugin"]
+    third = _probe(DEMO / "demo-spm.gguf", tmp_path / "cache")
+    assert third["spec"] == "spm" and third["plugins"] == ["tokenprism.plugins.spm.plugin"]
+
+
+def test_a_newly_installed_plugin_takes_over_in_the_next_process(tmp_path: Path) -> None:
+    cache, site = tmp_path / "cache", tmp_path / "site"
+    site.mkdir()
+    before = _probe(DEMO / "demo-spm.gguf", cache, site)
+    assert before["spec"] == "spm"
+    # installing a distribution changes its folder: the table is read again
+    (site / "tp_takeover_plugin.py").write_text(TAKEOVER_PLUGIN, "utf-8")
+    info = site / "tp_takeover-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: tp-takeover\nVersion: 1.0\n", "utf-8")
+    (info / "entry_points.txt").write_text(
+        f"[{hookspecs.ENTRY_POINT_GROUP}]\ntakeover = tp_takeover_plugin\n", "utf-8")
+    for _ in range(2):  # the rescan, then the table it wrote
+        after = _probe(DEMO / "demo-spm.gguf", cache, site)
+        assert after["spec"] == "takeover" and after["ids"] == before["ids"]
+    assert after["metadata"] is False
+    assert after["plugins"] == ["tokenprism.plugins.spm.plugin"]  # imported by the takeover plugin itself
+
+
+def test_a_stale_table_falls_back_to_every_plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKENPRISM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(plugins, "_manager", None)
+    monkeypatch.setattr(plugins, "_failed", {})
+    # a table for this very sys.path that names the wrong plugin for llama
+    # and none for bert
+    plugins._write_table([("wpm", "tokenprism.plugins.wpm.plugin", ("llama",))])
+    assert plugins._read_table() == [("wpm", "tokenprism.plugins.wpm.plugin", ("llama",))]
+    spec = plugins.spec_for_model("llama")
+    assert spec is not None and spec.name == "spm"
+    assert plugins.spec_for_model("no-such-type") is None
+    # the full load wrote the real table back
+    rows = {name: types for name, _, types in plugins._read_table() or []}
+    assert rows["spm"] == ("llama",) and rows["wpm"] == ("bert",)
+
+
+def test_without_a_table_the_first_lookup_loads_every_plugin(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKENPRISM_CACHE_DIR", str(tmp_path / "empty"))
+    monkeypatch.setattr(plugins, "_manager", None)
+    monkeypatch.setattr(plugins, "_complete", None)
+    monkeypatch.setattr(plugins, "_failed", {})
+    spec = plugins.spec_for_model("bert")
+    assert spec is not None and spec.name == "wpm"
+    assert plugins._manager is plugins._complete is not None
+    assert plugins.spec_for_model("no-such-type") is None
