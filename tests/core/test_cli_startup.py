@@ -5,6 +5,7 @@ no other command's module (start-up is most of a short command's time)."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -44,11 +45,15 @@ def test_help_and_version_import_nothing_heavy(argv: list[str]) -> None:
     assert modules.isdisjoint(HEAVY), sorted(modules & set(HEAVY))
     if argv == ["--help"]:
         # every command is listed, those in modules of their own too
-        assert all(f"    {name} " in out for name in SUBCOMMANDS), out
+        # (a long name such as find-tokens has its help on the next line)
+        assert all(re.search(rf"^ {{4}}{re.escape(name)}(?: |$)", out, re.M) for name in SUBCOMMANDS), out
 
 
 def test_tokenize_imports_no_other_command() -> None:
     model = demo_models()["spm"]
+    # the first process with this sys.path writes the plugin host's table
+    # (reading every entry point, importlib.metadata included); later ones use it
+    run_cli("tokenize", str(model), "Hello", "--format", "ids")
     code, out, modules = run_cli("tokenize", str(model), "Hello", "--format", "ids")
     assert code == 0 and json.loads(out) == open_model(model).encode("Hello").ids
     assert modules.isdisjoint(HEAVY[3:]), sorted(modules & set(HEAVY))
