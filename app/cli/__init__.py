@@ -331,7 +331,7 @@ def unknown_command(word: str) -> CliError:
 # ---- entry point ------------------------------------------------------------
 
 SUBCOMMANDS = ("info", "tokenize", "decode", "compare", "plugins", "version", "gui", "convert", "models", "samples",
-               "check", "chat", "chunk")
+               "check", "chat", "chunk", "stats")
 
 
 def build_parser() -> OneLineParser:
@@ -342,6 +342,7 @@ def build_parser() -> OneLineParser:
     from .chunk import add_parser as add_chunk_parser
     from .convert import add_subcommand as add_convert_subcommand
     from .models import add_subcommands as add_models_subcommands
+    from .stats import add_parser as add_stats_parser
 
     p = OneLineParser(prog="tokenprism", description="See how a GGUF model's tokenizer cuts text. "
                       "Options may stand anywhere among a command's other arguments.")
@@ -395,6 +396,7 @@ def build_parser() -> OneLineParser:
     add_check_parser(sub)
     add_chat_parser(sub)
     add_chunk_parser(sub)
+    add_stats_parser(sub)
     add_models_subcommands(sub)
 
     s = sub.add_parser("plugins", help="list the tokenizer plugins found")

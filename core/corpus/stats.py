@@ -9,9 +9,9 @@ characters (``\\S+``); its *script* is the Unicode script of its first
 character that is neither Common nor Inherited (digits and punctuation
 alone: Common). Each token counts for the first word it overlaps (SPM's
 ``▁the`` starts on the space but belongs to ``the``); tokens that overlap
-no word (runs of whitespace) count under the script ``Space``, and the
-BOS/EOS tokens ``add_special`` adds under ``Special``, so the scripts'
-tokens add up to the model's tokens.
+no word (runs of whitespace) count under the script ``Space``, with the
+whitespace's bytes, and the BOS/EOS tokens ``add_special`` adds under
+``Special``, so the scripts' tokens and bytes add up to the model's.
 
 Everything here is a sum or a union, so partitions merge in any order to
 the same totals; only :attr:`ModelStats.words` (the costliest words) is
@@ -310,8 +310,13 @@ def _count_model(ms: ModelStats, model: Model, text: str, words: _Words, piece: 
         t.bytes += nb
         t.chars += len(w)
         t.words += 1
-    if spaced:
-        by_script.setdefault(SPACE, Tally()).tokens += spaced
+    space_bytes = piece.bytes - int(words.nbytes.sum())
+    if spaced or space_bytes:
+        # the whitespace between words, so the scripts' bytes add up too
+        t = by_script.setdefault(SPACE, Tally())
+        t.tokens += spaced
+        t.bytes += space_bytes
+        t.chars += piece.chars - sum(map(len, words.texts))
     if added:
         by_script.setdefault(SPECIAL, Tally()).tokens += added
     costly = ms.words
