@@ -338,8 +338,10 @@ class TokenPrismWindow(WindowParts):
         as :class:`WindowParts` only, and hands back what it made)."""
         from . import qt_compare, qt_export, qt_find, qt_metadata, qt_models, qt_progress, qt_shortcuts
         from . import qt_textfile, qt_vocab
+        from . import qt_corpus
         # ---- feature installs: one line each, keep this list sorted ----
         self.compare = qt_compare.install(self)
+        self.corpus = qt_corpus.install(self)
         self.token_files = qt_export.install(self)
         self.find_controller = qt_find.install(self.editor, self.edit_menu, lambda: self.analysis,
                                                self.show_tokens)

@@ -35,6 +35,7 @@ SHORTCUTS = (
     ("Ctrl+Shift+K", "Vocabulary: browse, filter and sort every token"),
     ("Ctrl+Shift+M", "Model metadata: GGUF keys, chat template, file facts"),
     ("Ctrl+Shift+A", "Compare models side by side"),
+    ("Ctrl+Shift+R", "Corpus profile: how models tokenize a folder of texts"),
 )
 KIND_NAMES = {"spm": "SentencePiece BPE (SPM)", "bpe": "Byte-level BPE (BPE)",
               "ugm": "Unigram (UGM)", "wpm": "WordPiece (WPM)"}

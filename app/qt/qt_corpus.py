@@ -1,0 +1,607 @@
+"""View ▸ Corpus Profile: how several models tokenize a whole folder of texts.
+
+The user picks folders and files, ticks models (the open one and the
+recent ones are offered), and runs :func:`tokenprism.core.corpus.profile`
+in the background: on all local cores (a Dask ``LocalCluster``), on a Dask
+scheduler named by address, or in-process ("synchronous"). Progress shows
+parts, bytes, rate and time left; Cancel stops the run, and the service
+closes its cluster in the worker thread, so the window never waits for it.
+The results: one row per model, the same by Unicode script, charts
+(:mod:`.qt_corpus_charts`), the costliest words (double-click or Enter puts
+the word in the main editor with that model) and what was left out with
+why. Export writes the service's own report (JSON, CSV or HTML). The
+options are kept in the settings.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Sequence
+
+from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QTextCursor
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
+                               QHeaderView, QLabel, QLineEdit, QListWidget, QListWidgetItem, QProgressBar,
+                               QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget,
+                               QVBoxLayout, QWidget)
+
+from tokenprism.core import TokenPrismError
+from tokenprism.core.corpus import INSTALL_HINT, CorpusReport, Progress, profile
+from tokenprism.core.library.names import file_label
+
+from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
+from ..logic import corpus_view as cv
+from ..logic.pieces import readable
+from .qt_background import QBackground
+from .qt_corpus_charts import QCorpusCharts
+from .window_parts import WindowParts
+
+CORPUS_SHORTCUT = "Ctrl+Shift+R"
+# two-line headers keep the columns as narrow as their numbers
+MODEL_COLUMNS = ("#", "Model", "Tokens", "Bytes/\ntoken", "Chars/\ntoken", "Tokens/\nword", "Byte\nfallback",
+                 "Unknown", "Vocabulary used", "vs\nfirst")
+SCRIPT_COLUMNS = ("Script", "Model", "Tokens", "Bytes", "Words", "Tokens/byte", "Tokens/word")
+WORD_COLUMNS = ("Model", "Uses", "Tokens/use", "Tokens/char", "Word")
+ROW_ROLE = Qt.ItemDataRole.UserRole + 1
+MODEL_TABLE_MAX_PX = 260
+
+
+class _NumberItem(QTableWidgetItem):
+    """A cell shown formatted and sorted by its number."""
+
+    def __init__(self, text: str, value: float) -> None:
+        super().__init__(text)
+        self.value = value
+        self.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        if isinstance(other, _NumberItem):
+            return self.value < other.value
+        return super().__lt__(other)
+
+
+Cell = str | tuple[str, float]
+"""A cell: text, or (text, number it sorts by)."""
+
+
+def _table(headers: Sequence[str]) -> QTableWidget:
+    t = QTableWidget(0, len(headers))
+    t.setHorizontalHeaderLabels(list(headers))
+    t.verticalHeader().hide()
+    t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    t.setAlternatingRowColors(True)
+    t.verticalHeader().setDefaultSectionSize(t.fontMetrics().height() + 8)
+    t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    t.horizontalHeader().setStretchLastSection(True)
+    return t
+
+
+def _fill(table: QTableWidget, rows: Sequence[Sequence[Cell]]) -> None:
+    """Show ``rows`` in their order (the user may then sort by a column)."""
+    table.setSortingEnabled(False)
+    table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+    table.setRowCount(len(rows))
+    for r, row in enumerate(rows):
+        for c, cell in enumerate(row):
+            item = _NumberItem(*cell) if isinstance(cell, tuple) else QTableWidgetItem(cell)
+            item.setData(ROW_ROLE, r)
+            table.setItem(r, c, item)
+    table.setSortingEnabled(True)
+
+
+def _n(value: int) -> tuple[str, float]:
+    return f"{value:,}", float(value)
+
+
+def _r(value: float) -> tuple[str, float]:
+    return cv.fmt_ratio(value), value
+
+
+class _Relay(QObject):
+    """Carries a run's progress from the worker thread to the GUI thread."""
+
+    progress = Signal(object)
+
+
+class QCorpusWindow(QWidget):
+    """The Corpus view: what to profile on the left, the results on the right."""
+
+    finished = Signal(object)
+    """A :class:`CorpusReport` is shown (also after a cancel: partial counts)."""
+    failed = Signal(str)
+    exported = Signal(str)
+    exportFailed = Signal(str)
+
+    def __init__(self, window: WindowParts) -> None:
+        super().__init__(window, Qt.WindowType.Window)
+        self.main = window
+        self.setWindowTitle("Corpus Profile — TokenPrism")
+        self.resize(1280, 820)
+        self.report: CorpusReport | None = None
+        self.word_rows: list[cv.WordRow] = []
+        self.jobs = QBackground(self)
+        self.export_jobs = QBackground(self)
+        self._cancel: threading.Event | None = None
+        self._ticket = 0
+        self._relay = _Relay(self)
+        self._relay.progress.connect(self._on_progress)
+        saved = cv.options_from_json(window.settings.corpus_options)
+        setup = self._make_setup(saved)
+        results = self._make_results()
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(setup)
+        split.addWidget(results)
+        split.setStretchFactor(0, 0)
+        split.setStretchFactor(1, 1)
+        split.setSizes([380, 900])
+        split.setChildrenCollapsible(False)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        lay.addWidget(split)
+        self._fill_models(saved.models)
+        self._update_buttons()
+
+    # ---- construction ---------------------------------------------------------------
+
+    def _make_setup(self, saved: cv.CorpusOptions) -> QWidget:
+        texts = QGroupBox("Texts")
+        self.path_list = QListWidget()
+        self.path_list.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.path_list.setToolTip("Folders are read recursively: text files, .jsonl (one record per line), "
+                                  ".parquet (a text column); binary files are skipped")
+        for p in saved.paths:
+            self._add_path_item(p)
+        add_folder = QPushButton("Add Folder…")
+        add_folder.clicked.connect(self.add_folder_dialog)
+        add_files = QPushButton("Add Files…")
+        add_files.clicked.connect(self.add_files_dialog)
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.setToolTip("Remove the selected paths from the list (Delete)")
+        self.remove_button.clicked.connect(self.remove_selected_paths)
+        act_remove = QAction(self.path_list)
+        act_remove.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
+        act_remove.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        act_remove.triggered.connect(self.remove_selected_paths)
+        self.path_list.addAction(act_remove)
+        self.path_list.itemSelectionChanged.connect(self._update_buttons)
+        tv = QVBoxLayout(texts)
+        tv.addWidget(self.path_list, 1)
+        tv.addLayout(_row(add_folder, add_files, self.remove_button))
+
+        models = QGroupBox("Models")
+        self.model_list = QListWidget()
+        self.model_list.setToolTip("Tick the models to compare; the first ticked one is the baseline")
+        self.model_list.itemChanged.connect(lambda _item: self._update_buttons())
+        add_model = QPushButton("Add Model File…")
+        add_model.clicked.connect(self.add_model_dialog)
+        mv = QVBoxLayout(models)
+        mv.addWidget(self.model_list, 1)
+        mv.addLayout(_row(add_model))
+
+        options = QGroupBox("Options")
+        form = QFormLayout(options)
+        self.field_edit = QLineEdit(saved.field)
+        self.field_edit.setToolTip("The key of each JSON Lines record that holds its text")
+        self.workers_spin = QSpinBox()
+        self.workers_spin.setRange(0, cv.MAX_WORKERS)
+        self.workers_spin.setSpecialValueText("one per core")
+        self.workers_spin.setValue(saved.workers)
+        self.workers_spin.setToolTip("Worker processes on this computer (each opens each model once)")
+        self.limit_spin = QSpinBox()
+        self.limit_spin.setRange(0, cv.MAX_LIMIT_MB)
+        self.limit_spin.setSpecialValueText("no limit")
+        self.limit_spin.setSuffix(" MB")
+        self.limit_spin.setValue(saved.limit_mb)
+        self.limit_spin.setToolTip("Read at most this much of the corpus (a quick look at a big one)")
+        self.special_check = QCheckBox("Add BOS/EOS to each document")
+        self.special_check.setChecked(saved.add_special)
+        self.special_check.setToolTip("Count the special tokens the model adds, as llama.cpp does")
+        self.scheduler_edit = QLineEdit(saved.scheduler)
+        self.scheduler_edit.setPlaceholderText("this computer")
+        self.scheduler_edit.setToolTip("A Dask scheduler, tcp://HOST:PORT (its workers read the texts and models "
+                                       "by the same paths); empty: this computer's cores; synchronous: in this "
+                                       "process, without Dask")
+        form.addRow("JSON Lines field", self.field_edit)
+        form.addRow("Workers", self.workers_spin)
+        form.addRow("Read at most", self.limit_spin)
+        form.addRow("Scheduler", self.scheduler_edit)
+        form.addRow(self.special_check)
+
+        self.run_button = QPushButton("Run")
+        self.run_button.setDefault(True)
+        self.run_button.setToolTip("Profile the texts with the ticked models (Ctrl+Return)")
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop the run; the parts counted so far are shown (Esc)")
+        self.cancel_button.clicked.connect(self.cancel)
+        for key, slot in ((QKeySequence("Ctrl+Return"), self.run), (QKeySequence("Esc"), self.cancel)):
+            act = QAction(self)
+            act.setShortcut(key)
+            act.triggered.connect(slot)
+            self.addAction(act)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(False)
+        self.progress.hide()
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+
+        panel = QWidget()
+        v = QVBoxLayout(panel)
+        v.setContentsMargins(0, 0, 0, 0)
+        v.addWidget(texts, 2)
+        v.addWidget(models, 2)
+        v.addWidget(options)
+        v.addLayout(_row(self.run_button, self.cancel_button))
+        v.addWidget(self.progress)
+        v.addWidget(self.status)
+        return panel
+
+    def _make_results(self) -> QWidget:
+        self.summary = QLabel("Add texts, tick models and press Run.")
+        self.summary.setWordWrap(True)
+        self.export_button = QPushButton("Export…")
+        self.export_button.setToolTip("Save the report: HTML with charts, JSON, or CSV (Ctrl+S)")
+        self.export_button.clicked.connect(self.export_dialog)
+        act_export = QAction(self)
+        act_export.setShortcut(QKeySequence(QKeySequence.StandardKey.Save))
+        act_export.triggered.connect(self.export_dialog)
+        self.addAction(act_export)
+        self.model_table = _table(MODEL_COLUMNS)
+        self.charts = QCorpusCharts()
+        self.script_table = _table(SCRIPT_COLUMNS)
+        self.word_table = _table(WORD_COLUMNS)
+        self.word_table.setToolTip("Double-click or Enter: open the word in the editor with its model")
+        self.word_table.doubleClicked.connect(lambda _index: self.open_current_word())
+        act_open = QAction(self.word_table)
+        act_open.setShortcuts([QKeySequence(Qt.Key.Key_Return), QKeySequence(Qt.Key.Key_Enter)])
+        act_open.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
+        act_open.triggered.connect(self.open_current_word)
+        self.word_table.addAction(act_open)
+        self.left_out = QListWidget()
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.charts, "Charts")
+        self.tabs.addTab(self.script_table, "By script")
+        self.tabs.addTab(self.word_table, "Costliest words")
+        self.tabs.addTab(self.left_out, "Left out")
+        panel = QWidget()
+        v = QVBoxLayout(panel)
+        v.setContentsMargins(0, 0, 0, 0)
+        head = QHBoxLayout()
+        head.addWidget(self.summary, 1)
+        head.addWidget(self.export_button, 0, Qt.AlignmentFlag.AlignTop)
+        v.addLayout(head)
+        v.addWidget(self.model_table)
+        v.addWidget(self.tabs, 1)
+        return panel
+
+    # ---- paths and models -----------------------------------------------------------
+
+    def _add_path_item(self, path: str) -> None:
+        path = os.path.abspath(os.path.expanduser(path))
+        if path in self.paths():
+            return
+        item = QListWidgetItem(cv.display_path(path))
+        item.setData(Qt.ItemDataRole.UserRole, path)
+        item.setToolTip(path)
+        self.path_list.addItem(item)
+
+    def add_paths(self, paths: Sequence[str]) -> None:
+        for p in paths:
+            self._add_path_item(p)
+        self._update_buttons()
+
+    def paths(self) -> list[str]:
+        return [str(self.path_list.item(i).data(Qt.ItemDataRole.UserRole)) for i in range(self.path_list.count())]
+
+    def remove_selected_paths(self) -> None:
+        for item in self.path_list.selectedItems():
+            self.path_list.takeItem(self.path_list.row(item))
+        self._update_buttons()
+
+    def add_folder_dialog(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a Folder of Texts")
+        if folder:
+            self.add_paths([folder])
+
+    def add_files_dialog(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Add Text Files", "",
+                                                "Texts (*.txt *.md *.jsonl *.ndjson *.parquet);;All files (*)")
+        self.add_paths(files)
+
+    def _fill_models(self, ticked: Sequence[str]) -> None:
+        """Offer the open model, the saved ones and the recent ones; tick
+        the saved choice, else the open model and the one used before it."""
+        info = self.main.model_info
+        current = [os.path.abspath(info.path)] if info is not None else []
+        recent = [p for p in self.main.settings.recent_files() if os.path.isfile(p)]
+        offered = list(dict.fromkeys([*current, *ticked, *recent]))
+        chosen = set(ticked) if ticked else set(offered[:2])
+        for p in offered:
+            self.add_model(p, checked=p in chosen)
+
+    def add_model(self, path: str, checked: bool = True) -> None:
+        """Offer the model at ``path`` (tick it when it is offered already)."""
+        path = os.path.abspath(path)
+        for i in range(self.model_list.count()):
+            item = self.model_list.item(i)
+            if item.data(Qt.ItemDataRole.UserRole) == path:
+                if checked:
+                    item.setCheckState(Qt.CheckState.Checked)
+                return
+        info = self.main.model_info
+        label = file_label(path) + ("  (open)" if info is not None and os.path.abspath(info.path) == path else "")
+        item = QListWidgetItem(label)
+        item.setData(Qt.ItemDataRole.UserRole, path)
+        item.setToolTip(path)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+        self.model_list.addItem(item)
+
+    def add_model_dialog(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Add Model Files", "", "GGUF models (*.gguf);;All files (*)")
+        for f in files:
+            self.add_model(f)
+
+    def models(self) -> list[str]:
+        """The ticked models, in list order."""
+        items = [self.model_list.item(i) for i in range(self.model_list.count())]
+        return [str(it.data(Qt.ItemDataRole.UserRole)) for it in items if it.checkState() == Qt.CheckState.Checked]
+
+    def options(self) -> cv.CorpusOptions:
+        return cv.CorpusOptions(tuple(self.paths()), tuple(self.models()), self.field_edit.text().strip(),
+                                self.workers_spin.value(), self.special_check.isChecked(), self.limit_spin.value(),
+                                self.scheduler_edit.text().strip())
+
+    def save_options(self) -> None:
+        self.main.settings.corpus_options = cv.options_to_json(self.options())
+
+    # ---- running --------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self._cancel is not None
+
+    def _update_buttons(self) -> None:
+        self.run_button.setEnabled(not self.running)
+        self.cancel_button.setEnabled(self.running and not (self._cancel is not None and self._cancel.is_set()))
+        self.remove_button.setEnabled(bool(self.path_list.selectedItems()))
+        self.export_button.setEnabled(self.report is not None)
+
+    def run(self) -> bool:
+        """Start profiling with the form's options (False: not started, the
+        status says why)."""
+        if self.running:
+            return False
+        opts = self.options()
+        problem = opts.problem()
+        if problem:
+            self.status.setText(problem)
+            return False
+        self.save_options()
+        self._ticket += 1
+        ticket = self._ticket
+        cancel = self._cancel = threading.Event()
+        relay = self._relay
+
+        def job() -> CorpusReport:  # in the worker thread
+            return profile(list(opts.paths), list(opts.models), field=opts.field, workers=opts.workers or None,
+                           scheduler=opts.scheduler or None, limit_bytes=opts.limit_bytes,
+                           add_special=opts.add_special, progress=lambda p: relay.progress.emit((ticket, p)),
+                           cancel=cancel)
+
+        where = opts.scheduler or "this computer"
+        self.status.setText(f"Starting on {where}…")
+        self.progress.setValue(0)
+        self.progress.show()
+        self._update_buttons()
+        self.jobs.submit(job, self._on_done, self._on_failed)
+        return True
+
+    def cancel(self) -> None:
+        """Stop the run; counts of finished parts are still shown."""
+        if self._cancel is None or self._cancel.is_set():
+            return
+        self._cancel.set()
+        self.status.setText("Cancelling… (stopping the workers)")
+        self._update_buttons()
+
+    def _on_progress(self, payload: tuple[int, Progress]) -> None:
+        ticket, p = payload
+        if ticket != self._ticket or self._cancel is None or self._cancel.is_set():
+            return  # a late report, or one after Cancel: the status says "Cancelling"
+        self.progress.setValue(cv.progress_permille(p))
+        self.status.setText(cv.progress_text(p))
+
+    def _ended(self) -> None:
+        self._cancel = None
+        self.progress.hide()
+        self._update_buttons()
+
+    def _on_done(self, report: CorpusReport) -> None:
+        self._ended()
+        self.status.setText("Cancelled." if report.cancelled else "Done.")
+        self.show_report(report)
+
+    def _on_failed(self, error: BaseException) -> None:
+        self._ended()
+        message = describe_failure(error)
+        self.status.setText(message)
+        self.failed.emit(message)
+
+    # ---- results --------------------------------------------------------------------
+
+    def show_report(self, report: CorpusReport) -> None:
+        self.report = report
+        self.summary.setText(cv.summary_text(report))
+        rows = cv.model_rows(report)
+        _fill(self.model_table, [[_n(i + 1), r.name, _n(r.tokens), _r(r.bytes_per_token), _r(r.chars_per_token),
+                                  _r(r.tokens_per_word), _n(r.byte_fallback), _n(r.unknown),
+                                  (cv.fmt_share(r.vocab_used, r.vocab_size), r.vocab_share),
+                                  (f"{r.vs_first:.1%}", r.vs_first)] for i, r in enumerate(rows)])
+        for i, r in enumerate(rows):
+            item = self.model_table.item(i, 1)
+            if item is not None:
+                item.setToolTip(r.path)
+        _fill(self.script_table, [[s.script, s.model, _n(s.tokens), _n(s.bytes), _n(s.words), _r(s.tokens_per_byte),
+                                   _r(s.tokens_per_word)] for s in cv.script_rows(report)])
+        self.word_rows = cv.worst_word_rows(report)
+        _fill(self.word_table, [[w.model, _n(w.count), _r(w.tokens_per_use), _r(w.tokens_per_char),
+                                 readable(w.word, visible_spaces=False)] for w in self.word_rows])
+        self.left_out.clear()
+        lines = cv.left_out_lines(report)
+        self.left_out.addItems(lines or ["Nothing: every file was read and every part counted."])
+        self._fit_model_table()
+        self.tabs.setTabText(3, f"Left out ({len(report.stats.skipped) + len(report.missing):,})")
+        self.charts.show_data(cv.chart_data(report))
+        self._update_buttons()
+        self.finished.emit(report)
+
+    def _fit_model_table(self) -> None:
+        """As tall as its rows (a few models): the tabs below get the rest."""
+        t = self.model_table
+        height = t.horizontalHeader().sizeHint().height() + 2 * t.frameWidth()
+        height += sum(t.rowHeight(r) for r in range(t.rowCount()))
+        if t.horizontalScrollBar().isVisible() or t.horizontalHeader().length() > t.viewport().width():
+            height += t.horizontalScrollBar().sizeHint().height()
+        t.setFixedHeight(min(height, MODEL_TABLE_MAX_PX))
+
+    def current_word(self) -> cv.WordRow | None:
+        item = self.word_table.item(self.word_table.currentRow(), 0)
+        if item is None:
+            return None
+        index = item.data(ROW_ROLE)
+        return self.word_rows[index] if isinstance(index, int) and 0 <= index < len(self.word_rows) else None
+
+    def open_current_word(self) -> None:
+        row = self.current_word()
+        if row is not None:
+            self.open_word(row)
+
+    def open_word(self, row: cv.WordRow) -> None:
+        """Put ``row``'s word in the main window's editor (one edit: Ctrl+Z
+        brings the text back) and show it with the word's model."""
+        w = self.main
+        cursor = QTextCursor(w.editor.document())
+        cursor.select(QTextCursor.SelectionType.Document)
+        w.editor.replace_sliced(cursor, row.word, "Opening the word")
+        info = w.model_info
+        if info is None or os.path.abspath(info.path) != os.path.abspath(row.model_path):
+            w.open_path(row.model_path)
+        w.stats.flash(f"“{row.word}” with {row.model} (Ctrl+Z in the editor brings your text back)", 8000)
+        w.show()
+        w.raise_()
+        w.activateWindow()
+
+    # ---- export ---------------------------------------------------------------------
+
+    def export_dialog(self) -> None:
+        if self.report is None:
+            return
+        path, chosen = QFileDialog.getSaveFileName(self, "Export Corpus Report",
+                                                   cv.default_export_name(self.report, "html"),
+                                                   ";;".join(cv.EXPORT_FILTERS.values()))
+        if path:
+            self.export_to(*cv.export_format(path, chosen))
+
+    def export_to(self, path: str, fmt: str) -> bool:
+        """Write the report to ``path`` in the background (False: nothing to write)."""
+        report = self.report
+        if report is None:
+            return False
+        name = os.path.basename(path)
+        self.status.setText(f"Exporting to {name}…")
+        self.export_jobs.submit(lambda: cv.write_report(report, path, fmt), lambda _r: self._exported(path),
+                                lambda e: self._export_failed(name, e))
+        return True
+
+    def _exported(self, path: str) -> None:
+        self.status.setText(f"Saved the report to {os.path.basename(path)}.")
+        self.exported.emit(path)
+
+    def _export_failed(self, name: str, error: BaseException) -> None:
+        message = str(error) if isinstance(error, TokenPrismError) else \
+            f"Cannot export to “{name}”: {type(error).__name__}: {error}. The previous file is unchanged."
+        self.status.setText(message)
+        self.exportFailed.emit(message)
+
+    # ---- lifetime -------------------------------------------------------------------
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.save_options()
+        super().closeEvent(event)
+
+    def shutdown(self) -> None:
+        """Stop a run and wait for its workers to close (the app is quitting)."""
+        if self._cancel is not None:
+            self._cancel.set()
+        self.save_options()
+        self.jobs.shutdown()
+        self.export_jobs.shutdown()
+
+
+def describe_failure(error: BaseException) -> str:
+    """One line on why a run stopped."""
+    if isinstance(error, TokenPrismError):
+        return str(error)
+    if isinstance(error, ImportError):
+        return f"Profiling needs the corpus extra ({error.name or error}): {INSTALL_HINT}"
+    if isinstance(error, OSError):
+        return f"Cannot read “{error.filename or ''}”: {error.strerror or error}."
+    return f"The run stopped: {type(error).__name__}: {error}"
+
+
+def _row(*widgets: QWidget) -> QHBoxLayout:
+    h = QHBoxLayout()
+    for wdg in widgets:
+        h.addWidget(wdg)
+    h.addStretch(1)
+    return h
+
+
+class CorpusFeature(QObject):
+    """View ▸ Corpus Profile of one main window (the view is made on first use)."""
+
+    def __init__(self, window: WindowParts) -> None:
+        super().__init__(window)
+        self.setObjectName("corpusFeature")
+        self.window = window
+        self.view: QCorpusWindow | None = None
+        self.act = QAction("Corpus &Profile…", window)
+        self.act.setShortcut(QKeySequence(CORPUS_SHORTCUT))
+        self.act.setToolTip("Count how models tokenize a folder of texts: tokens, bytes per token, scripts, "
+                            f"costliest words ({CORPUS_SHORTCUT})")
+        self.act.triggered.connect(self.show)
+        window.addAction(self.act)
+        window.menus["view"].addAction(self.act)
+        window.installEventFilter(self)
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if obj is self.window and event.type() == QEvent.Type.Close:
+            self.shutdown()
+        return False
+
+    def show(self, _checked: bool = False) -> QCorpusWindow:
+        if self.view is None:
+            self.view = QCorpusWindow(self.window)
+        else:
+            info = self.window.model_info
+            if info is not None:
+                self.view.add_model(info.path, checked=False)  # offered, the user's ticks stay
+        self.view.show()
+        self.view.raise_()
+        self.view.activateWindow()
+        return self.view
+
+    def shutdown(self) -> None:
+        if self.view is not None:
+            self.view.shutdown()
+
+
+def install(window: WindowParts) -> CorpusFeature:
+    """Add View ▸ Corpus Profile… to ``window``."""
+    return CorpusFeature(window)
+
