@@ -11,6 +11,7 @@ none of them (nor the service) until the command runs.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import os
 import sys
@@ -128,8 +129,8 @@ class _Bar:
     """A tqdm bar in bytes, with rate and time left, fed by Progress."""
 
     def __init__(self) -> None:
-        from tqdm import tqdm
-
+        # (through importlib: tqdm ships no type information)
+        tqdm: Any = importlib.import_module("tqdm").tqdm
         self._bar: Any = tqdm(total=0, unit="B", unit_scale=True, unit_divisor=1024, desc="corpus",
                               file=sys.stderr, dynamic_ncols=True)
 

@@ -67,6 +67,7 @@ def to_dict(report: CorpusReport) -> dict[str, Any]:
     return {
         "files": s.files, "documents": s.documents, "bytes": s.text.bytes, "bytes_read": s.bytes_read,
         "chars": s.text.chars, "words": s.text.words, "invalid_utf8": s.invalid_utf8,
+        "forced_cuts": s.forced_cuts,
         "skipped": [{"path": k.path, "reason": k.reason} for k in s.skipped],
         "missing": [{"partition": m.index, "files": m.files, "reason": m.reason} for m in report.missing],
         "cancelled": report.cancelled, "complete": not report.missing and not report.cancelled,
@@ -152,6 +153,9 @@ def to_text(report: CorpusReport) -> str:
              f"{s.text.words:,} words ({report.engine}, {report.elapsed:.1f} s)"]
     if s.invalid_utf8:
         lines.append(f"{s.invalid_utf8:,} invalid UTF-8 sequences read as U+FFFD")
+    if s.forced_cuts:
+        lines.append(f"{s.forced_cuts:,} cut(s) in very long lines without a tokenizer cut point: "
+                     "counts there may be off by a token or two")
     lines += ["", *_table(summary_rows(report)), "", "Bytes per token, by script:", *_table(script_rows(report))]
     for ms in s.models:
         worst = ms.worst_words(10)

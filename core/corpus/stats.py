@@ -178,6 +178,10 @@ class CorpusStats:
     """The decoded text: bytes are its UTF-8 bytes, what the models saw."""
     invalid_utf8: int = 0
     """Invalid UTF-8 sequences decoded as U+FFFD."""
+    forced_cuts: int = 0
+    """Documents cut where no model's plugin offered a cut point (see
+    :mod:`~tokenprism.core.corpus.stream`): counts may be off by a token or
+    two at each."""
     skipped: list[Skipped] = field(default_factory=list)
     partitions: list[int] = field(default_factory=list)
     """The partitions counted here."""
@@ -190,6 +194,7 @@ class CorpusStats:
         self.bytes_read += other.bytes_read
         self.text.add(other.text)
         self.invalid_utf8 += other.invalid_utf8
+        self.forced_cuts += other.forced_cuts
         self.skipped.extend(other.skipped)
         self.partitions.extend(other.partitions)
 

@@ -10,7 +10,11 @@ The pieces' tokens then add up to ``model.encode(document)``'s, as
 cut points in a window of :data:`WINDOW` characters around the place
 wanted; where it offers none (a text without line breaks for BPE, UGM past
 the length where its sums are exact word by word) the document is held
-until one comes, as ``Model.encode`` would hold it.
+until one comes, as ``Model.encode`` would hold it — up to :data:`HOLD`
+characters: past that (a 100 MB line of minified JSON, for BPE, whose cut
+points are line starts) the document is cut where a word ends anyway and
+the cut is counted in :attr:`~.stats.CorpusStats.forced_cuts`, reported
+with the counts (each may move a token or two across the cut).
 """
 
 from __future__ import annotations
@@ -28,10 +32,20 @@ MARGIN = 4096
 WINDOW = 2048
 # how far before the wanted cut to look for one (WINDOW at a time)
 SEARCH = 1 << 16
+# the most text held for one model without a cut point
+HOLD = 16 << 20
 
 
 def _boundary(text: str, p: int) -> bool:
     return 0 < p < len(text) and (text[p - 1].isspace() or text[p].isspace())
+
+
+def _forced_cut(text: str, lo: int, hi: int) -> int:
+    """The last word boundary in ``[lo, hi)``, else ``hi``."""
+    for p in range(hi - 1, lo - 1, -1):
+        if text[p].isspace() and _boundary(text, p):
+            return p
+    return hi
 
 
 def find_cut(model: Model, text: str, lo: int, hi: int) -> int | None:
@@ -59,7 +73,7 @@ def find_cut(model: Model, text: str, lo: int, hi: int) -> int | None:
 
 
 def count_document(stats: CorpusStats, models: Sequence[Model], chunks: Iterable[str], doc: str, *,
-                   add_special: bool = False, step: int = STEP) -> None:
+                   add_special: bool = False, step: int = STEP, hold: int = HOLD) -> None:
     """Count the document read as ``chunks`` (in order) for every model."""
     buf = ""
     base = 0  # document position of buf[0]
@@ -71,9 +85,13 @@ def count_document(stats: CorpusStats, models: Sequence[Model], chunks: Iterable
         for k, model in enumerate(models):
             while base + len(buf) - done[k] >= step + MARGIN:
                 hi = base + len(buf) - MARGIN
-                cut = find_cut(model, buf, max(done[k] - base + 1, hi - base - SEARCH), hi - base)
+                lo = max(done[k] - base + 1, hi - base - SEARCH)
+                cut = find_cut(model, buf, lo, hi - base)
                 if cut is None:
-                    break
+                    if hi - done[k] < hold:
+                        break
+                    cut = _forced_cut(buf, lo, hi - base)
+                    stats.forced_cuts += 1
                 count_piece(stats, k, model, buf[done[k] - base:cut], doc, first=done[k] == 0, last=False,
                             add_special=add_special)
                 done[k] = base + cut
