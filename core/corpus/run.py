@@ -22,6 +22,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 from dataclasses import dataclass
 from dataclasses import field as _field
 from typing import Any, Callable, Sequence
@@ -175,8 +176,12 @@ class _Run:
                 self.report.engine = scheduler
             else:
                 n = workers or _cores()
-                cluster = dist.LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                       silence_logs=logging.ERROR)
+                with warnings.catch_warnings():
+                    # the scheduler's HTTP endpoint falls back from a busy port 8787
+                    # to a free one with a warning, which is no news to the user
+                    warnings.filterwarnings("ignore", message="Port .* is already in use")
+                    cluster = dist.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                                dashboard_address=None, silence_logs=logging.ERROR)
                 client = dist.Client(cluster)
                 self.report.engine = f"LocalCluster ({n} process{'es' if n != 1 else ''})"
             self._tell()
