@@ -20,7 +20,7 @@ import threading
 from typing import Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QTextCursor
+from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
                                QHeaderView, QLabel, QLineEdit, QListWidget, QListWidgetItem, QProgressBar,
                                QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget,
@@ -255,11 +255,7 @@ class QCorpusWindow(QWidget):
         self.word_table = _table(WORD_COLUMNS)
         self.word_table.setToolTip("Double-click or Enter: open the word in the editor with its model")
         self.word_table.doubleClicked.connect(lambda _index: self.open_current_word())
-        act_open = QAction(self.word_table)
-        act_open.setShortcuts([QKeySequence(Qt.Key.Key_Return), QKeySequence(Qt.Key.Key_Enter)])
-        act_open.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-        act_open.triggered.connect(self.open_current_word)
-        self.word_table.addAction(act_open)
+        self.word_table.installEventFilter(self)  # Enter opens the word too
         self.left_out = QListWidget()
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
@@ -468,6 +464,13 @@ class QCorpusWindow(QWidget):
         if t.horizontalScrollBar().isVisible() or t.horizontalHeader().length() > t.viewport().width():
             height += t.horizontalScrollBar().sizeHint().height()
         t.setFixedHeight(min(height, MODEL_TABLE_MAX_PX))
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
+        if (obj is self.word_table and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent)
+                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)):
+            self.open_current_word()
+            return True
+        return super().eventFilter(obj, event)
 
     def current_word(self) -> cv.WordRow | None:
         item = self.word_table.item(self.word_table.currentRow(), 0)
