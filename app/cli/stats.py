@@ -39,11 +39,11 @@ def add_parser(subparsers: Any) -> None:
                    help="text (default), json, csv (one row per model and script) or html (with charts); "
                         "default: from the --out file's extension")
     s.add_argument("--out", "-o", metavar="FILE", help="write the report to FILE (atomically) instead of printing")
-    s.add_argument("--workers", type=int, metavar="N", help="local worker processes (default: one per core)")
+    s.add_argument("--workers", type=_workers, metavar="N", help="local worker processes (default: one per core)")
     s.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on the Dask cluster at tcp://HOST:PORT (workers read the models and the corpus by "
                         "the same paths), or 'synchronous' to count in this process")
-    s.add_argument("--limit-bytes", metavar="N",
+    s.add_argument("--limit-bytes", type=_byte_count, metavar="N",
                    help="read only the first N bytes of the corpus, in path order (e.g. 200MB)")
     s.add_argument("--add-special", action="store_true", help="count BOS/EOS as llama.cpp adds them per document")
     s.set_defaults(func=run)
@@ -58,42 +58,43 @@ def _format(args: argparse.Namespace) -> str:
 
 def _need(module: str, what: str) -> None:
     if importlib.util.find_spec(module) is None:
-        from . import CliError
+        from tokenprism.core.corpus import CorpusError
 
-        raise CliError(f"{what} needs {module}, which is not installed: {INSTALL}")
+        raise CorpusError(f"{what} needs {module}, which is not installed: {INSTALL}")
 
 
-def _limit(text: str | None) -> int | None:
-    from . import UsageError
+def _workers(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number, at least 1, not {text!r}")
+    return value
 
-    if text is None:
-        return None
+
+def _byte_count(text: str) -> int:
+    """A number of bytes, with a unit or not ("200MB", "1GiB": Dask's parse_bytes)."""
     try:
         value = int(text)
     except ValueError:
         try:
             from dask.utils import parse_bytes
-        except ImportError:
-            raise UsageError(f"--limit-bytes: not a number of bytes: {text!r}") from None
-        try:
             value = int(parse_bytes(text))
-        except (ValueError, KeyError):
-            raise UsageError(f"--limit-bytes: not a number of bytes: {text!r}") from None
+        except (ImportError, ValueError, KeyError):
+            value = 0
     if value < 1:
-        raise UsageError("--limit-bytes must be at least 1")
+        raise argparse.ArgumentTypeError(f"not a number of bytes (at least 1): {text!r}")
     return value
 
 
 def run(args: argparse.Namespace) -> int:
-    from . import CliError, UsageError
+    from tokenprism.core.corpus import CorpusError
 
     fmt = _format(args)
-    if args.workers is not None and args.workers < 1:
-        raise UsageError("--workers must be at least 1")
-    limit = _limit(args.limit_bytes)
     for m in args.model:
         if not os.path.isfile(m):
-            raise CliError(f"{m}: no such model file")
+            raise CorpusError(f"{m}: no such model file")
     local = args.scheduler == "synchronous"
     if not local:
         _need("distributed", "running on Dask")
@@ -107,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     bar = _progress_bar()
     try:
         report = profile(args.paths, args.model, field=args.field, workers=args.workers, scheduler=args.scheduler,
-                         limit_bytes=limit, add_special=args.add_special,
+                         limit_bytes=args.limit_bytes, add_special=args.add_special,
                          progress=bar.update if bar is not None else None)
     finally:
         if bar is not None:

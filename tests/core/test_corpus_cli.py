@@ -95,8 +95,8 @@ def test_missing_extra_is_one_line(capsys: pytest.CaptureFixture[str], corpus: P
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--workers", "0"], "--workers must be at least 1"),
-    (["--limit-bytes", "lots"], "--limit-bytes: not a number of bytes"),
+    (["--workers", "0"], "must be a whole number, at least 1"),
+    (["--limit-bytes", "lots"], "not a number of bytes"),
 ])
 def test_bad_options(capsys: pytest.CaptureFixture[str], corpus: Path, args: list[str], message: str) -> None:
     code, _out, err = run(capsys, "stats", str(corpus), "-m", vocab_path("gpt-2"), *args)
