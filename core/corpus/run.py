@@ -188,7 +188,7 @@ class _Run:
             by_key: dict[str, Partition] = {}
             futures = []
             for part in self.parts:
-                fut = client.submit(count_partition, part, *args, pure=False, retries=RETRIES,
+                fut = client.submit(count_partition, part, *args, True, pure=False, retries=RETRIES,
                                     key=f"tokenprism-corpus-{id(self)}-{part.index}")
                 by_key[fut.key] = part
                 futures.append(fut)

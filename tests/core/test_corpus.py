@@ -198,3 +198,18 @@ def test_reports_render(report: CorpusReport) -> None:
     assert "src=" not in page and "href=\"http" not in page  # self-contained
     text = to_text(report)
     assert "gpt-2" in text and "Cyrillic" in text
+
+
+def test_tokens_counted_for_their_word(tmp_path: Path) -> None:
+    """WPM splits at spaces, so each word's tokens are its own encoding's:
+    the by-script counts must match word by word."""
+    bge = open_model(vocab_path("bert-bge"))
+    words = {"Latin": "hello naïve", "Cyrillic": "Привет", "Han": "東京", "Arabic": "مرحبا", "Common": "42"}
+    text = " ".join(words.values()) + "\n"
+    (tmp_path / "t.txt").write_text(text, encoding="utf-8")
+    r = profile([str(tmp_path)], [bge.path], scheduler=SYNCHRONOUS)
+    ms = r.stats.models[0]
+    for script, w in words.items():
+        assert ms.by_script[script].tokens == sum(len(bge.encode(x)) for x in w.split()), script
+        assert ms.by_script[script].bytes == sum(len(x.encode("utf-8")) for x in w.split()), script
+    assert ms.by_script[SPACE].bytes == text.count(" ") + 1 and ms.by_script[SPACE].tokens == 0
