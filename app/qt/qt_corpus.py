@@ -6,11 +6,11 @@ in the background: on all local cores (a Dask ``LocalCluster``), on a Dask
 scheduler named by address, or in-process ("synchronous"). Progress shows
 parts, bytes, rate and time left; Cancel stops the run, and the service
 closes its cluster in the worker thread, so the window never waits for it.
-The results: one row per model, the same by Unicode script, charts
-(:mod:`.qt_corpus_charts`), the costliest words (double-click or Enter puts
-the word in the main editor with that model) and what was left out with
-why. Export writes the service's own report (JSON, CSV or HTML). The
-options are kept in the settings.
+The results (:mod:`.qt_corpus_results`): one row per model, the same by
+Unicode script, charts (:mod:`.qt_corpus_charts`), the costliest words
+(double-click or Enter puts the word in the main editor with that model)
+and what was left out with why. Export writes the service's own report
+(JSON, CSV, text or HTML). The options are kept in the settings.
 """
 
 from __future__ import annotations
@@ -20,10 +20,9 @@ import threading
 from typing import Sequence
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeyEvent, QKeySequence, QTextCursor
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QFormLayout, QGroupBox, QHBoxLayout,
-                               QHeaderView, QLabel, QLineEdit, QListWidget, QListWidgetItem, QProgressBar,
-                               QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget,
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QTextCursor
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QFormLayout, QGroupBox, QLabel, QLineEdit,
+                               QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSpinBox, QSplitter,
                                QVBoxLayout, QWidget)
 
 from tokenprism.core import TokenPrismError
@@ -32,71 +31,11 @@ from tokenprism.core.library.names import file_label
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from ..logic import corpus_view as cv
-from ..logic.pieces import readable
 from .qt_background import QBackground
-from .qt_corpus_charts import QCorpusCharts
+from .qt_corpus_results import QCorpusResults, row_of
 from .window_parts import WindowParts
 
 CORPUS_SHORTCUT = "Ctrl+Shift+R"
-# two-line headers keep the columns as narrow as their numbers
-MODEL_COLUMNS = ("#", "Model", "Tokens", "Bytes/\ntoken", "Chars/\ntoken", "Tokens/\nword", "Byte\nfallback",
-                 "Unknown", "Vocabulary used", "vs\nfirst")
-SCRIPT_COLUMNS = ("Script", "Model", "Tokens", "Bytes", "Words", "Tokens/byte", "Tokens/word")
-WORD_COLUMNS = ("Model", "Uses", "Tokens/use", "Tokens/char", "Word")
-ROW_ROLE = Qt.ItemDataRole.UserRole + 1
-MODEL_TABLE_MAX_PX = 260
-
-
-class _NumberItem(QTableWidgetItem):
-    """A cell shown formatted and sorted by its number."""
-
-    def __init__(self, text: str, value: float) -> None:
-        super().__init__(text)
-        self.value = value
-        self.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-
-    def __lt__(self, other: QTableWidgetItem) -> bool:
-        if isinstance(other, _NumberItem):
-            return self.value < other.value
-        return super().__lt__(other)
-
-
-Cell = str | tuple[str, float]
-"""A cell: text, or (text, number it sorts by)."""
-
-
-def _table(headers: Sequence[str]) -> QTableWidget:
-    t = QTableWidget(0, len(headers))
-    t.setHorizontalHeaderLabels(list(headers))
-    t.verticalHeader().hide()
-    t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    t.setAlternatingRowColors(True)
-    t.verticalHeader().setDefaultSectionSize(t.fontMetrics().height() + 8)
-    t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    t.horizontalHeader().setStretchLastSection(True)
-    return t
-
-
-def _fill(table: QTableWidget, rows: Sequence[Sequence[Cell]]) -> None:
-    """Show ``rows`` in their order (the user may then sort by a column)."""
-    table.setSortingEnabled(False)
-    table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-    table.setRowCount(len(rows))
-    for r, row in enumerate(rows):
-        for c, cell in enumerate(row):
-            item = _NumberItem(*cell) if isinstance(cell, tuple) else QTableWidgetItem(cell)
-            item.setData(ROW_ROLE, r)
-            table.setItem(r, c, item)
-    table.setSortingEnabled(True)
-
-
-def _n(value: int) -> tuple[str, float]:
-    return f"{value:,}", float(value)
-
-
-def _r(value: float) -> tuple[str, float]:
-    return cv.fmt_ratio(value), value
 
 
 class _Relay(QObject):
@@ -120,7 +59,6 @@ class QCorpusWindow(QWidget):
         self.setWindowTitle("Corpus Profile — TokenPrism")
         self.resize(1280, 820)
         self.report: CorpusReport | None = None
-        self.word_rows: list[cv.WordRow] = []
         self.jobs = QBackground(self)
         self.export_jobs = QBackground(self)
         self._cancel: threading.Event | None = None
@@ -168,7 +106,7 @@ class QCorpusWindow(QWidget):
         self.path_list.itemSelectionChanged.connect(self._update_buttons)
         tv = QVBoxLayout(texts)
         tv.addWidget(self.path_list, 1)
-        tv.addLayout(_row(add_folder, add_files, self.remove_button))
+        tv.addLayout(row_of(add_folder, add_files, self.remove_button))
 
         models = QGroupBox("Models")
         self.model_list = QListWidget()
@@ -178,7 +116,7 @@ class QCorpusWindow(QWidget):
         add_model.clicked.connect(self.add_model_dialog)
         mv = QVBoxLayout(models)
         mv.addWidget(self.model_list, 1)
-        mv.addLayout(_row(add_model))
+        mv.addLayout(row_of(add_model))
 
         options = QGroupBox("Options")
         form = QFormLayout(options)
@@ -234,45 +172,20 @@ class QCorpusWindow(QWidget):
         v.addWidget(texts, 2)
         v.addWidget(models, 2)
         v.addWidget(options)
-        v.addLayout(_row(self.run_button, self.cancel_button))
+        v.addLayout(row_of(self.run_button, self.cancel_button))
         v.addWidget(self.progress)
         v.addWidget(self.status)
         return panel
 
     def _make_results(self) -> QWidget:
-        self.summary = QLabel("Add texts, tick models and press Run.")
-        self.summary.setWordWrap(True)
-        self.export_button = QPushButton("Export…")
-        self.export_button.setToolTip("Save the report: HTML with charts, JSON, or CSV (Ctrl+S)")
-        self.export_button.clicked.connect(self.export_dialog)
+        self.results = QCorpusResults()
+        self.results.export_button.clicked.connect(self.export_dialog)
         act_export = QAction(self)
         act_export.setShortcut(QKeySequence(QKeySequence.StandardKey.Save))
         act_export.triggered.connect(self.export_dialog)
         self.addAction(act_export)
-        self.model_table = _table(MODEL_COLUMNS)
-        self.charts = QCorpusCharts()
-        self.script_table = _table(SCRIPT_COLUMNS)
-        self.word_table = _table(WORD_COLUMNS)
-        self.word_table.setToolTip("Double-click or Enter: open the word in the editor with its model")
-        self.word_table.doubleClicked.connect(lambda _index: self.open_current_word())
-        self.word_table.installEventFilter(self)  # Enter opens the word too
-        self.left_out = QListWidget()
-        self.tabs = QTabWidget()
-        self.tabs.setDocumentMode(True)
-        self.tabs.addTab(self.charts, "Charts")
-        self.tabs.addTab(self.script_table, "By script")
-        self.tabs.addTab(self.word_table, "Costliest words")
-        self.tabs.addTab(self.left_out, "Left out")
-        panel = QWidget()
-        v = QVBoxLayout(panel)
-        v.setContentsMargins(0, 0, 0, 0)
-        head = QHBoxLayout()
-        head.addWidget(self.summary, 1)
-        head.addWidget(self.export_button, 0, Qt.AlignmentFlag.AlignTop)
-        v.addLayout(head)
-        v.addWidget(self.model_table)
-        v.addWidget(self.tabs, 1)
-        return panel
+        self.results.wordActivated.connect(self.open_word)
+        return self.results
 
     # ---- paths and models -----------------------------------------------------------
 
@@ -365,7 +278,6 @@ class QCorpusWindow(QWidget):
         self.run_button.setEnabled(not self.running)
         self.cancel_button.setEnabled(self.running and not (self._cancel is not None and self._cancel.is_set()))
         self.remove_button.setEnabled(bool(self.path_list.selectedItems()))
-        self.export_button.setEnabled(self.report is not None)
 
     def run(self) -> bool:
         """Start profiling with the form's options (False: not started, the
@@ -432,57 +344,9 @@ class QCorpusWindow(QWidget):
 
     def show_report(self, report: CorpusReport) -> None:
         self.report = report
-        self.summary.setText(cv.summary_text(report))
-        rows = cv.model_rows(report)
-        _fill(self.model_table, [[_n(i + 1), r.name, _n(r.tokens), _r(r.bytes_per_token), _r(r.chars_per_token),
-                                  _r(r.tokens_per_word), _n(r.byte_fallback), _n(r.unknown),
-                                  (cv.fmt_share(r.vocab_used, r.vocab_size), r.vocab_share),
-                                  (f"{r.vs_first:.1%}", r.vs_first)] for i, r in enumerate(rows)])
-        for i, r in enumerate(rows):
-            item = self.model_table.item(i, 1)
-            if item is not None:
-                item.setToolTip(r.path)
-        _fill(self.script_table, [[s.script, s.model, _n(s.tokens), _n(s.bytes), _n(s.words), _r(s.tokens_per_byte),
-                                   _r(s.tokens_per_word)] for s in cv.script_rows(report)])
-        self.word_rows = cv.worst_word_rows(report)
-        _fill(self.word_table, [[w.model, _n(w.count), _r(w.tokens_per_use), _r(w.tokens_per_char),
-                                 readable(w.word, visible_spaces=False)] for w in self.word_rows])
-        self.left_out.clear()
-        lines = cv.left_out_lines(report)
-        self.left_out.addItems(lines or ["Nothing: every file was read and every part counted."])
-        self._fit_model_table()
-        self.tabs.setTabText(3, f"Left out ({len(report.stats.skipped) + len(report.missing):,})")
-        self.charts.show_data(cv.chart_data(report))
+        self.results.show_report(report)
         self._update_buttons()
         self.finished.emit(report)
-
-    def _fit_model_table(self) -> None:
-        """As tall as its rows (a few models): the tabs below get the rest."""
-        t = self.model_table
-        height = t.horizontalHeader().sizeHint().height() + 2 * t.frameWidth()
-        height += sum(t.rowHeight(r) for r in range(t.rowCount()))
-        if t.horizontalScrollBar().isVisible() or t.horizontalHeader().length() > t.viewport().width():
-            height += t.horizontalScrollBar().sizeHint().height()
-        t.setFixedHeight(min(height, MODEL_TABLE_MAX_PX))
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-        if (obj is self.word_table and event.type() == QEvent.Type.KeyPress and isinstance(event, QKeyEvent)
-                and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)):
-            self.open_current_word()
-            return True
-        return super().eventFilter(obj, event)
-
-    def current_word(self) -> cv.WordRow | None:
-        item = self.word_table.item(self.word_table.currentRow(), 0)
-        if item is None:
-            return None
-        index = item.data(ROW_ROLE)
-        return self.word_rows[index] if isinstance(index, int) and 0 <= index < len(self.word_rows) else None
-
-    def open_current_word(self) -> None:
-        row = self.current_word()
-        if row is not None:
-            self.open_word(row)
 
     def open_word(self, row: cv.WordRow) -> None:
         """Put ``row``'s word in the main window's editor (one edit: Ctrl+Z
@@ -555,14 +419,6 @@ def describe_failure(error: BaseException) -> str:
     if isinstance(error, OSError):
         return f"Cannot read “{error.filename or ''}”: {error.strerror or error}."
     return f"The run stopped: {type(error).__name__}: {error}"
-
-
-def _row(*widgets: QWidget) -> QHBoxLayout:
-    h = QHBoxLayout()
-    for wdg in widgets:
-        h.addWidget(wdg)
-    h.addStretch(1)
-    return h
 
 
 class CorpusFeature(QObject):

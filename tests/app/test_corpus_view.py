@@ -23,7 +23,8 @@ from PySide6.QtCore import Qt, QTimer
 
 from tests.app.conftest import RESULT_TIMEOUT_MS, demo_vocab, real_vocab
 from tokenprism.app.logic import corpus_view as cv
-from tokenprism.app.qt.qt_corpus import MODEL_COLUMNS, QCorpusWindow
+from tokenprism.app.qt.qt_corpus import QCorpusWindow
+from tokenprism.app.qt.qt_corpus_results import MODEL_COLUMNS
 from tokenprism.app.qt.qt_corpus_charts import MISSING_MESSAGE
 from tokenprism.core import Model, open_model
 from tokenprism.core.corpus import SYNCHRONOUS, Progress
@@ -115,7 +116,7 @@ def run_to_end(qtbot: Any, view: QCorpusWindow, timeout: int = RESULT_TIMEOUT_MS
 
 
 def cell(view: QCorpusWindow, row: int, column: str) -> str:
-    item = view.model_table.item(row, MODEL_COLUMNS.index(column))
+    item = view.results.model_table.item(row, MODEL_COLUMNS.index(column))
     assert item is not None
     return item.text()
 
@@ -125,7 +126,7 @@ def test_run_shows_the_counts_of_encoding_each_document(window, qtbot, corpus: C
     view = open_view(window, qtbot, [corpus.folder], two_models)
     report = run_to_end(qtbot, view)
     assert not report.cancelled and not report.missing
-    assert view.model_table.rowCount() == 2
+    assert view.results.model_table.rowCount() == 2
     for row, path in enumerate(two_models):
         e = expected(open_model(path), corpus.documents)
         assert cell(view, row, "Tokens") == f"{e.tokens:,}"
@@ -139,16 +140,16 @@ def test_run_shows_the_counts_of_encoding_each_document(window, qtbot, corpus: C
     second = expected(open_model(two_models[1]), corpus.documents).tokens
     assert cell(view, 1, "vs\nfirst") == f"{second / first:.1%}"
     # the binary file is listed with its reason, the rest was read
-    left_out = [view.left_out.item(i).text() for i in range(view.left_out.count())]
+    left_out = [view.results.left_out.item(i).text() for i in range(view.results.left_out.count())]
     assert len(left_out) == 1 and corpus.binary in left_out[0]
-    assert view.tabs.tabText(3) == "Left out (1)"
-    assert "3 files (5 documents)" in view.summary.text()
+    assert view.results.tabs.tabText(3) == "Left out (1)"
+    assert "3 files (5 documents)" in view.results.summary.text()
     # the by-script table holds the Cyrillic words of ru.md for each model
-    scripts = {(view.script_table.item(r, 0).text(), view.script_table.item(r, 1).text())
-               for r in range(view.script_table.rowCount())}
+    scripts = {(view.results.script_table.item(r, 0).text(), view.results.script_table.item(r, 1).text())
+               for r in range(view.results.script_table.rowCount())}
     assert {s for s, _ in scripts} >= {"Latin", "Cyrillic", "Greek", "Han"}
     # the charts were drawn (matplotlib is in the test extra)
-    assert view.charts.canvas is not None and view.charts.figure.axes
+    assert view.results.charts.canvas is not None and view.results.charts.figure.axes
 
 
 def test_cancel_stops_the_run(window, qtbot, corpus: Corpus, two_models: tuple[str, str],  # type: ignore[no-untyped-def]
@@ -182,7 +183,7 @@ def test_cancel_stops_the_run(window, qtbot, corpus: Corpus, two_models: tuple[s
     assert {os.path.basename(m.files) for m in report.missing} == {"records.jsonl", "ru.md"}
     first = expected(open_model(two_models[0]), corpus.documents[:1]).tokens  # en.txt comes first
     assert cell(view, 0, "Tokens") == f"{first:,}"
-    assert view.status.text() == "Cancelled." and view.summary.text().startswith("Cancelled")
+    assert view.status.text() == "Cancelled." and view.results.summary.text().startswith("Cancelled")
     assert not view.running and view.run_button.isEnabled()
 
 
@@ -222,15 +223,20 @@ def test_enter_on_a_costly_word_opens_it_in_the_editor(window, qtbot, corpus: Co
     window.editor.setPlainText("my own text")
     view = open_view(window, qtbot, [corpus.folder], two_models)
     run_to_end(qtbot, view)
-    rows = view.word_rows
-    # the second model's first word: a model other than the open one
-    index = next(i for i, r in enumerate(rows) if r.model_path == two_models[1])
+    rows = view.results.word_rows
+    # the second model's words only, then its first: a model other than the open one
+    view.results.word_model.setCurrentIndex(2)
+    table = view.results.word_table
+    shown = [r for r in range(table.rowCount()) if not table.isRowHidden(r)]
+    assert shown and all(rows[r].model_path == two_models[1] for r in shown)
+    assert len(shown) == sum(r.model_path == two_models[1] for r in rows)
+    index = shown[0]
     word = rows[index].word
     assert len(open_model(two_models[1]).encode(word).ids) >= 2  # costly: cut in two tokens or more
-    view.word_table.setFocus()
-    view.word_table.setCurrentCell(index, 0)
+    view.results.word_table.setFocus()
+    view.results.word_table.setCurrentCell(index, 0)
     with qtbot.waitSignal(window.loader.loaded, timeout=RESULT_TIMEOUT_MS):
-        qtbot.keyClick(view.word_table, Qt.Key.Key_Return)
+        qtbot.keyClick(view.results.word_table, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: window.editor.toPlainText() == word, timeout=RESULT_TIMEOUT_MS)
     assert window.model_info is not None and window.model_info.path == two_models[1]
     # one edit: the user's text comes back with one undo
@@ -242,12 +248,12 @@ def test_double_click_opens_a_word_with_its_model(window, qtbot, corpus: Corpus,
                                                   two_models: tuple[str, str]) -> None:
     view = open_view(window, qtbot, [corpus.folder], two_models[:1])
     run_to_end(qtbot, view)
-    row = view.word_rows[0]
-    rect = view.word_table.visualItemRect(view.word_table.item(0, 4))
+    row = view.results.word_rows[0]
+    rect = view.results.word_table.visualItemRect(view.results.word_table.item(0, 4))
     with qtbot.waitSignal(window.loader.loaded, timeout=RESULT_TIMEOUT_MS):
         # a real double-click: press/release first (an item view ignores a lone double-click event)
-        qtbot.mouseClick(view.word_table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
-        qtbot.mouseDClick(view.word_table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+        qtbot.mouseClick(view.results.word_table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+        qtbot.mouseDClick(view.results.word_table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
     qtbot.waitUntil(lambda: window.editor.toPlainText() == row.word, timeout=RESULT_TIMEOUT_MS)
     assert window.model_info is not None and window.model_info.path == two_models[0]
 
@@ -290,8 +296,8 @@ def test_missing_extras_are_named_in_one_line(window, qtbot, corpus: Corpus,  # 
     # in-process runs need no Dask; the charts say what they need, the tables work
     view.scheduler_edit.setText(SYNCHRONOUS)
     run_to_end(qtbot, view)
-    assert view.charts.message.text() == MISSING_MESSAGE and view.charts.message.isVisibleTo(view.charts)
-    assert view.model_table.rowCount() == 2
+    assert view.results.charts.message.text() == MISSING_MESSAGE and view.results.charts.message.isVisibleTo(view.results.charts)
+    assert view.results.model_table.rowCount() == 2
 
 
 def test_options_are_remembered(window, qtbot, corpus: Corpus, two_models: tuple[str, str]) -> None:  # type: ignore[no-untyped-def]
@@ -331,3 +337,19 @@ def test_progress_text_and_export_format() -> None:
     assert cv.export_format("/x/report.json", cv.EXPORT_FILTERS["html"]) == ("/x/report.json", "json")
     assert cv.export_format("/x/report", cv.EXPORT_FILTERS["csv"]) == ("/x/report.csv", "csv")
     assert cv.export_format("/x/report.HTM", "") == ("/x/report.HTM", "html")
+
+
+def test_menu_entry_and_shortcut(window, qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QAction
+
+    from tokenprism.app.qt.qt_corpus import CORPUS_SHORTCUT
+    from tokenprism.app.qt.qt_menus import SHORTCUTS
+
+    feature = window.corpus
+    assert feature.act in window.menus["view"].actions()
+    keys = [a.shortcut().toString() for a in window.findChildren(QAction) if not a.shortcut().isEmpty()]
+    assert keys.count(CORPUS_SHORTCUT) == 1
+    assert CORPUS_SHORTCUT in [k for k, _ in SHORTCUTS]
+    feature.act.trigger()
+    assert feature.view is not None and feature.view.isVisible()
+    qtbot.addWidget(feature.view)
