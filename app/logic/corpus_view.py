@@ -225,12 +225,13 @@ class ChartData:
     """Share of the vocabulary used at least once (0..1)."""
 
 
-def chart_data(report: CorpusReport, max_scripts: int = CHART_SCRIPTS) -> ChartData:
+def chart_data(report: CorpusReport, max_scripts: int = CHART_SCRIPTS,
+               rows: Sequence[ModelRow] | None = None) -> ChartData:
     scripts = [s for s in script_order(report) if s not in NOT_WORDS][:max_scripts]
     models = report.stats.models
     per_byte = tuple(tuple(ratio(ms.by_script.get(s, Tally()).tokens, ms.by_script.get(s, Tally()).bytes)
                            for s in scripts) for ms in models)
-    rows = model_rows(report)
+    rows = model_rows(report) if rows is None else rows
     return ChartData(tuple(short_names([ms.name for ms in models])), tuple(scripts), per_byte,
                      tuple(r.tokens_per_word for r in rows), tuple(r.vocab_share for r in rows))
 
@@ -292,6 +293,26 @@ def summary_text(report: CorpusReport) -> str:
     where = f" on {report.engine}" if report.engine else ""
     head = "Cancelled: partial counts. " if report.cancelled else ""
     return head + "; ".join(parts) + f" — {duration(report.elapsed)}{where}."
+
+
+@dataclass(frozen=True)
+class ReportView:
+    """Everything the view shows of one report, made off the GUI thread
+    (the service's dict of a big corpus lists every file)."""
+
+    report: CorpusReport
+    models: tuple[ModelRow, ...]
+    scripts: tuple[ScriptRow, ...]
+    words: tuple[WordRow, ...]
+    charts: ChartData
+    summary: str
+    left_out: tuple[str, ...]
+
+
+def view_of(report: CorpusReport) -> ReportView:
+    rows = model_rows(report)
+    return ReportView(report, tuple(rows), tuple(script_rows(report)), tuple(worst_word_rows(report)),
+                      chart_data(report, rows=rows), summary_text(report), tuple(left_out_lines(report)))
 
 
 def left_out_lines(report: CorpusReport, limit: int = 200) -> list[str]:

@@ -19,8 +19,8 @@ import os
 import threading
 from typing import Sequence
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QTextCursor
+from PySide6.QtCore import QEvent, QMimeData, QObject, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDragMoveEvent, QDropEvent, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QFormLayout, QGroupBox, QLabel, QLineEdit,
                                QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSpinBox, QSplitter,
                                QVBoxLayout, QWidget)
@@ -33,6 +33,7 @@ from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from ..logic import corpus_view as cv
 from .qt_background import QBackground
 from .qt_corpus_results import QCorpusResults, row_of
+from .qt_editor import accept_file_drop
 from .window_parts import WindowParts
 
 CORPUS_SHORTCUT = "Ctrl+Shift+R"
@@ -57,6 +58,7 @@ class QCorpusWindow(QWidget):
         super().__init__(window, Qt.WindowType.Window)
         self.main = window
         self.setWindowTitle("Corpus Profile — TokenPrism")
+        self.setAcceptDrops(True)  # folders and texts to profile, .gguf models to tick
         self.resize(1280, 820)
         self.report: CorpusReport | None = None
         self.jobs = QBackground(self)
@@ -250,6 +252,26 @@ class QCorpusWindow(QWidget):
         item.setCheckState(Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
         self.model_list.addItem(item)
 
+    def add_dropped(self, paths: Sequence[str]) -> None:
+        """Dropped ``.gguf`` files are models (ticked); anything else is text."""
+        for p in paths:
+            if p.lower().endswith(".gguf"):
+                self.add_model(p)
+        self.add_paths([p for p in paths if not p.lower().endswith(".gguf")])
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if dropped_paths(event.mimeData()):
+            accept_file_drop(event)
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
+        if dropped_paths(event.mimeData()):
+            accept_file_drop(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        paths = dropped_paths(event.mimeData())
+        if paths and accept_file_drop(event):
+            self.add_dropped(paths)
+
     def add_model_dialog(self) -> None:
         files, _ = QFileDialog.getOpenFileNames(self, "Add Model Files", "", "GGUF models (*.gguf);;All files (*)")
         for f in files:
@@ -295,11 +317,11 @@ class QCorpusWindow(QWidget):
         cancel = self._cancel = threading.Event()
         relay = self._relay
 
-        def job() -> CorpusReport:  # in the worker thread
-            return profile(list(opts.paths), list(opts.models), field=opts.field, workers=opts.workers or None,
-                           scheduler=opts.scheduler or None, limit_bytes=opts.limit_bytes,
-                           add_special=opts.add_special, progress=lambda p: relay.progress.emit((ticket, p)),
-                           cancel=cancel)
+        def job() -> cv.ReportView:  # in the worker thread
+            return cv.view_of(profile(list(opts.paths), list(opts.models), field=opts.field,
+                                      workers=opts.workers or None, scheduler=opts.scheduler or None,
+                                      limit_bytes=opts.limit_bytes, add_special=opts.add_special,
+                                      progress=lambda p: relay.progress.emit((ticket, p)), cancel=cancel))
 
         where = opts.scheduler or "this computer"
         self.status.setText(f"Starting on {where}…")
@@ -329,10 +351,10 @@ class QCorpusWindow(QWidget):
         self.progress.hide()
         self._update_buttons()
 
-    def _on_done(self, report: CorpusReport) -> None:
+    def _on_done(self, view: cv.ReportView) -> None:
         self._ended()
-        self.status.setText("Cancelled." if report.cancelled else "Done.")
-        self.show_report(report)
+        self.status.setText("Cancelled." if view.report.cancelled else "Done.")
+        self.show_report(view)
 
     def _on_failed(self, error: BaseException) -> None:
         self._ended()
@@ -342,11 +364,11 @@ class QCorpusWindow(QWidget):
 
     # ---- results --------------------------------------------------------------------
 
-    def show_report(self, report: CorpusReport) -> None:
-        self.report = report
-        self.results.show_report(report)
+    def show_report(self, view: cv.ReportView) -> None:
+        self.report = view.report
+        self.results.show_report(view)
         self._update_buttons()
-        self.finished.emit(report)
+        self.finished.emit(view.report)
 
     def open_word(self, row: cv.WordRow) -> None:
         """Put ``row``'s word in the main window's editor (one edit: Ctrl+Z
@@ -408,6 +430,13 @@ class QCorpusWindow(QWidget):
         self.save_options()
         self.jobs.shutdown()
         self.export_jobs.shutdown()
+
+
+def dropped_paths(mime: QMimeData | None) -> list[str]:
+    """Local files and folders in a drag's mime data."""
+    if mime is None or not mime.hasUrls():
+        return []
+    return [u.toLocalFile() for u in mime.urls() if u.isLocalFile() and os.path.exists(u.toLocalFile())]
 
 
 def describe_failure(error: BaseException) -> str:

@@ -136,11 +136,12 @@ class QCorpusResults(QWidget):
         v.addWidget(self.tabs, 1)
         self.export_button.setEnabled(False)
 
-    def show_report(self, report: CorpusReport) -> None:
-        self.report = report
+    def show_report(self, view: cv.ReportView) -> None:
+        """Show ``view`` (made by :func:`~tokenprism.app.logic.corpus_view.view_of`)."""
+        report = self.report = view.report
         self.export_button.setEnabled(True)
-        self.summary.setText(cv.summary_text(report))
-        rows = cv.model_rows(report)
+        self.summary.setText(view.summary)
+        rows = view.models
         _fill(self.model_table, [[_n(i + 1), r.name, _n(r.tokens), _r(r.bytes_per_token), _r(r.chars_per_token),
                                   _r(r.tokens_per_word), _n(r.byte_fallback), _n(r.unknown),
                                   (cv.fmt_share(r.vocab_used, r.vocab_size), r.vocab_share),
@@ -150,8 +151,8 @@ class QCorpusResults(QWidget):
             if item is not None:
                 item.setToolTip(r.path)
         _fill(self.script_table, [[s.script, s.model, _n(s.tokens), _n(s.bytes), _n(s.words), _r(s.tokens_per_byte),
-                                   _r(s.tokens_per_word)] for s in cv.script_rows(report)])
-        self.word_rows = cv.worst_word_rows(report)
+                                   _r(s.tokens_per_word)] for s in view.scripts])
+        self.word_rows = list(view.words)
         _fill(self.word_table, [[w.model, _n(w.count), _r(w.tokens_per_use), _r(w.tokens_per_char),
                                  readable(w.word, visible_spaces=False)] for w in self.word_rows])
         self.word_model.blockSignals(True)
@@ -162,11 +163,10 @@ class QCorpusResults(QWidget):
         self.word_model.blockSignals(False)
         self._filter_words()
         self.left_out.clear()
-        lines = cv.left_out_lines(report)
-        self.left_out.addItems(lines or ["Nothing: every file was read and every part counted."])
+        self.left_out.addItems(list(view.left_out) or ["Nothing: every file was read and every part counted."])
         self._fit_model_table()
         self.tabs.setTabText(3, f"Left out ({len(report.stats.skipped) + len(report.missing):,})")
-        self.charts.show_data(cv.chart_data(report))
+        self.charts.show_data(view.charts)
 
     def _filter_words(self) -> None:
         path = self.word_model.currentData()

@@ -353,3 +353,19 @@ def test_menu_entry_and_shortcut(window, qtbot) -> None:  # type: ignore[no-unty
     feature.act.trigger()
     assert feature.view is not None and feature.view.isVisible()
     qtbot.addWidget(feature.view)
+
+
+def test_dropped_folders_are_texts_and_ggufs_are_models(window, qtbot, corpus: Corpus,  # type: ignore[no-untyped-def]
+                                                        two_models: tuple[str, str]) -> None:
+    from PySide6.QtCore import QMimeData, QPointF, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    view = open_view(window, qtbot, [], two_models[:1])
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(corpus.folder), QUrl.fromLocalFile(two_models[1]),
+                  QUrl.fromLocalFile(corpus.folder + "/gone.txt")])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction | Qt.DropAction.MoveAction, mime,
+                       Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    view.dropEvent(event)
+    assert event.isAccepted() and event.dropAction() == Qt.DropAction.CopyAction  # never a move
+    assert view.paths() == [corpus.folder] and view.models() == list(two_models)
