@@ -207,6 +207,7 @@ def charts_svg(report: CorpusReport) -> list[tuple[str, str]]:
         ax = fig.add_subplot()
         ax.barh(names, values, color="#4c72b0")
         ax.invert_yaxis()
+        ax.set_xlim(0, max(values + [1e-9]) * 1.18)  # room for the value labels
         ax.set_xlabel(axis)
         for y, v in enumerate(values):
             ax.text(v, y, f" {v:.3f}", va="center", fontsize="small")

@@ -1,7 +1,9 @@
 """A corpus's paths cut into partitions, and the documents read back from
 one partition, streamed.
 
-A partition is a list of :class:`Piece` s of about :data:`PART_BYTES`:
+A partition is a list of :class:`Piece` s of about :data:`PART_BYTES` (1 MB:
+seconds of work for a pure-Python worker, so progress moves and the last
+partitions spread over the workers):
 whole text files, byte ranges of a JSON Lines file (a record belongs to the
 range its first byte lies in) or row groups of a Parquet file. A text file
 is one document and is never split across partitions; a big one is its own
@@ -28,7 +30,7 @@ from ..errors import TokenPrismError
 from ..formats.textfile import BOMS
 from .stats import Skipped
 
-PART_BYTES = 4 << 20
+PART_BYTES = 1 << 20
 READ_BYTES = 1 << 20
 _SNIFF = 8192
 STDIN = "-"
