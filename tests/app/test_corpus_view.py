@@ -23,9 +23,9 @@ from PySide6.QtCore import Qt, QTimer
 
 from tests.app.conftest import RESULT_TIMEOUT_MS, demo_vocab, real_vocab
 from tokenprism.app.logic import corpus_view as cv
-from tokenprism.app.qt.qt_corpus import QCorpusWindow
-from tokenprism.app.qt.qt_corpus_results import MODEL_COLUMNS
 from tokenprism.app.qt.qt_corpus_charts import MISSING_MESSAGE
+from tokenprism.app.qt.qt_corpus_results import MODEL_COLUMNS
+from tokenprism.app.qt.qt_corpus_window import QCorpusWindow
 from tokenprism.core import Model, open_model
 from tokenprism.core.corpus import SYNCHRONOUS, Progress
 from tokenprism.core.vocab import Attr
