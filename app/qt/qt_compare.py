@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QHBoxL
                                QPlainTextEdit, QPushButton, QSplitter, QTableWidget, QTableWidgetItem, QTextEdit,
                                QToolButton, QVBoxLayout, QWidget)
 
-from tokenprism.core import TokenPrismError
 from tokenprism.core.formats.export import token_list, write_export
 from tokenprism.core.library.names import display_name, display_names
 from tokenprism.core.library.resources import demo_models
@@ -31,7 +30,7 @@ from ..logic.compare_align import LaneSummary
 from .qt_background import QBackground
 from .qt_compare_lane import CompareLane
 from .qt_compare_lanes import LaneData, QCompareLanes
-from .qt_export import EXTENSION, FILTERS, path_and_format
+from .qt_export import EXTENSION, FILTERS, export_failure, path_and_format
 from .qt_menus import KIND_NAMES
 from .qt_models import QModelsPanel
 from .qt_text import document_text
@@ -489,8 +488,7 @@ class QCompareWindow(QWidget):
         self.exported.emit(path, n)
 
     def _export_failed(self, name: str, error: BaseException) -> None:
-        message = str(error) if isinstance(error, TokenPrismError) else \
-            f"Cannot export to “{name}”: {type(error).__name__}: {error}. The previous file is unchanged."
+        message = export_failure(name, error)
         self.status.setText(message)
         self.exportFailed.emit(message)
 

@@ -35,6 +35,7 @@ from ..logic import corpus_view as cv
 from .qt_background import QBackground
 from .qt_corpus_results import QCorpusResults, row_of
 from .qt_editor import accept_file_drop
+from .qt_export import export_failure
 from .window_parts import WindowParts
 
 class _Relay(QObject):
@@ -410,8 +411,7 @@ class QCorpusWindow(QWidget):
         self.exported.emit(path)
 
     def _export_failed(self, name: str, error: BaseException) -> None:
-        message = str(error) if isinstance(error, TokenPrismError) else \
-            f"Cannot export to “{name}”: {type(error).__name__}: {error}. The previous file is unchanged."
+        message = export_failure(name, error)
         self.status.setText(message)
         self.exportFailed.emit(message)
 
