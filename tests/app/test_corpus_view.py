@@ -369,3 +369,15 @@ def test_dropped_folders_are_texts_and_ggufs_are_models(window, qtbot, corpus: C
     view.dropEvent(event)
     assert event.isAccepted() and event.dropAction() == Qt.DropAction.CopyAction  # never a move
     assert view.paths() == [corpus.folder] and view.models() == list(two_models)
+
+
+def test_a_model_that_cannot_be_opened_is_named_in_one_line(window, qtbot, corpus: Corpus,  # type: ignore[no-untyped-def]
+                                                            tmp_path: Path) -> None:
+    bad = tmp_path / "broken.gguf"
+    bad.write_bytes(b"GGUF" + b"\xff" * 40)
+    view = open_view(window, qtbot, [corpus.folder], (str(bad),))
+    with qtbot.waitSignal(view.failed, timeout=RESULT_TIMEOUT_MS) as blocker:
+        view.run()
+    message = blocker.args[0]
+    assert "broken.gguf" in message and "\n" not in message
+    assert not view.running and view.run_button.isEnabled() and view.report is None
