@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QLabel, QSizePolicy, QVBoxLayout, QWidget
 
@@ -39,6 +40,7 @@ class QCorpusCharts(QWidget):
         self._layout.setContentsMargins(0, 0, 0, 0)
         self.message = QLabel("Run a profile to see its charts here.")
         self.message.setWordWrap(True)
+        self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self._layout.addWidget(self.message)
         self.canvas: Any = None
         self.figure: Any = None

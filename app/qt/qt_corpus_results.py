@@ -135,6 +135,7 @@ class QCorpusResults(QWidget):
         v.addWidget(self.model_table)
         v.addWidget(self.tabs, 1)
         self.export_button.setEnabled(False)
+        self._fit_model_table()  # the header alone until a run: the tabs get the room
 
     def show_report(self, view: cv.ReportView) -> None:
         """Show ``view`` (made by :func:`~tokenprism.app.logic.corpus_view.view_of`)."""
