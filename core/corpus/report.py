@@ -226,7 +226,7 @@ def _svg(fig: Any) -> str:
 
 _CSS = """body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}
 td,th{border:1px solid #ccc;padding:3px 8px}td:not(:first-child){text-align:right}th{background:#f3f3f3}
-h2{margin-top:1.6em}.warn{color:#a00}svg{max-width:100%;height:auto}"""
+h2{margin-top:1.6em}.side{display:flex;flex-wrap:wrap;gap:0 2em}.warn{color:#a00}svg{max-width:100%;height:auto}"""
 
 
 def _html_table(rows: list[list[str]]) -> str:
@@ -250,10 +250,12 @@ def to_html(report: CorpusReport) -> str:
     for title, svg in charts_svg(report):
         parts += [f"<h2>{e(title)}</h2>", svg]
     parts += ["<h2>By script: bytes per token</h2>", _html_table(script_rows(report))]
+    parts.append("<h2>Costliest words</h2><div class='side'>")
     for ms in s.models:
         rows = [["word", "tokens each", "count"]]
         rows += [[w, f"{c.tokens / c.count:.1f}", f"{c.count:,}"] for w, c in ms.worst_words(WORST)]
-        parts += [f"<h2>Costliest words: {e(ms.name)}</h2>", _html_table(rows)]
+        parts += [f"<div><h3>{e(label(ms))}</h3>", _html_table(rows), "</div>"]
+    parts.append("</div>")
     if s.skipped:
         parts += ["<h2>Skipped</h2>", _html_table([["path", "reason"], *[[k.path, k.reason] for k in s.skipped]])]
     if report.missing:

@@ -58,9 +58,9 @@ def count_partition(part: Partition, model_paths: Sequence[str], field: str = "t
         try:
             with open(piece.path, "rb") as f:
                 if piece.kind == JSONL:
-                    for i, value in enumerate(jsonl_records(f, piece.start, piece.end, field, piece.path,
-                                                            stats.skipped)):
-                        count_document(stats, models, [value], f"{piece.path}#{i}", add_special=add_special)
+                    # (by_file: one entry per file, not per record)
+                    for value in jsonl_records(f, piece.start, piece.end, field, piece.path, stats.skipped):
+                        count_document(stats, models, [value], piece.path, add_special=add_special)
                         stats.documents += 1
                     stats.bytes_read += piece.end - piece.start
                 elif piece.kind == PARQUET:

@@ -58,6 +58,7 @@ def test_counts_equal_encode_sums(corpus: tuple[Path, list[str]], report: Corpus
         assert sum(t.words for t in ms.by_script.values()) == nwords
         assert sum(t.tokens for t in ms.by_file.values()) == want.tokens
     spm = s.models[0]
+    assert sorted(Path(k).name for k in spm.by_file) == ["a.txt", "b.md", "bad.txt", "c.jsonl", "d.parquet"]
     assert spm.byte_fallback > 0  # the emoji and the invalid bytes' U+FFFD... fall back to bytes
     assert {"Latin", "Cyrillic", "Han", "Arabic", "Devanagari", SPACE} <= set(spm.by_script)
 
