@@ -127,7 +127,8 @@ class QCorpusWindow(QWidget):
         self.workers_spin.setRange(0, cv.MAX_WORKERS)
         self.workers_spin.setSpecialValueText("one per core")
         self.workers_spin.setValue(saved.workers)
-        self.workers_spin.setToolTip("Worker processes on this computer (each opens each model once)")
+        self.workers_spin.setToolTip("Worker processes on this computer (each opens each model once); "
+                                     "a scheduler's cluster has its own")
         self.limit_spin = QSpinBox()
         self.limit_spin.setRange(0, cv.MAX_LIMIT_MB)
         self.limit_spin.setSpecialValueText("no limit")
