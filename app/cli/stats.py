@@ -121,8 +121,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
         sys.stdout.flush()
-    for m in report.missing:
+    for m in report.missing[:5]:
         print(f"tokenprism: warning: partition {m.index} ({m.files}) not counted: {m.reason}", file=sys.stderr)
+    if len(report.missing) > 5:
+        print(f"tokenprism: warning: ... and {len(report.missing) - 5} more partitions not counted "
+              "(listed under \"missing\" in --format json)", file=sys.stderr)
     return 1 if report.missing else 0
 
 

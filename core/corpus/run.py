@@ -159,7 +159,12 @@ class _Run:
                 self.report.cancelled = True
                 self._left_out("cancelled")
                 return
-            self._finished(part, count_partition(part, *args))
+            try:
+                stats = count_partition(part, *args)
+            except Exception as e:  # as on Dask: the partition is reported missing, the run goes on
+                self.report.missing.append(Missing(part.index, part.describe(), f"{type(e).__name__}: {e}"))
+            else:
+                self._finished(part, stats)
             self._tell()
 
     def on_dask(self, args: tuple[list[str], str, bool], workers: int | None, scheduler: str | None) -> None:

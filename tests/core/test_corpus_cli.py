@@ -112,3 +112,29 @@ def test_limit_bytes_with_unit(capsys: pytest.CaptureFixture[str], corpus: Path)
 def test_missing_model(capsys: pytest.CaptureFixture[str], corpus: Path) -> None:
     code, _out, err = run(capsys, "stats", str(corpus), "-m", str(corpus / "nope.gguf"))
     assert code == 1 and "nope.gguf: no such model file" in err
+
+
+def test_failed_partition_is_reported(capsys: pytest.CaptureFixture[str], corpus: Path,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A partition that cannot be counted is listed, warned about, and the
+    exit status says the report is incomplete."""
+    from tokenprism.core.corpus import worker
+
+    real = worker.count_document
+
+    def fail_on_b(stats: Any, models: Any, chunks: Any, doc: str, **kw: Any) -> None:
+        if doc.endswith("b.md"):
+            raise MemoryError("out of memory in this test")
+        real(stats, models, chunks, doc, **kw)
+
+    monkeypatch.setattr(worker, "count_document", fail_on_b)
+    gpt2 = vocab_path("gpt-2")
+    code, out, err = run(capsys, "stats", str(corpus), "-m", gpt2, "--format", "json", "--scheduler", "synchronous")
+    assert code == 1
+    data = json.loads(out)
+    assert data["complete"] is False and len(data["missing"]) == 1
+    # both small files share a partition: it is missing as a whole, and said so
+    assert data["missing"][0]["files"] == f"{corpus / 'a.txt'}, {corpus / 'b.md'}"
+    assert "MemoryError" in data["missing"][0]["reason"]
+    assert data["models"][0]["tokens"] == 0
+    assert "not counted: MemoryError: out of memory in this test" in err
