@@ -10,10 +10,12 @@ runs the three modes one after the other (interleaved, so a load change on
 a shared machine hits them alike); the medians are reported, with the load
 average. Times are wall clock from the call of ``profile`` to its report:
 the cluster modes include opening the models in every worker (and the
-LocalCluster its start), the single process opens them before the clock.
+LocalCluster its start); the single process (a fresh one each round, as
+every worker is) opens them before the clock.
 
     python benchmarks/bench_corpus.py [--models gpt-2,llama-spm] [--rounds 3] [--limit-mb 16] [--json]
     python benchmarks/bench_corpus.py --scripts     # regex vs unicodedata script lookup
+    python benchmarks/bench_corpus.py --long-line 20 --models llama-spm   # peak memory on one 20 MB line
 """
 
 from __future__ import annotations
@@ -100,15 +102,43 @@ class Cluster:
                 p.wait()
 
 
-def run_mode(mode: str, corpus: Path, models: list[str], workers: int, limit: int | None) -> dict[str, Any]:
-    from tokenprism.core.corpus import SYNCHRONOUS, profile
+_SINGLE = """
+import json, sys, time
+from tokenprism.core.corpus import SYNCHRONOUS, profile
+from tokenprism.core.corpus.worker import cached_model, own_process
+corpus, limit, models = sys.argv[1], int(sys.argv[2]) or None, sys.argv[3:]
+own_process()
+for m in models:
+    cached_model(m)
+t = time.perf_counter()
+r = profile([corpus], models, scheduler=SYNCHRONOUS, limit_bytes=limit)
+print(json.dumps({"seconds": time.perf_counter() - t, "bytes": r.stats.bytes_read,
+                  "tokens": [m.total.tokens for m in r.stats.models], "missing": len(r.missing)}))
+"""
 
+
+def run_single(corpus: Path, models: list[str], limit: int | None) -> dict[str, Any]:
+    """One process, a fresh one each round: the tokenizers' word caches
+    would otherwise make every round after the first a rerun of warm ones
+    (measured: 3x faster), while the workers of the other modes start cold.
+    The models are opened before the clock starts."""
+    res = subprocess.run([sys.executable, "-c", _SINGLE, str(corpus), str(limit or 0), *models],
+                         capture_output=True, text=True, check=True)
+    out: dict[str, Any] = json.loads(res.stdout)
+    assert not out.pop("missing")
+    out.update(mode="single", mb_per_s=out["bytes"] / MB / out["seconds"], peak_rss_mb=[])
+    return out
+
+
+def run_mode(mode: str, corpus: Path, models: list[str], workers: int, limit: int | None) -> dict[str, Any]:
+    from tokenprism.core.corpus import profile
+
+    if mode == "single":
+        return run_single(corpus, models, limit)
     cluster = Cluster(workers) if mode == "cluster" else None
     try:
         kw: dict[str, Any] = {"limit_bytes": limit}
-        if mode == "single":
-            kw["scheduler"] = SYNCHRONOUS
-        elif mode == "local":
+        if mode == "local":
             kw["workers"] = workers
         else:
             assert cluster is not None
@@ -127,13 +157,8 @@ def run_mode(mode: str, corpus: Path, models: list[str], workers: int, limit: in
 
 
 def bench(args: argparse.Namespace) -> dict[str, Any]:
-    from tokenprism.core.corpus.worker import cached_model, own_process
-
     corpus = make_corpus(Path(args.corpus), args.size_mb)
     models = [str(vocab_file(n)) for n in args.models.split(",")]
-    own_process()  # as in a worker: the single process is a fair baseline
-    for m in models:
-        cached_model(m)  # the single process opens them before its clock starts
     limit = args.limit_mb * MB if args.limit_mb else None
     load = [os.getloadavg()[0]]
     runs: list[dict[str, Any]] = []
@@ -154,6 +179,35 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             "local_vs_single": med["local"] / med["single"], "cluster_vs_local": med["cluster"] / med["local"],
             "peak_rss_mb": max(max(r["peak_rss_mb"] or [0]) for r in runs),
             "load_average": [round(x, 1) for x in load], "cpus": os.cpu_count(), "runs": runs}
+
+
+def long_line_bench(args: argparse.Namespace) -> dict[str, Any]:
+    """Peak memory of counting one file that is a single line of
+    ``--long-line`` MB (no line break), in a fresh process per model."""
+    path = Path(args.corpus) / f"long-line-{args.long_line}mb.txt"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            n = 0
+            while f.tell() < args.long_line * MB:
+                f.write(mixed_text(MB, seed=7000 + n).replace("\n", " "))
+                n += 1
+    code = ("import resource, sys, time\n"
+            "from tokenprism.core.corpus import profile, SYNCHRONOUS\n"
+            "from tokenprism.core.corpus.worker import cached_model, own_process\n"
+            "own_process(); cached_model(sys.argv[2])\n"
+            "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+            "t = time.perf_counter(); r = profile([sys.argv[1]], [sys.argv[2]], scheduler=SYNCHRONOUS)\n"
+            "print(base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.perf_counter() - t,"
+            " r.stats.forced_cuts, r.stats.models[0].total.tokens)\n")
+    out: dict[str, Any] = {"file_mb": round(path.stat().st_size / MB, 1)}
+    for name in args.models.split(","):
+        res = subprocess.run([sys.executable, "-c", code, str(path), str(vocab_file(name))], capture_output=True,
+                             text=True, check=True)
+        base, peak, secs, forced, tokens = res.stdout.split()
+        out[name] = {"rss_before_mb": int(base) // 1024, "peak_rss_mb": int(peak) // 1024,
+                     "seconds": round(float(secs), 1), "forced_cuts": int(forced), "tokens": int(tokens)}
+    return out
 
 
 def scripts_bench() -> dict[str, float]:
@@ -192,9 +246,16 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--scripts", action="store_true", help="only time the script lookup")
+    p.add_argument("--long-line", type=int, default=0, metavar="MB",
+                   help="only measure the peak memory of counting one line of MB megabytes")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
-    result: dict[str, Any] = scripts_bench() if args.scripts else bench(args)
+    if args.scripts:
+        result: dict[str, Any] = scripts_bench()
+    elif args.long_line:
+        result = long_line_bench(args)
+    else:
+        result = bench(args)
     if args.json:
         print(json.dumps(result, indent=1))
     else:

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import importlib
 import logging
+import signal
 import os
 import threading
 import time
 import warnings
 from dataclasses import dataclass
 from dataclasses import field as _field
-from typing import Any, Callable, Sequence
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Sequence
 
 from .sources import PART_BYTES, CorpusError, Partition, plan
 from .stats import CorpusStats, empty_stats
@@ -185,8 +187,9 @@ class _Run:
                     # the scheduler's HTTP endpoint falls back from a busy port 8787
                     # to a free one with a warning, which is no news to the user
                     warnings.filterwarnings("ignore", message="Port .* is already in use")
-                    cluster = dist.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                                dashboard_address=None, silence_logs=logging.ERROR)
+                    with _sigint_ignored():
+                        cluster = dist.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                                                    dashboard_address=None, silence_logs=logging.ERROR)
                 client = dist.Client(cluster)
                 self.report.engine = f"LocalCluster ({n} process{'es' if n != 1 else ''})"
             self._tell()
@@ -222,6 +225,24 @@ class _Run:
                 client.close()
             if cluster is not None:
                 cluster.close()
+
+
+@contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Start worker processes that ignore Ctrl+C (an ignored signal stays
+    ignored in a child, and Python then installs no handler of its own).
+    A terminal sends Ctrl+C to the whole process group: the workers printed
+    a page of tracebacks each while this process was already closing them
+    in order. Only the main thread may change signal handlers (the window
+    runs profile on a worker thread, where there is no Ctrl+C)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
 
 
 def _why(fut: Any) -> str:
