@@ -111,8 +111,10 @@ own_process()
 for m in models:
     cached_model(m)
 t = time.perf_counter()
+cpu = time.process_time()
 r = profile([corpus], models, scheduler=SYNCHRONOUS, limit_bytes=limit)
 print(json.dumps({"seconds": time.perf_counter() - t, "bytes": r.stats.bytes_read,
+                  "cpu_s": time.process_time() - cpu,
                   "tokens": [m.total.tokens for m in r.stats.models], "missing": len(r.missing)}))
 """
 
@@ -152,6 +154,7 @@ def run_mode(mode: str, corpus: Path, models: list[str], workers: int, limit: in
     s = report.stats
     assert not report.missing, report.missing
     return {"mode": mode, "seconds": wall, "bytes": s.bytes_read, "mb_per_s": s.bytes_read / MB / wall,
+            "cpu_s": sum(report.worker_cpu_seconds.values()),
             "tokens": [m.total.tokens for m in s.models],
             "peak_rss_mb": sorted(round(v / MB) for v in report.worker_peak_rss.values())}
 
@@ -169,6 +172,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
             runs.append(res)
             load.append(os.getloadavg()[0])
             print(f"round {r} {mode:>7}: {res['mb_per_s']:.3f} MB/s ({res['seconds']:.1f} s, "
+                  f"CPU {res['cpu_s']:.1f} s, "
                   f"{res['bytes'] / MB:.1f} MB, peak RSS per worker {res['peak_rss_mb']} MB, "
                   f"load {load[-1]:.1f})", file=sys.stderr, flush=True)
     tokens = {tuple(r["tokens"]) for r in runs}
@@ -177,6 +181,10 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
     return {"models": args.models, "workers": args.workers, "rounds": args.rounds, "corpus_mb": args.size_mb,
             "read_mb": round(runs[0]["bytes"] / MB, 1), "median_mb_per_s": med,
             "local_vs_single": med["local"] / med["single"], "cluster_vs_local": med["cluster"] / med["local"],
+            # CPU seconds per MB: the cost of the work itself, whatever share
+            # of the cores a busy machine left the run
+            "median_cpu_s_per_mb": {m: statistics.median(r["cpu_s"] / (r["bytes"] / MB) for r in runs
+                                                         if r["mode"] == m) for m in ("single", "local", "cluster")},
             "peak_rss_mb": max(max(r["peak_rss_mb"] or [0]) for r in runs),
             "load_average": [round(x, 1) for x in load], "cpus": os.cpu_count(), "runs": runs}
 

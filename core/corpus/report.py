@@ -73,7 +73,7 @@ def to_dict(report: CorpusReport) -> dict[str, Any]:
         "cancelled": report.cancelled, "complete": not report.missing and not report.cancelled,
         "paths": list(report.paths), "field": report.field, "add_special": report.add_special,
         "limit_bytes": report.limit_bytes, "engine": report.engine, "elapsed_s": round(report.elapsed, 3),
-        "worker_peak_rss": report.worker_peak_rss,
+        "worker_peak_rss": report.worker_peak_rss, "worker_cpu_seconds": report.worker_cpu_seconds,
         "models": [model_dict(m, first) for m in s.models],
     }
 

@@ -87,6 +87,9 @@ class CorpusReport:
     """Where it ran: "synchronous", "LocalCluster (2 processes)", an address."""
     worker_peak_rss: dict[str, int] = _field(default_factory=dict)
     """Each worker's peak resident memory in bytes (when known)."""
+    worker_cpu_seconds: dict[str, float] = _field(default_factory=dict)
+    """Each worker process's CPU time so far (a worker of an existing
+    cluster may have run other work before)."""
 
 
 def profile(paths: Sequence[str], models: Sequence[str], *, field: str = "text", workers: int | None = None,
@@ -219,7 +222,7 @@ class _Run:
                         self.report.missing.append(Missing(part.index, part.describe(), _why(fut)))
                     fut.release()
                 self._tell()
-            self.report.worker_peak_rss = _peak_rss(client)
+            _worker_usage(client, self.report)
         finally:
             if client is not None:
                 client.close()
@@ -260,16 +263,18 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _max_rss() -> int:
+def _usage() -> tuple[int, float]:
+    """This process's peak resident memory (bytes) and CPU time (s)."""
     import resource
 
-    # ru_maxrss is in KiB on Linux
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    return u.ru_maxrss * 1024, u.ru_utime + u.ru_stime  # ru_maxrss is in KiB on Linux
 
 
-def _peak_rss(client: Any) -> dict[str, int]:
+def _worker_usage(client: Any, report: CorpusReport) -> None:
     try:
-        result: dict[str, int] = client.run(_max_rss)
-    except Exception:  # memory is a nicety: never lose a report for it
-        return {}
-    return result
+        result: dict[str, tuple[int, float]] = client.run(_usage)
+    except Exception:  # usage is a nicety: never lose a report for it
+        return
+    report.worker_peak_rss = {w: rss for w, (rss, _cpu) in result.items()}
+    report.worker_cpu_seconds = {w: round(cpu, 2) for w, (_rss, cpu) in result.items()}
