@@ -33,7 +33,7 @@ WINDOW = 2048
 # how far before the wanted cut to look for one (WINDOW at a time)
 SEARCH = 1 << 16
 # the most text held for one model without a cut point
-HOLD = 16 << 20
+HOLD = 2 << 20
 
 
 def _boundary(text: str, p: int) -> bool:

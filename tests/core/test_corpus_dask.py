@@ -22,6 +22,7 @@ from tokenprism.core.corpus import CorpusReport, Progress, profile
 from tokenprism.core.corpus.worker import cached_model
 
 distributed = pytest.importorskip("distributed")
+dask = pytest.importorskip("dask")
 pytest.importorskip("pyarrow")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,7 +122,10 @@ def test_worker_killed_mid_run(corpus: tuple[Path, list[str]], cluster: str) -> 
             os.kill(victim, signal.SIGKILL)
             killed_at.append(p)
 
-    report = profile([str(root)], model_paths(), scheduler=cluster, part_bytes=3000, progress=progress)
+    # a result that lived on the dead worker: the client retries connecting
+    # to it until this timeout (30 s by default) before Dask recomputes it
+    with dask.config.set({"distributed.comm.timeouts.connect": "3s"}):
+        report = profile([str(root)], model_paths(), scheduler=cluster, part_bytes=3000, progress=progress)
     assert killed_at and killed_at[0].parts_done < killed_at[0].parts_total  # killed mid-run
     total = killed_at[0].parts_total
     counted = set(report.stats.partitions)
