@@ -117,7 +117,8 @@ def profile(paths: Sequence[str], models: Sequence[str], *, field: str = "text",
         report.stats.merge(count_stdin(model_paths, add_special))
     run = _Run(report, the_plan.partitions, progress, cancel, start)
     args = (model_paths, field, add_special)
-    if scheduler == SYNCHRONOUS:
+    if scheduler == SYNCHRONOUS or not the_plan.partitions:
+        # (nothing to share out: no cluster is started for it)
         report.engine = SYNCHRONOUS
         run.synchronous(args)
     else:

@@ -138,3 +138,12 @@ def test_failed_partition_is_reported(capsys: pytest.CaptureFixture[str], corpus
     assert "MemoryError" in data["missing"][0]["reason"]
     assert data["models"][0]["tokens"] == 0
     assert "not counted: MemoryError: out of memory in this test" in err
+
+
+def test_nothing_to_count(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Only skipped files: the report says why, and no cluster is started."""
+    (tmp_path / "blob.bin").write_bytes(b"\0\1\2" * 100)
+    code, out, _err = run(capsys, "stats", str(tmp_path), "-m", vocab_path("gpt-2"), "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["files"] == 0 and data["engine"] == "synchronous"
+    assert data["skipped"] == [{"path": str(tmp_path / "blob.bin"), "reason": "binary"}]
