@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import threading
 from pathlib import Path
 
@@ -214,3 +215,15 @@ def test_tokens_counted_for_their_word(tmp_path: Path) -> None:
         assert ms.by_script[script].tokens == sum(len(bge.encode(x)) for x in w.split()), script
         assert ms.by_script[script].bytes == sum(len(x.encode("utf-8")) for x in w.split()), script
     assert ms.by_script[SPACE].bytes == text.count(" ") + 1 and ms.by_script[SPACE].tokens == 0
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file(tmp_path: Path) -> None:
+    locked = tmp_path / "locked.txt"
+    locked.write_text("secret")
+    locked.chmod(0)
+    try:
+        r = profile([str(tmp_path)], [vocab_path("gpt-2")], scheduler=SYNCHRONOUS)
+    finally:
+        locked.chmod(0o644)
+    assert [(Path(k.path).name, k.reason) for k in r.stats.skipped] == [("locked.txt", "unreadable: Permission denied")]
