@@ -26,7 +26,8 @@ FOLDERS = {"core": "tokenprism.core", "app": "tokenprism.app", "plugins": "token
 # plugin_types (pluggy glue, run once), plugin_api (names only: mypyc
 # resolves a name imported through it to the compiled original, so the
 # plugins' calls stay native), unicode_data (data), model (thin facade), convert,
-# convert_hf, spm_proto and resources (run once per file, I/O bound), the
+# convert_hf, spm_proto and resources (run once per file, I/O bound), corpus
+# (Dask glue and numpy counts around the compiled tokenizers), the
 # plugins' tiny @hookimpl modules, and everything in app/ (Qt, I/O).
 COMPILED = [
     "core/gguf_file.py",

@@ -340,7 +340,7 @@ def unknown_command(word: str) -> CliError:
 # ---- entry point ------------------------------------------------------------
 
 SUBCOMMANDS = ("info", "tokenize", "decode", "compare", "plugins", "version", "gui", "convert", "models", "samples",
-               "check", "chat", "chunk", "find-tokens", "explain")
+               "check", "chat", "chunk", "find-tokens", "explain", "stats")
 
 # The subcommands in modules of their own (app/cli/NAME.py): name -> (module,
 # its function that adds the command's parser to the subparsers, the line
@@ -357,6 +357,7 @@ MODULE_COMMANDS: dict[str, tuple[str, str, str]] = {
     "chunk": ("chunk", "add_parser", "split a text into pieces of at most N tokens"),
     "explain": ("explain", "add_parser", "show why a text is cut into its tokens, stage by stage"),
     "find-tokens": ("find_tokens", "add_parser", "list the tokens that can produce a string (stop strings, logit bias)"),
+    "stats": ("stats", "add_parser", "compare tokenizers over a corpus of texts (on all cores or a Dask cluster)"),
     "models": ("models", "add_subcommands", "list the GGUF models found on this computer"),
     "samples": ("models", "add_subcommands", "download llama.cpp's reference vocab files"),
 }

@@ -336,13 +336,14 @@ class TokenPrismWindow(WindowParts):
         """Add the features built on the window's parts (each module's
         ``install(window)`` keeps its wiring in one place, sees the window
         as :class:`WindowParts` only, and hands back what it made)."""
-        from . import qt_chat, qt_check, qt_chunk, qt_compare, qt_export, qt_find, qt_metadata, qt_models
-        from . import qt_progress, qt_shortcuts, qt_textfile, qt_vocab, qt_why
+        from . import qt_chat, qt_check, qt_chunk, qt_compare, qt_corpus, qt_export, qt_find, qt_metadata
+        from . import qt_models, qt_progress, qt_shortcuts, qt_textfile, qt_vocab, qt_why
         # ---- feature installs: one line each, keep this list sorted ----
         self.chat_panel, self.chat_dock = qt_chat.install(self)
         self.check = qt_check.install(self)
         self.chunks = qt_chunk.install(self)
         self.compare = qt_compare.install(self)
+        self.corpus = qt_corpus.install(self)
         self.token_files = qt_export.install(self)
         self.find_controller = qt_find.install(self.editor, self.edit_menu, lambda: self.analysis,
                                                self.show_tokens)

@@ -32,7 +32,7 @@ from ..logic.compare_align import LaneSummary
 from .qt_background import QBackground
 from .qt_compare_lane import CompareLane
 from .qt_compare_lanes import LaneData, QCompareLanes
-from .qt_export import EXTENSION, FILTERS, path_and_format
+from .qt_export import EXTENSION, FILTERS, export_failure, path_and_format
 from .qt_menus import KIND_NAMES
 from .qt_models import QModelsPanel
 from .qt_source_lane import SourceLane, choose_source
@@ -523,8 +523,7 @@ class QCompareWindow(QWidget):
         self.exported.emit(path, n)
 
     def _export_failed(self, name: str, error: BaseException) -> None:
-        message = str(error) if isinstance(error, TokenPrismError) else \
-            f"Cannot export to “{name}”: {type(error).__name__}: {error}. The previous file is unchanged."
+        message = export_failure(name, error)
         self.status.setText(message)
         self.exportFailed.emit(message)
 

@@ -70,6 +70,14 @@ def path_and_format(path: str, selected_filter: str) -> tuple[str, str]:
     return path + EXTENSION[fmt], fmt
 
 
+def export_failure(name: str, error: BaseException) -> str:
+    """One line on why writing the file ``name`` failed (writes are atomic,
+    so the file that was there is as it was)."""
+    if isinstance(error, TokenPrismError):
+        return str(error)
+    return f"Cannot export to “{name}”: {type(error).__name__}: {error}. The previous file is unchanged."
+
+
 IMPORT_FILTER = "TokenPrism token exports (*.json *.jsonl *.ndjson *.csv *.txt *.ids);;All files (*)"
 
 
@@ -228,10 +236,7 @@ class TokenFiles(QObject):
         self.exported.emit(path, n)
 
     def _export_failed(self, name: str, error: BaseException) -> None:
-        if isinstance(error, TokenPrismError):
-            message = str(error)
-        else:
-            message = f"Cannot export to “{name}”: {type(error).__name__}: {error}. The previous file is unchanged."
+        message = export_failure(name, error)
         self.window.banner.show_message(message, error=True)
         self.exportFailed.emit(message)
 

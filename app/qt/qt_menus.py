@@ -38,6 +38,7 @@ SHORTCUTS = (
     ("Ctrl+Shift+A", "Compare models side by side"),
     ("Ctrl+Shift+H", "Chat: a conversation as the model sees it (template, tokens by origin, counts)"),
     ("Ctrl+Shift+U", "Check the model against its source tokenizer"),
+    ("Ctrl+Shift+R", "Corpus profile: how models tokenize a folder of texts"),
 )
 KIND_NAMES = {"spm": "SentencePiece BPE (SPM)", "bpe": "Byte-level BPE (BPE)",
               "ugm": "Unigram (UGM)", "wpm": "WordPiece (WPM)"}

@@ -160,3 +160,14 @@ class AppSettings:
         folders = [p for p in self.model_folders() if p != path]
         self.q.setValue("models/folders", folders)
         return folders
+
+    # ---- corpus profile (View ▸ Corpus Profile) ------------------------------------
+
+    @property
+    def corpus_options(self) -> str:
+        """The Corpus view's last options, as ``app.logic.corpus_view.options_to_json`` wrote them."""
+        return self._str("corpus/options")
+
+    @corpus_options.setter
+    def corpus_options(self, text: str) -> None:
+        self.q.setValue("corpus/options", text)

@@ -66,6 +66,8 @@ ORDER_CASES: dict[str, tuple[list[str], list[list[str]]]] = {
                                    ["--max-chars", "9"]]),
     "models": ([], [["--format", "json"], ["--add-folder", "/d"], ["--no-saved-folders"]]),
     "samples": ([], [["--dest", "/d"], ["--sdist", "s.tar.gz"], ["--force"], ["-q"]]),
+    "stats": (["texts", "d.jsonl"], [["--model", "a.gguf"], ["--format", "json"], ["--workers", "2"],
+                                     ["--add-special"]]),
     "plugins": ([], []),
     "version": ([], [["-v"]]),
     "gui": (["a.gguf", "b.gguf"], []),

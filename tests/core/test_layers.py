@@ -20,7 +20,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {"core": "tokenprism.core", "plugins": "tokenprism.plugins", "app": "tokenprism.app"}
-SERVICES = ("tokenprism.core.formats", "tokenprism.core.library", "tokenprism.core.check", "tokenprism.core.chat")
+SERVICES = ("tokenprism.core.formats", "tokenprism.core.library", "tokenprism.core.check", "tokenprism.core.chat",
+            "tokenprism.core.corpus")
 
 
 def module_files() -> dict[str, Path]:
