@@ -13,6 +13,7 @@ attempts as a list.
 from __future__ import annotations
 
 import html
+import weakref
 from typing import Final
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -51,7 +52,10 @@ class QWhyPanel(QWidget):
         super().__init__(parent)
         self.info: ModelInfo | None = None
         self._wanted = False
-        self._pending: tuple[Analysis, int, int] | None = None
+        # the analysis only weakly: a hidden panel keeps its last request
+        # until shown, and a strong reference kept a pasted-over 1.5 MB
+        # text's tokens alive (the disposer waits for every holder to let go)
+        self._pending: tuple[weakref.ref[Analysis], int, int] | None = None
         self._jobs = QBackground(self, latest_only=True)
         self.view: WhyView | None = None
         self.request: WhyRequest | None = None
@@ -171,7 +175,7 @@ class QWhyPanel(QWidget):
         # spans run in text order (BOS/EOS are empty at the ends): O(1) for
         # any selection, where a loop over a 1 MB selection's tokens was not
         s = int(enc.starts[first])
-        self._pending = (analysis, s, max(s, int(enc.ends[last - 1])))
+        self._pending = (weakref.ref(analysis), s, max(s, int(enc.ends[last - 1])))
         if now:
             self._run()
         elif self._wanted:
@@ -182,7 +186,11 @@ class QWhyPanel(QWidget):
         pending = self._pending
         if pending is None or (not self._wanted and not self.isVisible()):
             return
-        a, s, e = pending
+        ref, s, e = pending
+        a = ref()
+        if a is None:  # replaced (and freed) before the panel got to it
+            self._pending = None
+            return
         model = a.model
         text = a.text
         enc = a.encoding
