@@ -160,6 +160,10 @@ def test_max_chars_refused() -> None:
     with pytest.raises(TokenPrismError, match="at most 10 "):
         m.explain("x" * 11, max_chars=10)
     assert m.explain("x" * 10, max_chars=10).ids == tuple(m.encode("x" * 10).ids)
+    # whatever max_chars says, the ceiling holds (the check comes before any work)
+    with pytest.raises(TokenPrismError, match="^the text has 50,001 characters; explain takes at most 50,000 "
+                                              "whatever max_chars says"):
+        m.explain("x" * 50_001, max_chars=10**9)
 
 
 class _NoTrace:
