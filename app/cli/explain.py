@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 EXPLAIN_FORMATS = ("text", "json")
 DEFAULT_MAX_CHARS = 20_000  # (core.model.EXPLAIN_MAX_CHARS; not imported: the parser is built for every command)
+CEILING = 50_000  # core.model.EXPLAIN_CEILING: the most --max-chars allows (a trace's memory grows with the text)
 
 
 def add_parser(subparsers: Any) -> None:
@@ -42,8 +43,8 @@ def add_parser(subparsers: Any) -> None:
     s.add_argument("--parse-special", action="store_true", help="turn special-token text into special tokens")
     s.add_argument("--format", choices=EXPLAIN_FORMATS, default="text", help="text (default) or json")
     s.add_argument("--max-chars", type=int, default=DEFAULT_MAX_CHARS, metavar="N",
-                   help=f"refuse a text longer than N characters (default {DEFAULT_MAX_CHARS:,}): "
-                        "a trace holds every step of every word")
+                   help=f"refuse a text longer than N characters (default {DEFAULT_MAX_CHARS:,}, at most "
+                        f"{CEILING:,}): a trace holds every step of every word")
     s.set_defaults(func=run)
 
 
@@ -54,6 +55,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_chars < 1:
         raise TokenPrismError(f"--max-chars must be 1 or more, not {args.max_chars}")
+    if args.max_chars > CEILING:
+        # refused before reading anything: ~9 KB of memory per character would be allowed otherwise
+        raise TokenPrismError(f"--max-chars is at most {CEILING:,} (not {args.max_chars:,}): a trace's memory grows "
+                              "with the text; explain a part of it")
     text = str(args.text)
     if len(text) > args.max_chars:
         # refused before the model is opened: nothing to wait for

@@ -4,7 +4,9 @@ string, for stop strings and logit bias.
     tokenprism find-tokens MODEL "</answer>" --format json
 
 ``json`` prints ``{"prefix": [ids], "suffix": [ids], "substring": [ids],
-"tokenization": [ids]}`` (see :mod:`tokenprism.core.library.find_tokens`
+"tokenization": [ids], "word_start": [ids]}``: the first three literal by
+bytes, ``word_start`` the pieces whose word-start ``▁`` stands for no byte
+of STRING (see :mod:`tokenprism.core.library.find_tokens`
 for what counts); ``text`` lists them by relation and kind, longest first.
 """
 
@@ -28,7 +30,9 @@ def add_parser(subparsers: Any) -> None:
     s = subparsers.add_parser(
         "find-tokens", help="list the tokens that can produce a string (stop strings, logit bias)",
         description="List every token whose bytes are a prefix, a suffix or a substring of STRING's UTF-8 "
-                    "(byte tokens included), grouped by kind, and the ids STRING itself tokenizes to.")
+                    "(byte tokens included), grouped by kind, and the ids STRING itself tokenizes to. Word-start "
+                    "pieces (SentencePiece/WordPiece '▁hello' for 'hello') write a space STRING lacks: they "
+                    "are listed apart, as word_start.")
     s.add_argument("model")
     s.add_argument("string")
     s.add_argument("--parse-special", action="store_true",
@@ -67,8 +71,10 @@ def text_lines(table: TokenBytes, found: FoundTokens) -> list[str]:
     size = len(string_bytes(found.string))
     lines = [f"{found.string!r}: {size} byte{'s' if size != 1 else ''}, {model.name}",
              f"tokenization ({len(found.tokenization)}): " + "  ".join(label(i) for i in found.tokenization)]
-    for rel in RELATIONS:
-        ids = found.relation(rel)
+    groups = [(rel, found.relation(rel)) for rel in RELATIONS]
+    if found.word_start:  # only models that write a word-start ▁ have any
+        groups.append(("word_start, its ▁ standing for the word start", found.word_start))
+    for rel, ids in groups:
         lines.append(f"{rel} ({len(ids)}):")
         for kind, part in by_kind(table, ids).items():
             shown = "  ".join(label(i) for i in part[:SHOWN_PER_KIND])

@@ -418,7 +418,9 @@ class QVocabBrowser(QWidget):
         def job() -> tuple[TokenBytes, FoundTokens, np.ndarray]:
             table = built if built is not None else TokenBytes(index.model, lambda: self._generation != gen)
             found = find_tokens(table, query.text)
-            ids = np.asarray(found.substring, dtype=np.int64)
+            # the literal matches and the word-start pieces (the note tells them apart)
+            ids = np.union1d(np.asarray(found.substring, dtype=np.int64),
+                             np.asarray(found.word_start, dtype=np.int64))
             if query.kind >= 0:
                 ids = ids[index.kinds[ids] == query.kind]
             return table, found, index.sort(ids, query.sort, query.descending)
@@ -565,8 +567,8 @@ def produce_note(index: VocabIndex, found: FoundTokens) -> str:
     return (f"{count_text(len(found.substring))} tokens can produce part of it: {count_text(len(found.prefix))} "
             f"start it, {count_text(len(found.suffix))} end it. It tokenizes to "
             f"{len(found.tokenization)} token{'s' if len(found.tokenization) != 1 else ''}: {own}{more}"
-            + (" (a word-start ▁ also counts at the start, without its space)"
-               if phantom_space(model) else ""))
+            + (f". {count_text(len(found.word_start))} more start it as a word start (their ▁ is no byte of it)"
+               if phantom_space(model) and found.word_start else ""))
 
 
 def _ties(index: VocabIndex, token_id: int) -> str:

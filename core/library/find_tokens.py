@@ -14,17 +14,18 @@ Word-start pieces. SPM and Unigram models that add a space prefix, and
 WordPiece models, write a word's first piece with a leading ``▁`` that is
 not in the user's text: it stands for "a word starts here" (llama.cpp's
 WordPiece converter marks word starts so and strips the ``##`` of
-continuation pieces, which are stored bare). Such a piece (a NORMAL token
-whose bytes start with that space) also counts at the very START of the
-string without its space: ``▁hello`` is a prefix of ``hello`` (it is what
-the tokenizer itself emits for it), and it is the whole string. Elsewhere
-in the string it needs the space. Byte-level BPE spaces (``Ġ``) are real
-spaces and always need one.
+continuation pieces, which are stored bare). Prefix, suffix and substring
+are literal by bytes (``▁hello`` writes `` hello``, so it is not a prefix
+of ``hello``): what a stop string or a logit bias needs. The pieces that
+the tokenizer itself would start the string with, a NORMAL token whose
+bytes are that space followed by a prefix of the string, are listed apart
+as ``word_start``. Byte-level BPE spaces (``Ġ``) are real spaces and
+never count there.
 
 >>> table = TokenBytes(open_model("ggml-vocab-gpt-2.gguf"))
 >>> found = find_tokens(table, "Hello")
->>> found.tokenization, 15496 in found.prefix
-((15496,), True)
+>>> found.tokenization, 15496 in found.prefix, found.word_start
+((15496,), True, ())
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ length times the number of distinct token lengths."""
 BUILD_STEP: Final = 1 << 15
 """Tokens a :class:`TokenBytes` build does between looks at ``cancelled``."""
 RELATIONS: Final = ("prefix", "suffix", "substring")
+"""The literal relations, by bytes; ``word_start`` is listed apart."""
 
 
 class FindError(TokenPrismError, ValueError):
@@ -113,10 +115,13 @@ class FoundTokens:
     suffix: tuple[int, ...]
     substring: tuple[int, ...]
     tokenization: tuple[int, ...]
+    word_start: tuple[int, ...] = ()
+    """Word-start pieces (see the module docstring) whose bytes after the
+    space are a prefix of the string: not literal, so in none of the three."""
 
     def to_json(self) -> dict[str, list[int]]:
         return {"prefix": list(self.prefix), "suffix": list(self.suffix), "substring": list(self.substring),
-                "tokenization": list(self.tokenization)}
+                "tokenization": list(self.tokenization), "word_start": list(self.word_start)}
 
     def relation(self, name: str) -> tuple[int, ...]:
         """One of :data:`RELATIONS` by name."""
@@ -137,7 +142,7 @@ def string_bytes(string: str) -> bytes:
 
 def find_tokens(table: TokenBytes, string: str, parse_special: bool = False) -> FoundTokens:
     """The tokens whose bytes are a prefix, a suffix or a substring of
-    ``string``'s UTF-8, and the ids ``string`` itself tokenizes to (no
+    ``string``'s UTF-8, the word-start pieces that can begin it, and the ids ``string`` itself tokenizes to (no
     BOS/EOS; special-token text matched when ``parse_special``)."""
     data = string_bytes(string)
     if not data:
@@ -162,18 +167,14 @@ def find_tokens(table: TokenBytes, string: str, parse_special: bool = False) -> 
                 prefix.update(ids)
             if start == last:
                 suffix.update(ids)
+    starts: set[int] = set()
     word_start = table._word_start
     for length in table._word_lengths:
         if length <= size:
-            ids = word_start.get(data[:length])
-            if ids is not None:
-                prefix.update(ids)
-                inside.update(ids)
-                if length == size:
-                    suffix.update(ids)
+            starts.update(word_start.get(data[:length], ()))
     enc = table.model.encode(string, add_special=False, parse_special=parse_special)
     return FoundTokens(string, tuple(sorted(prefix)), tuple(sorted(suffix)), tuple(sorted(inside)),
-                       tuple(enc.ids))
+                       tuple(enc.ids), tuple(sorted(starts)))
 
 
 def by_kind(table: TokenBytes, ids: tuple[int, ...] | list[int]) -> dict[str, list[int]]:

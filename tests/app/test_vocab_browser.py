@@ -176,14 +176,15 @@ def test_can_produce_mode_lists_find_tokens(qtbot, window) -> None:  # type: ign
     browser.mode.setCurrentIndex(browser.mode.findData("produce"))
     text = "naïve"
     data = text.encode()
-    want = {i for i in range(len(model)) if (b := model.token_bytes(i)) and b in data}
+    literal = {i for i in range(len(model)) if (b := model.token_bytes(i)) and b in data}
     # word-start pieces that start the word: their ▁ is the space SentencePiece puts before it
-    want |= {model.vocab.token_to_id["▁na"], model.vocab.token_to_id["▁n"]}
+    want = literal | {model.vocab.token_to_id["▁na"], model.vocab.token_to_id["▁n"]}
     run(qtbot, browser, lambda: browser.filter.setText(text))
     assert set(shown_ids(browser)) == want and shown_ids(browser) == sorted(want)
     assert browser.produce_note.isVisible()
     note = browser.produce_note.text()
-    assert f"{len(want)} tokens can produce part of it" in note and "1055 ▁na" in note
+    assert f"{len(literal)} tokens can produce part of it" in note and "1055 ▁na" in note
+    assert "2 more start it as a word start" in note
     byte_code = browser.kind.findData(kind_code("byte"))
     run(qtbot, browser, lambda: browser.kind.setCurrentIndex(byte_code))
     assert [model.vocab.pieces[i] for i in shown_ids(browser)] == ["<0x61>", "<0x65>", "<0x6E>", "<0x76>",

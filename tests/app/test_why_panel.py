@@ -1,4 +1,5 @@
-"""View ▸ Why: selecting tokens fills the panel with the stages, the slider
+"""View ▸ Why: selecting tokens (a click or a selection in the token
+table, the editor's cursor or selection) fills the panel with the stages, the slider
 replays the merges one at a time, a Unigram lattice is drawn with its best
 and runner-up paths, WordPiece attempts are listed, a tokenizer that cannot
 trace says so, and a huge text is explained in a bounded window."""
@@ -228,3 +229,71 @@ def test_switching_models_frees_the_explained_one(qtbot, window, test_vocab) -> 
     assert panel.view is not None
     _switch_and_wait_freed(qtbot, window, test_vocab)
     assert panel.view is None and panel.note.text().startswith("Select tokens")
+
+
+def _shown_panel(qtbot: Any, window: Any) -> QWhyPanel:
+    """llama-spm's "Hello naïve world" in the window, the Why dock open on
+    the editor's cursor (at the end: ▁world)."""
+    path = real_vocab("llama-spm")
+    if path is None:
+        pytest.skip("the llama-spm reference vocab is not available")
+    open_model_in(qtbot, window, path)
+    wait_result(qtbot, window, lambda: window.editor.setPlainText("Hello naïve world"))
+    cursor = window.editor.textCursor()
+    cursor.setPosition(17)
+    window.editor.setTextCursor(cursor)
+    window.show()
+    qtbot.waitExposed(window)
+    panel: QWhyPanel = window.why_panel
+    with qtbot.waitSignal(panel.explained, timeout=TIMEOUT):
+        window.why_dock.toggleViewAction().trigger()
+    return panel
+
+
+def _words(panel: QWhyPanel) -> list[tuple[str, tuple[int, ...]]]:
+    assert panel.view is not None
+    return [(w.text, tuple(w.tokens)) for w in panel.view.words]
+
+
+def test_a_click_or_a_selection_in_the_token_table_fills_it(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QItemSelection, QItemSelectionModel, Qt
+
+    panel = _shown_panel(qtbot, window)
+    assert _words(panel) == [("▁world", (3186,))]
+    table = window.table
+    # a real mouse click on the first row (▁Hello), through the view's event handling
+    with qtbot.waitSignal(panel.explained, timeout=TIMEOUT):
+        qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton,
+                         pos=table.visualRect(table.model().index(0, 1)).center())
+    assert _words(panel) == [("▁Hello", (15043,))]
+    # rows 2..3 (ï ve) selected through the selection model, as a shift-click or the keyboard does:
+    # the panel explains the word they are cut from
+    model = table.model()
+    with qtbot.waitSignal(panel.explained, timeout=TIMEOUT):
+        table.selectionModel().select(QItemSelection(model.index(2, 0), model.index(3, 0)),
+                                      QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                      | QItemSelectionModel.SelectionFlag.Rows)
+    assert _words(panel) == [("▁naïve", (1055, 30085, 345))]
+
+
+def test_the_editor_cursor_and_selection_fill_it(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import Qt
+
+    panel = _shown_panel(qtbot, window)
+    assert _words(panel) == [("▁world", (3186,))]  # the cursor sits at the end of the text
+    editor = window.editor
+    # a real click inside "Hello" moves the cursor there
+    cursor = editor.textCursor()
+    cursor.setPosition(2)
+    at = editor.cursorRect(cursor).center()
+    with qtbot.waitSignal(panel.explained, timeout=TIMEOUT):
+        qtbot.mouseClick(editor.viewport(), Qt.MouseButton.LeftButton, pos=at)
+    assert editor.textCursor().position() in (2, 3) and _words(panel) == [("▁Hello", (15043,))]
+    # a selection from inside "Hello" to inside "naïve": every token it touches
+    cursor.setPosition(3)
+    cursor.setPosition(8, cursor.MoveMode.KeepAnchor)
+    with qtbot.waitSignal(panel.explained, timeout=TIMEOUT):
+        editor.setTextCursor(cursor)
+    assert _words(panel) == [("▁Hello", (15043,)), ("▁naïve", (1055, 30085, 345))]
+    if SHOTS:
+        window.grab().save(os.path.join(SHOTS, "why-editor-selection.png"))

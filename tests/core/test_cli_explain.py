@@ -59,3 +59,17 @@ def test_max_chars_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert err == "tokenprism: error: the text has 30 characters; explain takes at most 20 (--max-chars N allows more)\n"
     code, _, err = run(capsys, "explain", vocab_path("llama-spm"), "x", "--max-chars", "0")
     assert code == 1 and "--max-chars must be 1 or more" in err
+
+
+def test_max_chars_has_a_ceiling(capsys: pytest.CaptureFixture[str]) -> None:
+    from tokenprism.app.cli.explain import CEILING
+    from tokenprism.core.model import EXPLAIN_CEILING
+
+    assert CEILING == EXPLAIN_CEILING == 50_000  # the parser's copy of the core's number
+    # 100 000 characters took 611 MB on nomic-bert-moe: refused in one line, the model never opened
+    code, out, err = run(capsys, "explain", "no-such.gguf", "x" * 100_000, "--max-chars", "200000")
+    assert (code, out) == (1, "")
+    assert err == ("tokenprism: error: --max-chars is at most 50,000 (not 200,000): a trace's memory grows with "
+                   "the text; explain a part of it\n")
+    code, out, _ = run(capsys, "explain", vocab_path("llama-spm"), "x" * 9, "--max-chars", "50000")
+    assert code == 0 and "ids:" in out

@@ -1,5 +1,7 @@
 """``Model.explain`` (issue #28): its ids are llama.cpp's and ``encode``'s on
-every reference vocabulary in three flag modes, its special stage says
+every reference vocabulary in three flag modes (the tests named
+``*_parity_*`` run in the pure build too: tests/test_pure_build.py), its
+special stage says
 what was matched and why not, and its limits hold."""
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def _texts(name: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", ALL)
-def test_ids_are_llama_cpp_and_encode(name: str) -> None:
+def test_explain_parity_ids_are_llama_cpp_and_encode(name: str) -> None:
     m = _model(name)
     # llama.cpp's own ids, where the reference data has them
     for case in inp_out_cases(name)[:60] + special_cases(name):
@@ -83,7 +85,7 @@ ALPHABET = st.one_of(st.characters(blacklist_categories=("Cs",)),
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=st.sampled_from(ALL), text=st.text(alphabet=ALPHABET, max_size=40),
        mode=st.sampled_from(MODES))
-def test_random_text_explains_to_encode(name: str, text: str, mode: tuple[bool, bool]) -> None:
+def test_explain_parity_random_text_equals_encode(name: str, text: str, mode: tuple[bool, bool]) -> None:
     m = _model(name)
     ex = m.explain(text, *mode)
     assert list(ex.ids) == list(m.encode(text, *mode).ids)
@@ -160,6 +162,10 @@ def test_max_chars_refused() -> None:
     with pytest.raises(TokenPrismError, match="at most 10 "):
         m.explain("x" * 11, max_chars=10)
     assert m.explain("x" * 10, max_chars=10).ids == tuple(m.encode("x" * 10).ids)
+    # whatever max_chars says, the ceiling holds (the check comes before any work)
+    with pytest.raises(TokenPrismError, match="^the text has 50,001 characters; explain takes at most 50,000 "
+                                              "whatever max_chars says"):
+        m.explain("x" * 50_001, max_chars=10**9)
 
 
 class _NoTrace:

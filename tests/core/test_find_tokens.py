@@ -1,7 +1,9 @@
 """find-tokens against a brute-force scan of the whole vocabulary, written
-here: every token's decoded bytes tested with ``startswith`` / ``endswith``
-/ ``in`` on the string's UTF-8, on SPM, byte-level BPE, WordPiece and
-Unigram vocabularies; the CLI's json and text; bad strings."""
+here: every token's bytes (``Model.token_bytes``, llama.cpp's
+token_to_piece) tested with ``startswith`` / ``endswith`` / ``in`` on the
+string's UTF-8, literally, on SPM, byte-level BPE, WordPiece and Unigram
+vocabularies; the word-start pieces listed apart; the CLI's json and text;
+bad strings."""
 
 from __future__ import annotations
 
@@ -16,17 +18,18 @@ from tokenprism.core.library.find_tokens import MAX_BYTES, FindError, TokenBytes
 from tokenprism.core.library.resources import demo_models
 from tokenprism.core.library.vocab_query import KIND_NAMES
 
-# ASCII, a byte-fallback letter, CJK, emoji, spaces, a special token's text, a whole common word
-STRINGS = ("Hello world", "naïve", " the", "日本語", "a🙂b", "  x\n", "</s>", "hello", "ing", "é")
+# ASCII, a byte-fallback letter, CJK, emoji, spaces, a special token's text, a whole common word,
+# and strings whose start is a word-start piece's text without its space
+STRINGS = ("Hello world", "naïve", " the", "日本語", "a🙂b", "  x\n", "</s>", "hello", "ing", "é", "é x")
 
 
 def brute_force(model: Model, string: str, word_start_space: bool) -> dict[str, set[int]]:
-    """Every token whose bytes occur in ``string``, by a scan of all of
-    them. ``word_start_space``: a NORMAL token whose bytes start with a
-    space also counts at the string's start without it (the space a
-    SentencePiece / WordPiece word-start ``▁`` stands for)."""
+    """Every token whose bytes occur in ``string``'s UTF-8, literally, by a
+    scan of all of them; and apart, when ``word_start_space`` (SPM / UGM
+    with a space prefix, WPM), the NORMAL tokens whose bytes are a space
+    and then a prefix of the string (a word-start ``▁`` the text lacks)."""
     data = string.encode("utf-8")
-    out: dict[str, set[int]] = {"prefix": set(), "suffix": set(), "substring": set()}
+    out: dict[str, set[int]] = {"prefix": set(), "suffix": set(), "substring": set(), "word_start": set()}
     for i in range(len(model)):
         b = model.token_bytes(i)
         if not b:
@@ -39,10 +42,7 @@ def brute_force(model: Model, string: str, word_start_space: bool) -> dict[str, 
             out["substring"].add(i)
         if (word_start_space and len(b) > 1 and b[:1] == b" " and model.vocab.attrs[i] & Attr.NORMAL
                 and data.startswith(b[1:])):
-            out["prefix"].add(i)
-            out["substring"].add(i)
-            if data == b[1:]:
-                out["suffix"].add(i)
+            out["word_start"].add(i)
     return out
 
 
@@ -54,6 +54,7 @@ def check(model: Model, word_start_space: bool) -> None:
         for rel in ("prefix", "suffix", "substring"):
             assert set(got.relation(rel)) == want[rel], (model.name, s, rel)
             assert list(got.relation(rel)) == sorted(want[rel])
+        assert list(got.word_start) == sorted(want["word_start"]), (model.name, s)
         assert list(got.tokenization) == model.encode(s).ids
         # a token equal to the whole string is in all three
         for i in table.ids_of(s.encode()):
@@ -77,12 +78,17 @@ def test_known_answers(ref_model: Any) -> None:
     found = find_tokens(TokenBytes(spm), "naïve")
     # ï is c3 af: its two byte-fallback tokens are inside, and the word's first piece starts it
     assert {spm.vocab.token_to_id["<0xC3>"], spm.vocab.token_to_id["<0xAF>"]} <= set(found.substring)
-    assert spm.vocab.token_to_id["▁na"] in found.prefix
+    # ▁na writes " na": not literally a prefix of "naïve", but the piece the tokenizer starts it with
+    na = spm.vocab.token_to_id["▁na"]
+    assert na not in found.prefix and na not in found.substring and na in found.word_start
     assert found.tokenization == (1055, 30085, 345)
+    assert spm.vocab.token_to_id["na"] in found.prefix
+    found = find_tokens(TokenBytes(spm), " naïve")  # with the space it is literal
+    assert na in found.prefix and na not in found.word_start
     bert = ref_model("bert-bge")
     found = find_tokens(TokenBytes(bert), "hello")
-    assert found.tokenization == (7592,)  # ▁hello: the whole string, so in all three
-    assert 7592 in found.prefix and 7592 in found.suffix and 7592 in found.substring
+    assert found.tokenization == (7592,)  # ▁hello writes " hello": a word start, in none of the three
+    assert 7592 not in found.prefix + found.suffix + found.substring and 7592 in found.word_start
     gpt2 = ref_model("gpt-2")
     table = TokenBytes(gpt2)
     found = find_tokens(table, " world")
@@ -108,7 +114,8 @@ def test_cli_json_and_text(ref_model: Any, capsys: pytest.CaptureFixture[str]) -
     model = ref_model("gpt-2")
     assert main(["find-tokens", model.path, "Hello", "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert set(doc) == {"prefix", "suffix", "substring", "tokenization"}
+    assert set(doc) == {"prefix", "suffix", "substring", "tokenization", "word_start"}
+    assert doc["word_start"] == []  # byte-level BPE: its Ġ is a real space
     want = brute_force(model, "Hello", False)
     assert doc["prefix"] == sorted(want["prefix"]) and doc["suffix"] == sorted(want["suffix"])
     assert doc["substring"] == sorted(want["substring"])
@@ -122,3 +129,7 @@ def test_cli_json_and_text(ref_model: Any, capsys: pytest.CaptureFixture[str]) -
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "empty" in err
     assert set(KIND_NAMES) >= {"normal", "byte"}
+    bert = ref_model("bert-bge")
+    assert main(["find-tokens", bert.path, "hello"]) == 0
+    out = capsys.readouterr().out
+    assert "prefix (" in out and "word_start, its ▁ standing for the word start (4):\n  normal (4): 7592 ▁hello  3109 ▁hell" in out
