@@ -36,6 +36,15 @@ BUILTIN_TEXTS: tuple[str, ...] = (
     "supercalifragilisticexpialidocious",
     "http://example.com/a?b=c&d=e#f",
     "...!!!???---___",
+    # quotes, brackets and apostrophes as code and prose write them:
+    # llama.cpp's split rules treat punctuation after a space differently
+    'x = "a"; y = \'b\'',
+    'print("it\'s", d["key"], f(a[0]), {"k": [1, 2]})',
+    'She said "hi" and \'bye\' (twice) [sic] {ok}',
+    "the user's `code` <tag> «quoted» “curly” ‘single’",
+    # numbers of 1 to 12 digits, alone and next to letters
+    "7 42 314 2718 31415 271828 3141592 27182818 314159265 2718281828 31415926535 271828182845",
+    "a1 b22 c333 d4444 v1.2.3 x86_64 3rd 10th 1e10 0x1F 12px 2024AD A4B8",
 )
 
 _ALPHABETS = (
@@ -44,6 +53,9 @@ _ALPHABETS = (
     "0123456789",
     "     \t\n",
     ".,;:!?'\"()[]{}<>/\\|-_+=*&^%$#@~`",
+    # code and prose punctuation after spaces and next to words
+    ' "\'=',
+    "()[]{},.:x1",
     "àéîõüñçßøåæœ",
     "αβγδεζηθабвгдежз",
     "日本語中文한국어",

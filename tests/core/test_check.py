@@ -88,6 +88,24 @@ def test_llama3_split_bpe_is_clean_and_a_split_rule_change_is_the_pre_tokenizer(
     assert_stage(result, "pre_tokenizer", short=3)
 
 
+def test_digits_source_over_a_default_pre_gguf_diverges_on_quotes(work: Path) -> None:
+    """Digits + ByteLevel in the source, llama.cpp's 'default' split rule in
+    the GGUF: they cut a quote after a space differently. Both the built-in
+    texts and the random ones must contain such a case."""
+    from tokenizers import pre_tokenizers
+
+    tok = train_byte_level(pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                                    pre_tokenizers.ByteLevel(add_prefix_space=False)]))
+    src = save_hf(tok, work / "digits")
+    model = to_gguf(src, work / "digits.gguf")
+    assert model.vocab.pre == "default"
+    assert any('"' in t for t in BUILTIN_TEXTS)
+    assert_stage(run(model, src, texts=BUILTIN_TEXTS), "pre_tokenizer", short=2)
+    randoms = random_texts(40, 0)
+    assert sum(' "' in t for t in randoms) >= 2
+    assert_stage(run(model, src, texts=randoms), "pre_tokenizer", short=2)
+
+
 def test_added_token_is_reported(bpe: tuple[Any, Path, Model], work: Path) -> None:
     tok, _, model = bpe
     altered = tk.Tokenizer.from_str(tok.to_str())
@@ -127,6 +145,38 @@ def test_merge_order_is_the_model(bpe: tuple[Any, Path, Model], work: Path) -> N
     folder.mkdir()
     (folder / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
     assert_stage(run(model, folder), "model", short=3)
+
+
+def test_prefix_space_added_by_the_pre_tokenizer_is_the_pre_tokenizer(bpe: tuple[Any, Path, Model],
+                                                                      work: Path) -> None:
+    """ByteLevel(add_prefix_space=True) in the source: the space it adds
+    shows in its words (not in offsets into the text), so the stage is the
+    pre-tokenizer's, not the model's."""
+    from tokenizers import pre_tokenizers
+
+    tok, _, model = bpe
+    altered = tk.Tokenizer.from_str(tok.to_str())
+    altered.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    result = run(model, save_hf(altered, work / "bpe-prefix"))
+    assert_stage(result, "pre_tokenizer", short=1)
+    assert any("source [' " in d.why for d in result.divergences)
+
+
+def test_one_removed_byte_token_is_byte_fallback(bpe: tuple[Any, Path, Model], work: Path) -> None:
+    """Exactly one of the 256 byte tokens (0xF0, the lead byte of every
+    emoji, which no merge uses) taken out of the source's vocabulary."""
+    tok, src, model = bpe
+    doc = json.loads((src / "tokenizer.json").read_text(encoding="utf-8"))
+    glyph = "\u00f0"  # byte 0xF0 in the byte-level alphabet
+    merges = [m if isinstance(m, list) else m.split(" ") for m in doc["model"]["merges"]]
+    assert not any(glyph in m for m in merges)
+    doc["model"]["vocab"]["<no byte 0xF0>"] = doc["model"]["vocab"].pop(glyph)
+    folder = work / "bpe-one-byte-gone"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
+    result = run(model, folder)
+    assert_stage(result, "byte_fallback", short=1)
+    assert "\U0001f642" in {d.text for d in result.divergences}  # 🙂 of the built-in texts
 
 
 def test_folder_config_bos_rule_is_the_reference(bpe: tuple[Any, Path, Model], work: Path) -> None:
@@ -550,3 +600,73 @@ def test_source_tokens_have_the_ids_and_spans_of_the_text(bpe: tuple[Any, Path, 
             for i, g in enumerate(st_.groups):
                 same = [j for j, h in enumerate(enc.groups) if h == g] if g >= 0 else [i]
                 assert (bs[i], be[i]) == (min(enc.byte_starts[j] for j in same), max(enc.byte_ends[j] for j in same))
+
+
+# ---- metadata: BOS/EOS ids and the space prefix ------------------------------------
+
+@pytest.mark.parametrize(("changes", "code", "says"), [
+    ({"tokenizer.ggml.bos_token_id": None, "tokenizer.ggml.add_bos_token": True}, "add_bos_without_token",
+     "tokenizer.ggml.bos_token_id is missing"),
+    ({"tokenizer.ggml.eos_token_id": None, "tokenizer.ggml.add_eos_token": True}, "add_eos_without_token",
+     "tokenizer.ggml.eos_token_id is missing"),
+    ({"tokenizer.ggml.bos_token_id": 1_000_000, "tokenizer.ggml.add_bos_token": True}, "bos_token_out_of_range",
+     "1000000, outside the 32000-token vocabulary"),
+    ({"tokenizer.ggml.eos_token_id": 40_000, "tokenizer.ggml.add_eos_token": True}, "eos_token_out_of_range",
+     "40000, outside the 32000-token vocabulary"),
+    ({"tokenizer.ggml.bos_token_id": 1_000_000, "tokenizer.ggml.add_bos_token": False}, None, ""),
+])
+def test_add_bos_eos_without_a_valid_token(changes: dict[str, Any], code: str | None, says: str,
+                                           tmp_path: Path) -> None:
+    folder = reference_vocabs()
+    if folder is None:
+        pytest.skip("reference vocabularies not available")
+    from tests.gguf_patch import patched_gguf
+
+    model = open_model(patched_gguf(folder / "ggml-vocab-llama-spm.gguf", tmp_path / "v.gguf", changes))
+    warnings = metadata_warnings(model)
+    assert [w.code for w in warnings] == ([code] if code else [])
+    if code:
+        assert says in warnings[0].message and "default id" in warnings[0].message
+
+
+def test_add_space_prefix_on_a_byte_level_vocabulary_is_ignored(tmp_path: Path) -> None:
+    folder = reference_vocabs()
+    if folder is None:
+        pytest.skip("reference vocabularies not available")
+    from tests.gguf_patch import patched_gguf
+
+    model = open_model(patched_gguf(folder / "ggml-vocab-gpt-2.gguf", tmp_path / "v.gguf",
+                                    {"tokenizer.ggml.add_space_prefix": True}))
+    assert [w.code for w in metadata_warnings(model)] == ["add_space_prefix_ignored"]
+
+
+def spm_vocab(path: Path, marked: int, plain: int, space_prefix: bool | None) -> Model:
+    """An SPM vocabulary (<unk>, <s>, </s>, 256 bytes) with ``marked`` word
+    pieces that start with U+2581 and ``plain`` ones that do not."""
+    from tests.ggufmaker import write_vocab_gguf
+
+    words = [f"\u2581w{chr(0x61 + k % 26)}{k}" for k in range(marked)] + [f"q{chr(0x61 + k % 26)}{k}"
+                                                                          for k in range(plain)]
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)] + ["\u2581", "a", "q", "w"] + words
+    types = [2, 3, 3] + [6] * 256 + [1] * (4 + len(words))
+    extra: dict[str, object] = {"tokenizer.ggml.bos_token_id": 1, "tokenizer.ggml.eos_token_id": 2}
+    if space_prefix is not None:
+        extra["tokenizer.ggml.add_space_prefix"] = space_prefix
+    return open_model(write_vocab_gguf(path, tokens, "llama", types=types,
+                                       scores=[-float(i) for i in range(len(tokens))], extra=extra))
+
+
+@pytest.mark.parametrize(("marked", "plain", "space_prefix", "codes"), [
+    (190, 10, False, ["add_space_prefix_off"]),   # 95 % marked, no prefix
+    (190, 10, True, []),
+    (100, 100, False, []),                        # half and half: both are seen in real files
+    (100, 100, None, []),
+    (10, 190, True, ["add_space_prefix_unmarked"]),
+    (10, 190, None, ["add_space_prefix_unmarked"]),  # SPM's default is to add the prefix
+    (10, 190, False, []),
+    (60, 0, False, []),                           # too few word pieces to judge
+])
+def test_space_prefix_against_the_word_marker(marked: int, plain: int, space_prefix: bool | None,
+                                              codes: list[str], tmp_path: Path) -> None:
+    model = spm_vocab(tmp_path / "spm.gguf", marked, plain, space_prefix)
+    assert [w.code for w in metadata_warnings(model)] == codes
