@@ -424,6 +424,34 @@ def test_cli_json_and_exit_codes(bpe: tuple[Any, Path, Model], work: Path, split
     assert main(["check", model.path, "--against", str(src), "--cases", "-1"]) == 1
 
 
+def test_texts_file_modes_and_a_non_utf8_file(bpe: tuple[Any, Path, Model], tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from tokenprism.app.cli.check import TEXTS_MODES
+    from tokenprism.core.check.texts import TEXTS_MODES as CORE_MODES
+
+    assert TEXTS_MODES == CORE_MODES
+    f = tmp_path / "texts.txt"
+    f.write_bytes(b"\xef\xbb\xbfpath C:\\new\\table\r\n\n  indented\tline \n\\\\n")
+    assert read_texts(str(f)) == ["path C:\\new\\table", "  indented\tline ", "\\\\n"]
+    assert read_texts(str(f), "file") == ["path C:\\new\\table\r\n\n  indented\tline \n\\\\n"]
+    assert read_texts(str(f), "escaped") == ["path C:\new\table", "  indented\tline ", "\\n"]
+
+    _, src, model = bpe
+    argv = ["check", model.path, "--against", str(src), "--cases", "0", "--format", "json", "--texts", str(f)]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["texts_checked"] == len(BUILTIN_TEXTS) + 3
+    assert main(argv + ["--texts-mode", "file"]) == 0
+    assert json.loads(capsys.readouterr().out)["texts_checked"] == len(BUILTIN_TEXTS) + 1
+
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes("ok\ncaf\u00e9\n".encode("latin-1"))
+    assert main(argv[:-1] + [str(bad)]) == 1
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert captured.out == "" and len(err) == 1
+    assert "not UTF-8 (byte 0xE9 at offset 6, line 2)" in err[0]
+
+
 # ---- metadata warnings -----------------------------------------------------------
 
 # the reference vocabularies' warnings, each true of the file: two were
