@@ -632,25 +632,29 @@ def test_source_tokens_have_the_ids_and_spans_of_the_text(bpe: tuple[Any, Path, 
 
 # ---- metadata: BOS/EOS ids and the space prefix ------------------------------------
 
+DEMO = Path(__file__).resolve().parents[2] / "resources"
+
+
 @pytest.mark.parametrize(("changes", "code", "says"), [
     ({"tokenizer.ggml.bos_token_id": None, "tokenizer.ggml.add_bos_token": True}, "add_bos_without_token",
      "tokenizer.ggml.bos_token_id is missing"),
     ({"tokenizer.ggml.eos_token_id": None, "tokenizer.ggml.add_eos_token": True}, "add_eos_without_token",
      "tokenizer.ggml.eos_token_id is missing"),
     ({"tokenizer.ggml.bos_token_id": 1_000_000, "tokenizer.ggml.add_bos_token": True}, "bos_token_out_of_range",
-     "1000000, outside the 32000-token vocabulary"),
-    ({"tokenizer.ggml.eos_token_id": 40_000, "tokenizer.ggml.add_eos_token": True}, "eos_token_out_of_range",
-     "40000, outside the 32000-token vocabulary"),
+     "1000000, outside the 1500-token vocabulary"),
+    ({"tokenizer.ggml.eos_token_id": 1500, "tokenizer.ggml.add_eos_token": True}, "eos_token_out_of_range",
+     "1500, outside the 1500-token vocabulary"),
     ({"tokenizer.ggml.bos_token_id": 1_000_000, "tokenizer.ggml.add_bos_token": False}, None, ""),
+    ({"tokenizer.ggml.eos_token_id": 2, "tokenizer.ggml.add_eos_token": True}, None, ""),  # a valid one
 ])
 def test_add_bos_eos_without_a_valid_token(changes: dict[str, Any], code: str | None, says: str,
                                            tmp_path: Path) -> None:
-    folder = reference_vocabs()
-    if folder is None:
-        pytest.skip("reference vocabularies not available")
+    """The bundled SPM demo (1500 pieces, add_bos on, BOS 1) with its
+    BOS/EOS metadata patched: llama.cpp falls back to its default ids."""
     from tests.gguf_patch import patched_gguf
 
-    model = open_model(patched_gguf(folder / "ggml-vocab-llama-spm.gguf", tmp_path / "v.gguf", changes))
+    assert metadata_warnings(open_model(DEMO / "demo-spm.gguf")) == []
+    model = open_model(patched_gguf(DEMO / "demo-spm.gguf", tmp_path / "v.gguf", changes))
     warnings = metadata_warnings(model)
     assert [w.code for w in warnings] == ([code] if code else [])
     if code:
@@ -658,12 +662,9 @@ def test_add_bos_eos_without_a_valid_token(changes: dict[str, Any], code: str | 
 
 
 def test_add_space_prefix_on_a_byte_level_vocabulary_is_ignored(tmp_path: Path) -> None:
-    folder = reference_vocabs()
-    if folder is None:
-        pytest.skip("reference vocabularies not available")
     from tests.gguf_patch import patched_gguf
 
-    model = open_model(patched_gguf(folder / "ggml-vocab-gpt-2.gguf", tmp_path / "v.gguf",
+    model = open_model(patched_gguf(DEMO / "demo-bpe.gguf", tmp_path / "v.gguf",
                                     {"tokenizer.ggml.add_space_prefix": True}))
     assert [w.code for w in metadata_warnings(model)] == ["add_space_prefix_ignored"]
 
