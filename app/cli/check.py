@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 EXIT_DIVERGES = 4
 EXIT_ERROR = 1
 CHECK_FORMATS = ("text", "json")
+# core.check.texts.TEXTS_MODES, written here: importing the check service
+# would slow every command's start-up (tests/core/test_check.py compares)
+TEXTS_MODES = ("lines", "file", "escaped")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -37,7 +40,11 @@ def add_parser(subparsers: Any) -> None:
     s.usage_status = EXIT_ERROR
     s.add_argument("model", metavar="MODEL.gguf")
     s.add_argument("--against", metavar="SOURCE", help="tokenizer.json, .model, or a folder holding one")
-    s.add_argument("--texts", metavar="FILE", help="also check each line of FILE (UTF-8)")
+    s.add_argument("--texts", metavar="FILE", help="also check the texts of FILE (UTF-8; see --texts-mode)")
+    s.add_argument("--texts-mode", choices=TEXTS_MODES, default="lines",
+                   help="lines (default): each non-empty line as written; file: the whole file as one "
+                        "text; escaped: lines in which \\n \\t \\r \\\\ stand for newline, tab, "
+                        "carriage return, backslash")
     s.add_argument("--cases", type=int, default=200, metavar="N",
                    help="random texts to generate (default 200)")
     s.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the random texts (default 0)")
@@ -55,10 +62,7 @@ def _texts(args: argparse.Namespace) -> list[str]:
         raise CheckError(f"--cases must be 0 or more, not {args.cases}")
     texts = list(BUILTIN_TEXTS) + random_texts(args.cases, args.seed)
     if args.texts is not None:
-        try:
-            texts += read_texts(args.texts)
-        except OSError as e:
-            raise CheckError(f"{args.texts}: {e.strerror or e}") from None
+        texts += read_texts(args.texts, args.texts_mode)  # its errors are one-line CheckErrors
     return texts
 
 

@@ -6,7 +6,8 @@ Without ``--model`` it uses the bundled demo models (SPM, BPE, UGM, WPM) and
 the welcome text. Writes ``<kind>.png`` (editor and token table),
 ``chips.png`` (the chips view), ``dark.png`` (a dark palette) and, with a
 UGM model, ``normalized.png`` (the text as that model sees it) into
-OUT_DIR; ``--compare`` writes ``compare.png`` and ``--chat`` ``chat.png`` (default ``docs/screenshots``). Runs offscreen unless
+OUT_DIR; ``--compare`` writes ``compare.png``, ``--chat`` ``chat.png`` and
+``--check GGUF SOURCE`` ``check.png`` (default ``docs/screenshots``). Runs offscreen unless
 ``QT_QPA_PLATFORM`` is set, and never touches the user's settings.
 """
 
@@ -255,6 +256,40 @@ def render_chat(out: Path, path: Path, other: Path | None = None, size: tuple[in
     return out
 
 
+def render_check(out: Path, model: Path, source: str, pick: str = "",
+                 size: tuple[int, int] = (1000, 700)) -> Path:
+    """The check window (Tokenize ▸ Check Against Source…) of ``model``
+    against ``source`` (shown as given: pass a path relative to the current
+    folder to keep temporary folders out of the picture), with the minimal
+    string ``pick`` (else the first) clicked, saved as ``out``."""
+    from .qt_check import CheckFeature
+
+    with scratch_window(out) as (app, window):
+        window.open_path(str(model))
+        wait_for(lambda: window.model_info is not None)
+        window.editor.setPlainText("")
+        feature = window.findChild(CheckFeature)
+        assert feature is not None
+        view = feature.show()
+        view.resize(*size)
+        view.start(source)
+        wait_for(lambda: not view.running, 300.0)
+        result = view.outcome.result if view.outcome is not None else None
+        texts = [d.text for d in result.divergences] if result is not None else []
+        row = texts.index(pick) if pick in texts else 0
+        if texts:
+            drawn: list[bool] = []
+            view.lanesUpdated.connect(lambda: drawn.append(True))
+            view.table.selectRow(row)
+            wait_for(lambda: bool(drawn))
+        app.processEvents()
+        view.grab().save(str(out))
+        view.close()
+        window.shutdown()
+        window.close()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tokenprism.app.qt.screenshots", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -265,6 +300,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="only write compare.png: the compare view of these models (repeatable)")
     ap.add_argument("--chat", nargs="+", metavar="PATH",
                     help="only write chat.png: the chat view of a model (and a second one beside it)")
+    ap.add_argument("--check", nargs=2, metavar=("GGUF", "SOURCE"),
+                    help="only write check.png: the check window of GGUF against SOURCE")
+    ap.add_argument("--pick", default="", help="with --check: the minimal string to click")
     ap.add_argument("--width", type=int, default=1280)
     ap.add_argument("--height", type=int, default=760)
     ap.add_argument("--scale", type=float, default=1.0, help="device pixel ratio (2 for sharp images)")
@@ -275,6 +313,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare:
         app = QApplication.instance() or QApplication(sys.argv[:1])
         print(render_compare(Path(args.out) / "compare.png", [Path(p) for p in args.compare]))
+        del app
+        return 0
+    if args.check:
+        app = QApplication.instance() or QApplication(sys.argv[:1])
+        print(render_check(Path(args.out) / "check.png", Path(args.check[0]), args.check[1], args.pick))
         del app
         return 0
     if args.chat:

@@ -85,23 +85,81 @@ def _pre_warnings(model: Model) -> list[MetadataWarning]:
     return []
 
 
-def _flag_warnings(model: Model) -> list[MetadataWarning]:
+def _end_token_warnings(model: Model) -> list[MetadataWarning]:
+    """add_bos/add_eos on, but the token they add is not named or named
+    outside the vocabulary: llama.cpp then adds its built-in default id."""
     cfg, vocab = model.config, model.vocab
+    meta = model.gguf.metadata
     out: list[MetadataWarning] = []
     n = len(vocab.pieces)
     for flag, name, on in (("add_bos", "bos", cfg.add_bos), ("add_eos", "eos", cfg.add_eos)):
-        tid = cfg.special_ids.get(name)
-        if on and vocab.flags.get(flag) is True and (tid is None or not 0 <= tid < n):
+        if not on or vocab.flags.get(flag) is not True:
+            continue
+        key = _ID_KEYS[name]
+        entry = meta.get(key)
+        used = cfg.special_ids.get(name)
+        fallback = (f"llama.cpp adds its default id {used} ({vocab.pieces[used]!r}) instead, which may not be "
+                    f"this model's {name.upper()}" if used is not None and 0 <= used < n
+                    else "llama.cpp has no id to add")
+        if entry is None:
             out.append(MetadataWarning(
                 f"{flag}_without_token",
-                f"tokenizer.ggml.{flag}_token is true but the file names no valid {name.upper()} token "
-                f"({'none' if tid is None else tid}): every add_special encode adds nothing or fails"))
-    if vocab.model in ("gpt2", "bert") and vocab.flags.get("add_space_prefix") is True:
-        out.append(MetadataWarning(
-            "add_space_prefix_ignored",
-            f"tokenizer.ggml.add_space_prefix is true on a {vocab.model} vocabulary, whose tokenizer never "
-            f"adds a space prefix: the flag says the conversion expected SentencePiece-style pieces"))
+                f"tokenizer.ggml.{flag}_token is true but the file names no {name.upper()} token ({key} is "
+                f"missing): {fallback}"))
+        elif not isinstance(entry.value, int) or not 0 <= entry.value < n:
+            out.append(MetadataWarning(
+                f"{name}_token_out_of_range",
+                f"tokenizer.ggml.{flag}_token is true but {key} is {entry.value!r}, outside the {n}-token "
+                f"vocabulary: llama.cpp logs 'bad special token' and {fallback.removeprefix('llama.cpp ')}"))
     return out
+
+
+# in SentencePiece-style vocabularies the share of word pieces (two or more
+# characters, starting with a letter) that carry the U+2581 word marker:
+# llama.cpp's reference vocabularies lie between 0.48 and 0.66 whatever
+# their add_space_prefix; beyond these bounds the flag contradicts the pieces
+_MARKED_MOST, _MARKED_FEW, _MIN_WORD_PIECES = 0.9, 0.1, 100
+
+
+def _marked_share(model: Model) -> float | None:
+    vocab = model.vocab
+    words = marked = 0
+    for piece, attr in zip(vocab.pieces, vocab.attrs):
+        core = piece.lstrip("\u2581")
+        if attr & Attr.NORMAL and len(core) >= 2 and core[0].isalpha():
+            words += 1
+            marked += piece != core
+    return marked / words if words >= _MIN_WORD_PIECES else None
+
+
+def _space_prefix_warnings(model: Model) -> list[MetadataWarning]:
+    vocab = model.vocab
+    if vocab.model in ("gpt2", "bert"):
+        if vocab.flags.get("add_space_prefix") is True:
+            return [MetadataWarning(
+                "add_space_prefix_ignored",
+                f"tokenizer.ggml.add_space_prefix is true on a {vocab.model} vocabulary, whose tokenizer never "
+                f"adds a space prefix: the flag says the conversion expected SentencePiece-style pieces")]
+        return []
+    if vocab.model not in ("llama", "t5"):
+        return []
+    share = _marked_share(model)
+    if share is None:
+        return []
+    if share >= _MARKED_MOST and vocab.flags.get("add_space_prefix") is False:
+        return [MetadataWarning(
+            "add_space_prefix_off",
+            f"tokenizer.ggml.add_space_prefix is false, but {share:.0%} of the word pieces start with the "
+            f"U+2581 word marker, as in a vocabulary trained with a space prefix: the first word of every "
+            f"text then gets pieces without the marker and tokenizes differently from the original")]
+    if share <= _MARKED_FEW and model.config.add_space_prefix:
+        return [MetadataWarning(
+            "add_space_prefix_unmarked",
+            f"a space prefix is added (tokenizer.ggml.add_space_prefix is "
+            f"{'true' if vocab.flags.get('add_space_prefix') else 'unset, true by default'}), but only "
+            f"{share:.0%} of the word pieces start with the U+2581 word marker: the prefix makes the first "
+            f"word's pieces ones the vocabulary hardly has")]
+    return []
 
 
 def _type_warnings(model: Model) -> list[MetadataWarning]:
@@ -152,4 +210,5 @@ def _unreachable_warnings(model: Model) -> list[MetadataWarning]:
 
 def metadata_warnings(model: Model) -> list[MetadataWarning]:
     """What looks stale or wrong in ``model``'s tokenizer metadata."""
-    return _pre_warnings(model) + _flag_warnings(model) + _type_warnings(model) + _unreachable_warnings(model)
+    return (_pre_warnings(model) + _end_token_warnings(model) + _space_prefix_warnings(model)
+            + _type_warnings(model) + _unreachable_warnings(model))

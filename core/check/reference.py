@@ -120,6 +120,8 @@ class HFReference:
         self._unk = self._unk_id()
         self._vocab: list[str] | None = None
         self._plain: Any = None
+        self._bytes: Any = None
+        self._kind: str | None = None
 
     def _unk_id(self) -> int | None:
         model = self.tok.model
@@ -167,9 +169,31 @@ class HFReference:
         norm = self.normalized(text) or ""
         if pre is None:
             return [norm] if norm else []
-        # offsets point into the normalized text: the words as text, not in
-        # the byte-level alphabet the pre-tokenizer may map them to
-        return [norm[a:b] for _, (a, b) in pre.pre_tokenize_str(norm)]
+        # the pre-tokenizer's own output, not offset slices of the text:
+        # what it adds (ByteLevel's prefix space, Metaspace's U+2581) is
+        # part of the stage and must show; back from the byte-level
+        # alphabet to text with the library's own decoder
+        words = [str(w) for w, _ in pre.pre_tokenize_str(norm)]
+        kind = self._pre_kind()
+        if kind == "ByteLevel":
+            decoder = self._byte_decoder()
+            return [str(decoder.decode([w])) for w in words]
+        if kind == "Metaspace":
+            return [w.replace("\u2581", " ") for w in words]
+        return words
+
+    def _pre_kind(self) -> str:
+        """"ByteLevel" or "Metaspace" when the pre-tokenizer (or a step of
+        its sequence) maps words into that alphabet, "" otherwise."""
+        if self._kind is None:  # once: to_str() writes the whole vocabulary
+            shown = json.dumps(json.loads(self.tok.to_str()).get("pre_tokenizer"))
+            self._kind = "ByteLevel" if '"ByteLevel"' in shown else "Metaspace" if '"Metaspace"' in shown else ""
+        return self._kind
+
+    def _byte_decoder(self) -> Any:
+        if self._bytes is None:
+            self._bytes = _library("tokenizers", "a tokenizer.json").decoders.ByteLevel()
+        return self._bytes
 
     def _unsplit(self) -> Any:
         """A copy of the tokenizer without its normalizer and whose

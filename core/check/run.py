@@ -242,6 +242,17 @@ def _special_ids(sides: _Sides, text: str) -> tuple[list[int], list[int]]:
     return ours, theirs
 
 
+def _byte_piece_missing(model: Model, ref: Reference, token_id: int) -> bool:
+    """Whether ``token_id`` is one of a byte-level vocabulary's 256 byte
+    tokens (a piece of one byte: its byte fallback) that the source lacks."""
+    if model.vocab.model != "gpt2" or not 0 <= token_id < len(model.vocab.pieces):
+        return False
+    if len(model.token_bytes(token_id)) != 1:
+        return False
+    theirs = ref.pieces()
+    return not (token_id < len(theirs) and _piece_key(theirs[token_id]) == _piece_key(model.vocab.pieces[token_id]))
+
+
 def classify(sides: _Sides, text: str, add_special: bool) -> tuple[str, str]:
     """(stage, why) for a diverging ``text``."""
     model, ref = sides.model, sides.ref
@@ -303,6 +314,9 @@ def classify(sides: _Sides, text: str, add_special: bool) -> tuple[str, str]:
         gguf_byte = 0 <= i < len(attrs) and bool(attrs[i] & (Attr.BYTE | Attr.UNKNOWN))
         if gguf_byte or ref.is_byte(i) or ref.is_unknown(i):
             return "byte_fallback", "the differing tokens are byte or unknown tokens"
+        if _byte_piece_missing(model, ref, i):
+            return "byte_fallback", (f"the GGUF's byte token {i} {model.vocab.pieces[i]!r} is missing from the "
+                                     f"source, whose model drops (or replaces) that byte")
     if our_words is not None and their_words is not None or model.kind in ("SPM", "UGM"):
         return "model", "the same words (normalized alike) become different tokens"
     return "unknown", "normalizer and special tokens agree; the words could not be compared"

@@ -88,6 +88,24 @@ def test_llama3_split_bpe_is_clean_and_a_split_rule_change_is_the_pre_tokenizer(
     assert_stage(result, "pre_tokenizer", short=3)
 
 
+def test_digits_source_over_a_default_pre_gguf_diverges_on_quotes(work: Path) -> None:
+    """Digits + ByteLevel in the source, llama.cpp's 'default' split rule in
+    the GGUF: they cut a quote after a space differently. Both the built-in
+    texts and the random ones must contain such a case."""
+    from tokenizers import pre_tokenizers
+
+    tok = train_byte_level(pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                                    pre_tokenizers.ByteLevel(add_prefix_space=False)]))
+    src = save_hf(tok, work / "digits")
+    model = to_gguf(src, work / "digits.gguf")
+    assert model.vocab.pre == "default"
+    assert any('"' in t for t in BUILTIN_TEXTS)
+    assert_stage(run(model, src, texts=BUILTIN_TEXTS), "pre_tokenizer", short=2)
+    randoms = random_texts(40, 0)
+    assert sum(' "' in t for t in randoms) >= 2
+    assert_stage(run(model, src, texts=randoms), "pre_tokenizer", short=2)
+
+
 def test_added_token_is_reported(bpe: tuple[Any, Path, Model], work: Path) -> None:
     tok, _, model = bpe
     altered = tk.Tokenizer.from_str(tok.to_str())
@@ -127,6 +145,38 @@ def test_merge_order_is_the_model(bpe: tuple[Any, Path, Model], work: Path) -> N
     folder.mkdir()
     (folder / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
     assert_stage(run(model, folder), "model", short=3)
+
+
+def test_prefix_space_added_by_the_pre_tokenizer_is_the_pre_tokenizer(bpe: tuple[Any, Path, Model],
+                                                                      work: Path) -> None:
+    """ByteLevel(add_prefix_space=True) in the source: the space it adds
+    shows in its words (not in offsets into the text), so the stage is the
+    pre-tokenizer's, not the model's."""
+    from tokenizers import pre_tokenizers
+
+    tok, _, model = bpe
+    altered = tk.Tokenizer.from_str(tok.to_str())
+    altered.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    result = run(model, save_hf(altered, work / "bpe-prefix"))
+    assert_stage(result, "pre_tokenizer", short=1)
+    assert any("source [' " in d.why for d in result.divergences)
+
+
+def test_one_removed_byte_token_is_byte_fallback(bpe: tuple[Any, Path, Model], work: Path) -> None:
+    """Exactly one of the 256 byte tokens (0xF0, the lead byte of every
+    emoji, which no merge uses) taken out of the source's vocabulary."""
+    tok, src, model = bpe
+    doc = json.loads((src / "tokenizer.json").read_text(encoding="utf-8"))
+    glyph = "\u00f0"  # byte 0xF0 in the byte-level alphabet
+    merges = [m if isinstance(m, list) else m.split(" ") for m in doc["model"]["merges"]]
+    assert not any(glyph in m for m in merges)
+    doc["model"]["vocab"]["<no byte 0xF0>"] = doc["model"]["vocab"].pop(glyph)
+    folder = work / "bpe-one-byte-gone"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_text(json.dumps(doc), encoding="utf-8")
+    result = run(model, folder)
+    assert_stage(result, "byte_fallback", short=1)
+    assert "\U0001f642" in {d.text for d in result.divergences}  # 🙂 of the built-in texts
 
 
 def test_folder_config_bos_rule_is_the_reference(bpe: tuple[Any, Path, Model], work: Path) -> None:
@@ -374,50 +424,35 @@ def test_cli_json_and_exit_codes(bpe: tuple[Any, Path, Model], work: Path, split
     assert main(["check", model.path, "--against", str(src), "--cases", "-1"]) == 1
 
 
-# ---- metadata warnings -----------------------------------------------------------
+def test_texts_file_modes_and_a_non_utf8_file(bpe: tuple[Any, Path, Model], tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    from tokenprism.app.cli.check import TEXTS_MODES
+    from tokenprism.core.check.texts import TEXTS_MODES as CORE_MODES
 
-# the reference vocabularies' warnings, each true of the file: two were
-# converted before tokenizer.ggml.pre existed; aquila's BOS/EOS/UNK is typed
-# NORMAL (and, being NORMAL, is formed by no merge); command-r writes 1403
-# pieces as raw characters rather than in the byte-level alphabet, so
-# llama.cpp can never produce them
-EXPLAINED = {
-    "aquila": {"bpe_pre_missing", "control_typed_normal"},
-    "gpt-neox": {"bpe_pre_missing"},
-    "command-r": {"unreachable_tokens"},
-}
+    assert TEXTS_MODES == CORE_MODES
+    f = tmp_path / "texts.txt"
+    f.write_bytes(b"\xef\xbb\xbfpath C:\\new\\table\r\n\n  indented\tline \n\\\\n")
+    assert read_texts(str(f)) == ["path C:\\new\\table", "  indented\tline ", "\\\\n"]
+    assert read_texts(str(f), "file") == ["path C:\\new\\table\r\n\n  indented\tline \n\\\\n"]
+    assert read_texts(str(f), "escaped") == ["path C:\new\table", "  indented\tline ", "\\n"]
 
+    _, src, model = bpe
+    argv = ["check", model.path, "--against", str(src), "--cases", "0", "--format", "json", "--texts", str(f)]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["texts_checked"] == len(BUILTIN_TEXTS) + 3
+    assert main(argv + ["--texts-mode", "file"]) == 0
+    assert json.loads(capsys.readouterr().out)["texts_checked"] == len(BUILTIN_TEXTS) + 1
 
-def reference_vocabs() -> Path | None:
-    from tests import refdata
-    d = refdata.VOCAB_DIR
-    return Path(d) if d else None
-
-
-def test_reference_vocabularies_get_no_false_warning() -> None:
-    folder = reference_vocabs()
-    if folder is None:
-        pytest.skip("reference vocabularies not available")
-    files = sorted(folder.glob("ggml-vocab-*.gguf"))
-    assert len(files) == 19
-    for f in files:
-        name = f.name.removeprefix("ggml-vocab-").removesuffix(".gguf")
-        codes = {w.code for w in metadata_warnings(open_model(f))}
-        assert codes == EXPLAINED.get(name, set()), name
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes("ok\ncaf\u00e9\n".encode("latin-1"))
+    assert main(argv[:-1] + [str(bad)]) == 1
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert captured.out == "" and len(err) == 1
+    assert "not UTF-8 (byte 0xE9 at offset 6, line 2)" in err[0]
 
 
-def test_stale_default_pre_over_a_llama3_vocabulary(tmp_path: Path) -> None:
-    folder = reference_vocabs()
-    if folder is None:
-        pytest.skip("reference vocabularies not available")
-    from tests.gguf_patch import patched_gguf
-
-    stale = patched_gguf(folder / "ggml-vocab-llama-bpe.gguf", tmp_path / "stale.gguf",
-                         {"tokenizer.ggml.pre": "default"})
-    warnings = metadata_warnings(open_model(stale))
-    assert [w.code for w in warnings] == ["bpe_pre_stale"]
-    assert "llama-3" in warnings[0].message and "#7476" in warnings[0].message
-
+# ---- metadata warnings (tests/core/test_check_metadata.py has the rest) ------------
 
 def test_metadata_warnings_of_a_converted_source(bpe: tuple[Any, Path, Model]) -> None:
     assert metadata_warnings(bpe[2]) == []

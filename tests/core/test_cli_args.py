@@ -55,7 +55,7 @@ ORDER_CASES: dict[str, tuple[list[str], list[list[str]]]] = {
     "decode": (["m.gguf", "1", "2", "3"], [["--text-only"]]),
     "compare": (["a.gguf", "b.gguf", "Hello"], [["--format", "json"], ["--add-special"], ["-o", "x.csv"]]),
     "convert": (["tokenizer.json"], [["-o", "out.gguf"], ["--name", "demo"], ["-q"]]),
-    "check": (["m.gguf"], [["--against", "src"], ["--texts", "t.txt"], ["--cases", "5"], ["--seed", "2"],
+    "check": (["m.gguf"], [["--against", "src"], ["--texts", "t.txt"], ["--texts-mode", "file"], ["--cases", "5"], ["--seed", "2"],
                            ["--add-special"], ["--format", "json"]]),
     "chat": (["m.gguf"], [["--messages", "c.json"], ["--template", "rag"], ["--tools", "t.json"],
                           ["--add-generation-prompt"], ["--add-special"], ["--format", "json"], ["--timeout", "1"],
