@@ -15,7 +15,7 @@ import html
 import os
 import threading
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QColor, QFontDatabase, QFontMetrics, QKeySequence
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QListWidget, QListWidgetItem,
                                QProgressBar, QPushButton, QSplitter, QTableWidget, QTableWidgetItem, QVBoxLayout,
@@ -31,6 +31,7 @@ from .qt_background import QBackground
 from .qt_compare_lanes import LaneData, QCompareLanes
 from .qt_source_lane import choose_source, describe_source_error
 from .qt_zoom import zoom_keys, zoom_widgets
+from .qt_feature import WindowFeature, bring_up
 from .window_parts import WindowParts
 
 CHECK_SHORTCUT = "Ctrl+Shift+U"
@@ -333,38 +334,21 @@ class QCheckWindow(QWidget):
         self.lane_jobs.shutdown()
 
 
-class CheckFeature(QObject):
+class CheckFeature(WindowFeature):
     """Tokenize ▸ Check Against Source… of one main window (the results
     window is made on first use)."""
 
     def __init__(self, window: WindowParts) -> None:
-        super().__init__(window)
-        self.setObjectName("checkFeature")
-        self.window = window
+        super().__init__(window, "checkFeature", "Check Against &Source…", CHECK_SHORTCUT,
+                         "Does this GGUF tokenize like the tokenizer.json or .model it was converted from? "
+                         "Finds minimal diverging strings and the stage at fault", "tokenize", separate=True)
         self.view: QCheckWindow | None = None
-        self.act = QAction("Check Against &Source…", window)
-        self.act.setShortcut(QKeySequence(CHECK_SHORTCUT))
-        self.act.setToolTip("Does this GGUF tokenize like the tokenizer.json or .model it was converted from? "
-                            f"Finds minimal diverging strings and the stage at fault ({CHECK_SHORTCUT})")
         self.act.triggered.connect(self.choose)
-        window.addAction(self.act)
-        menu = window.menus["tokenize"]
-        menu.setToolTipsVisible(True)
-        menu.addSeparator()
-        menu.addAction(self.act)
-        window.installEventFilter(self)
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-        if obj is self.window and event.type() == QEvent.Type.Close:
-            self.shutdown()
-        return False
 
     def show(self) -> QCheckWindow:
         if self.view is None:
             self.view = QCheckWindow(self.window)
-        self.view.show()
-        self.view.raise_()
-        self.view.activateWindow()
+        bring_up(self.view)
         return self.view
 
     def choose(self, _checked: bool = False) -> None:

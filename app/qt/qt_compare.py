@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-from PySide6.QtCore import QEvent, QObject, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QColor, QKeySequence, QTextCursor
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QFileDialog, QHBoxLayout, QHeaderView, QLabel, QMenu,
                                QPlainTextEdit, QPushButton, QSplitter, QTableWidget, QTableWidgetItem, QTextEdit,
@@ -38,6 +38,7 @@ from .qt_models import QModelsPanel
 from .qt_source_lane import SourceLane, choose_source
 from .qt_text import document_text
 from .qt_zoom import zoom_widgets
+from .qt_feature import WindowFeature, bring_up
 from .window_parts import WindowParts
 
 
@@ -539,29 +540,14 @@ class QCompareWindow(QWidget):
         self.jobs.shutdown()
 
 
-class CompareFeature(QObject):
+class CompareFeature(WindowFeature):
     """View ▸ Compare Models of one main window (the view is made on first use)."""
 
     def __init__(self, window: WindowParts) -> None:
-        super().__init__(window)
-        self.setObjectName("compareFeature")
-        self.window = window
+        super().__init__(window, "compareFeature", "Compare &Models…", COMPARE_SHORTCUT,
+                         f"Tokenize one text with 2 to {MAX_MODELS} models side by side", "view", separate=True)
         self.view: QCompareWindow | None = None
-        self.act = QAction("Compare &Models…", window)
-        self.act.setShortcut(QKeySequence(COMPARE_SHORTCUT))
-        self.act.setToolTip(f"Tokenize one text with 2 to {MAX_MODELS} models side by side ({COMPARE_SHORTCUT})")
         self.act.triggered.connect(self.show)
-        window.addAction(self.act)
-        menu = window.menus["view"]
-        menu.setToolTipsVisible(True)
-        menu.addSeparator()
-        menu.addAction(self.act)
-        window.installEventFilter(self)
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-        if obj is self.window and event.type() == QEvent.Type.Close:
-            self.shutdown()
-        return False
 
     def show(self, _checked: bool = False, paths: list[str] | None = None) -> QCompareWindow:
         """Open the compare view (with ``paths``, else the defaults, the first time)."""
@@ -572,9 +558,7 @@ class CompareFeature(QObject):
         elif paths is not None:
             for p in paths:
                 self.view.add_model(p)
-        self.view.show()
-        self.view.raise_()
-        self.view.activateWindow()
+        bring_up(self.view)
         return self.view
 
     def shutdown(self) -> None:

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject
-from PySide6.QtGui import QAction, QKeySequence
-
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
+from .qt_feature import WindowFeature, bring_up
 from .window_parts import WindowParts
 
 if TYPE_CHECKING:
@@ -19,27 +17,15 @@ if TYPE_CHECKING:
 CORPUS_SHORTCUT = "Ctrl+Shift+R"
 
 
-class CorpusFeature(QObject):
+class CorpusFeature(WindowFeature):
     """View ▸ Corpus Profile of one main window (the view is made on first use)."""
 
     def __init__(self, window: WindowParts) -> None:
-        super().__init__(window)
-        self.setObjectName("corpusFeature")
-        self.window = window
+        super().__init__(window, "corpusFeature", "Corpus &Profile…", CORPUS_SHORTCUT,
+                         "Count how models tokenize a folder of texts: tokens, bytes per token, scripts, "
+                         "costliest words", "view")
         self.view: QCorpusWindow | None = None
-        self.act = QAction("Corpus &Profile…", window)
-        self.act.setShortcut(QKeySequence(CORPUS_SHORTCUT))
-        self.act.setToolTip("Count how models tokenize a folder of texts: tokens, bytes per token, scripts, "
-                            f"costliest words ({CORPUS_SHORTCUT})")
         self.act.triggered.connect(self.show)
-        window.addAction(self.act)
-        window.menus["view"].addAction(self.act)
-        window.installEventFilter(self)
-
-    def eventFilter(self, obj: QObject, event: QEvent) -> bool:
-        if obj is self.window and event.type() == QEvent.Type.Close:
-            self.shutdown()
-        return False
 
     def show(self, _checked: bool = False) -> QCorpusWindow:
         if self.view is None:
@@ -50,9 +36,7 @@ class CorpusFeature(QObject):
             info = self.window.model_info
             if info is not None:
                 self.view.add_model(info.path, checked=False)  # offered, the user's ticks stay
-        self.view.show()
-        self.view.raise_()
-        self.view.activateWindow()
+        bring_up(self.view)
         return self.view
 
     def shutdown(self) -> None:
