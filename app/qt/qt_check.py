@@ -29,9 +29,9 @@ from ..logic.check_view import (CheckOutcome, divergence_cells, divergence_toolt
                                 source_analysis, summary_text, window_texts)
 from .qt_background import QBackground
 from .qt_compare_lanes import LaneData, QCompareLanes
-from .qt_source_lane import choose_source, describe_source_error
-from .qt_zoom import zoom_keys, zoom_widgets
 from .qt_feature import WindowFeature, bring_up
+from .qt_source_lane import choose_source, describe_source_error
+from .qt_zoom import add_zoom_and_close, zoom_widgets
 from .window_parts import WindowParts
 
 CHECK_SHORTCUT = "Ctrl+Shift+U"
@@ -94,15 +94,7 @@ class QCheckWindow(QWidget):
         act_cancel.setShortcut(QKeySequence(Qt.Key.Key_Escape))
         act_cancel.triggered.connect(self.cancel)
         self.addAction(act_cancel)
-        for step in (1, -1, 0):
-            act = QAction(self)
-            act.setShortcuts(zoom_keys(step))
-            act.triggered.connect(lambda _=False, s=step: self.zoom(s))
-            self.addAction(act)
-        act_close = QAction(self)
-        act_close.setShortcut(QKeySequence(QKeySequence.StandardKey.Close))
-        act_close.triggered.connect(self.close)
-        self.addAction(act_close)
+        add_zoom_and_close(self, self.zoom)
         self.summary = QLabel("Choose the tokenizer this GGUF was converted from.")
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

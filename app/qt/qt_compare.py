@@ -33,12 +33,12 @@ from .qt_background import QBackground
 from .qt_compare_lane import CompareLane
 from .qt_compare_lanes import LaneData, QCompareLanes
 from .qt_export import EXTENSION, FILTERS, export_failure, path_and_format
+from .qt_feature import WindowFeature, bring_up
 from .qt_menus import KIND_NAMES
 from .qt_models import QModelsPanel
 from .qt_source_lane import SourceLane, choose_source
 from .qt_text import document_text
-from .qt_zoom import zoom_widgets
-from .qt_feature import WindowFeature, bring_up
+from .qt_zoom import add_zoom_and_close, zoom_widgets
 from .window_parts import WindowParts
 
 
@@ -144,16 +144,7 @@ class QCompareWindow(QWidget):
         act_remove.setShortcut(QKeySequence(QKeySequence.StandardKey.Delete))
         act_remove.triggered.connect(self.remove_selected)
         self.summary.addAction(act_remove)
-        for key, step in ((QKeySequence.StandardKey.ZoomIn, 1), (QKeySequence.StandardKey.ZoomOut, -1),
-                          ("Ctrl+0", 0)):
-            act = QAction(self)
-            act.setShortcut(QKeySequence(key))
-            act.triggered.connect(lambda _=False, s=step: self.zoom(s))
-            self.addAction(act)
-        act_close = QAction(self)
-        act_close.setShortcut(QKeySequence(QKeySequence.StandardKey.Close))
-        act_close.triggered.connect(self.close)
-        self.addAction(act_close)
+        add_zoom_and_close(self, self.zoom)  # Ctrl+= too, as in the main window
 
     def _lay_out(self) -> None:
         """Bar and table on top, then the editor, then the lanes, in a

@@ -7,9 +7,9 @@ drifts by rounding, and 0 brings back exactly the original.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QWidget
 
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
@@ -44,3 +44,17 @@ def zoom_widgets(widgets: Iterable[QWidget], zoom: int, step: int) -> int:
         f.setPointSizeF(float(base) + zoom)
         w.setFont(f)
     return zoom
+
+
+def add_zoom_and_close(window: QWidget, zoom: Callable[[int], None]) -> None:
+    """Give a feature's own window the main window's zoom keys (``zoom``
+    gets 1, -1 or 0) and the platform's Close key."""
+    for step in (1, -1, 0):
+        act = QAction(window)
+        act.setShortcuts(zoom_keys(step))
+        act.triggered.connect(lambda _=False, s=step: zoom(s))
+        window.addAction(act)
+    act_close = QAction(window)
+    act_close.setShortcut(QKeySequence(QKeySequence.StandardKey.Close))
+    act_close.triggered.connect(window.close)
+    window.addAction(act_close)
