@@ -30,6 +30,7 @@ from __future__ import annotations
 import ctypes
 import json
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -422,8 +423,13 @@ def _run(template: jinja2.Template, variables: Mapping[str, Any], limit: int, de
                 stream.close()
                 return
             parts.append(chunk)
-            if len(parts) & 63 == 0:
-                _check_deadline()
+            if len(parts) & 63 == 0 and time.monotonic() > deadline:
+                # checked here, between two chunks, the clock is outside the
+                # template's frames: the line is where the paused rendering is
+                out.error = _TimeUp()
+                out.line = _suspended_line(template, stream)
+                stream.close()
+                return
         out.text = "".join(parts)
     except BaseException as e:  # reported to the caller's thread, which raises it
         out.error = e
@@ -446,6 +452,18 @@ def _suspended_line(template: jinja2.Template, stream: Any) -> int | None:
             line = template.get_corresponding_lineno(frame.f_lineno)
         gen = getattr(gen, "gi_yieldfrom", None)
     return line
+
+
+def _running_line(template: jinja2.Template, thread: threading.Thread) -> int | None:
+    """The template line ``thread`` is executing now: the innermost frame
+    of the compiled template on its stack (Jinja's debug map turns the
+    compiled code's line into the template's)."""
+    frame = sys._current_frames().get(thread.ident or -1)
+    while frame is not None:
+        if frame.f_code.co_filename == "<template>":
+            return template.get_corresponding_lineno(frame.f_lineno)
+        frame = frame.f_back
+    return None
 
 
 def _interrupt(thread: threading.Thread) -> None:
@@ -475,7 +493,7 @@ def render(source: str, variables: Mapping[str, Any], timeout: float = DEFAULT_T
         _interrupt(worker)
         worker.join(0.5)
         if worker.is_alive():  # stuck inside one C call: left to finish on its own
-            raise ChatTemplateError(f"rendering took longer than {timeout:g} s")
+            raise ChatTemplateError(f"rendering took longer than {timeout:g} s", _running_line(template, worker))
     e = out.error
     if e is None:
         assert out.text is not None

@@ -119,7 +119,7 @@ def test_bad_conversations(messages: object, message: str) -> None:
 HOSTILE = [
     ("{{ ''.__class__.__mro__[1].__subclasses__() }}", "sandbox", 1),
     ("ok\n{{ messages.__class__.__name__ }}", "sandbox", 2),
-    ("{% set ns = namespace() %}\n{% set ns._x = 1 %}", "underscore", None),
+    ("{% set ns = namespace() %}\n{% set ns._x = 1 %}", "underscore", 2),
     ("\n\n{{ cycler.__init__.__globals__ }}", "sandbox", 3),
     ("{{ 'a' * 1000000000 }}", "limit", 1),
     ("{% set ns = namespace(s='ab') %}\n{% for i in range(60) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}", "limit", 2),
@@ -135,7 +135,11 @@ HOSTILE = [
      "macro or block passed the limit", 2),
     ("{% set s %}\n{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}{% endset %}", "limit", 2),
     ("x\n{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "longer than", 2),
-    ("{% set x = range(100000)|list %}\n{% for a in x %}{% for b in x %}{% endfor %}{% endfor %}", "longer than", None),
+    ("{% set x = range(100000)|list %}\n{% for a in x %}{% for b in x %}{% endfor %}{% endfor %}", "longer than", 2),
+    # the clock checked between two written chunks (outside the template's frames)
+    ('{% for i in range(100000) %}{% for j in range(100000) %}{{ "" }}{% endfor %}{% endfor %}', "longer than", 1),
+    ('a\n\n{% for i in range(100000) %}{% for j in range(100000) %}{{ "" }}{% endfor %}{% endfor %}',
+     "longer than", 3),
     ("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "recursed", 1),
     ("a\n{{ raise_exception('roles must alternate') }}", "roles must alternate", 2),
     ("a\nb\n{% for x in %}", "syntax error", 3),
@@ -144,13 +148,12 @@ HOSTILE = [
 
 
 @pytest.mark.parametrize("source, message, line", HOSTILE)
-def test_hostile_templates_stop_with_the_line(source: str, message: str, line: int | None) -> None:
+def test_hostile_templates_stop_with_the_line(source: str, message: str, line: int) -> None:
     t = time.monotonic()
     with pytest.raises(ChatTemplateError, match=message) as info:
         render(source, {"messages": [{"role": "user", "content": "hi"}]}, timeout=1.0)
     assert time.monotonic() - t < 3.0
-    if line is not None:
-        assert info.value.line == line and str(info.value).startswith(f"template line {line}:")
+    assert info.value.line == line and str(info.value).startswith(f"template line {line}:")
 
 
 def test_range_behaves_as_range() -> None:
