@@ -156,6 +156,19 @@ def test_hostile_templates_stop_with_the_line(source: str, message: str, line: i
     assert info.value.line == line and str(info.value).startswith(f"template line {line}:")
 
 
+def test_a_null_content_tool_call_reaches_the_template_as_none() -> None:
+    """OpenAI's ``"content": null`` beside ``tool_calls``: kept as None, as
+    transformers passes it (Llama-3's template prints it ``None``), and not
+    refused as a message without content."""
+    calls = [{"type": "function", "function": {"name": "f", "arguments": {"x": 1}}}]
+    conv = [{"role": "user", "content": "go"}, {"role": "assistant", "content": None, "tool_calls": calls},
+            {"role": "tool", "content": "done"}]
+    r = chat(_model("qwen2"), conv, template="llama3")
+    assert "<|start_header_id|>assistant<|end_header_id|>\n\nNone<|eot_id|>" in r.rendered
+    assert [m.tokens for m in r.messages][1] == 0
+    assert render("{{ messages[0].content is none }}", {"messages": conv[1:]}) == "True"
+
+
 def test_range_behaves_as_range() -> None:
     assert render("{{ range(3) }} {{ range(5)|length }} {{ range(5)[1:3]|list }} {{ 2 in range(3) }} "
                   "{{ range(3)|reverse|list }}", {}) == "range(0, 3) 5 [1, 2] True [2, 1, 0]"
