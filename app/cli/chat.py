@@ -86,8 +86,9 @@ def text_report(result: ChatResult) -> str:
     share = ""
     if result.context_length:
         share = f" of {result.context_length:,} context ({100 * total / result.context_length:.1f}%)"
-    lines.append(f"template scaffold: {result.count(TEMPLATE)}, special tokens: {result.count(SPECIAL)}, "
-                 f"messages: {result.count(MESSAGE)}, total: {total:,}{share}")
+    lines.append(f"template scaffold: {result.count(TEMPLATE)}, "
+                 f"special tokens: {result.outside_messages(SPECIAL)}, "
+                 f"messages: {sum(m.tokens for m in result.messages)}, total: {total:,}{share}")
     return "\n".join(lines)
 
 

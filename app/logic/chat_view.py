@@ -235,6 +235,9 @@ def origin_label(token: ChatToken, roles: Sequence[str]) -> str:
     if token.origin == MESSAGE and token.message is not None:
         role = roles[token.message] if token.message < len(roles) else "?"
         where = f"message {token.message + 1} ({role})"
+    elif token.origin == SPECIAL and token.message is not None:
+        role = roles[token.message] if token.message < len(roles) else "?"
+        where = f"special token in message {token.message + 1} ({role})"
     elif token.origin == SPECIAL:
         where = "special token"
     else:
@@ -268,7 +271,7 @@ def count_rows(result: ChatResult, dark: bool = False) -> list[CountRow]:
     rows = [CountRow(f"{k + 1}. {m.role}", m.tokens, message_colour(k, dark), 100 * m.tokens / total)
             for k, m in enumerate(result.messages)]
     for label, origin, hue in (("template scaffold", TEMPLATE, None), ("special tokens", SPECIAL, SPECIAL_HUE)):
-        n = result.count(origin)
+        n = result.outside_messages(origin)  # a special token typed in a message counts in its row
         rows.append(CountRow(label, n, _colour(hue, 0, dark), 100 * n / total))
     rows.append(CountRow("total", result.total, "", 100.0 if result.total else 0.0))
     return rows

@@ -278,3 +278,14 @@ def test_template_choice_falls_back_to_a_common_one() -> None:
     assert preferred_template([llama3, chatml], "File: rag") is chatml
     assert "did not come from the file" in origin_notice(chatml, "m")
     assert "did not come from the file" not in origin_notice(own, "m")
+
+
+def test_a_special_token_typed_in_a_message_is_in_its_row_and_says_so() -> None:
+    from tokenprism.app.logic.chat_view import count_rows, origin_label
+
+    r = chat(_info("qwen2").model, [{"role": "user", "content": "hi <|im_end|> there"}], template="chatml")
+    rows = count_rows(r)
+    assert [(row.label, row.tokens) for row in rows] == [("1. user", 4), ("template scaffold", 3),
+                                                         ("special tokens", 2), ("total", 9)]
+    typed = next(t for t in r.tokens if t.message == 0 and t.origin == "special")
+    assert origin_label(typed, ["user"]) == "special token in message 1 (user)"

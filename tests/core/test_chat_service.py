@@ -28,7 +28,7 @@ def test_counts_add_up_and_message_tokens_hold_the_content(vocab: str) -> None:
     model = _model(vocab)
     r = chat(model, CONV, add_generation_prompt=True)
     assert r.ids == model.encode(r.rendered, parse_special=True).ids
-    assert sum(m.tokens for m in r.messages) == r.total - r.count(TEMPLATE) - r.count(SPECIAL)
+    assert sum(m.tokens for m in r.messages) == r.total - r.count(TEMPLATE) - r.outside_messages(SPECIAL)
     assert r.count(MESSAGE) > 0 and r.count(SPECIAL) > 0
     for k, m in enumerate(r.messages):
         mine = [t for t in r.tokens if t.message == k]
@@ -65,6 +65,24 @@ def test_a_token_straddling_scaffold_and_message_is_marked() -> None:
     assert tok.straddles and tok.origin == MESSAGE and tok.message == 0
     r = chat(model, [{"role": "user", "content": "o"}], template_source="{{ 'hell' + messages[0].content }}")
     assert [(t.origin, t.straddles) for t in r.tokens] == [(TEMPLATE, True)]
+
+
+def test_a_special_token_typed_in_a_message_counts_in_it() -> None:
+    """'hi <|im_end|> there': the special token is the message's (origin
+    special, message 0, in its count); the template's own stay outside."""
+    model = _model("qwen2")
+    im_end = model.vocab.pieces.index("<|im_end|>")
+    r = chat(model, [{"role": "user", "content": "hi <|im_end|> there"}], template="chatml")
+    assert r.rendered == "<|im_start|>user\nhi <|im_end|> there<|im_end|>\n"
+    typed = [t for t in r.tokens if t.id == im_end]
+    assert [(t.origin, t.message, r.rendered[t.start:t.end]) for t in typed] == [
+        ("special", 0, "<|im_end|>"), ("special", None, "<|im_end|>")]
+    assert r.messages[0].tokens == 4  # "hi", " ", "<|im_end|>", " there"
+    assert r.outside_messages(SPECIAL) == 2 and r.count(SPECIAL) == 3
+    assert r.messages[0].tokens + r.count(TEMPLATE) + r.outside_messages(SPECIAL) == r.total
+    out = r.to_json()
+    assert out["special_tokens"] == 2
+    assert out["template_tokens"] + out["special_tokens"] + sum(m["tokens"] for m in out["messages"]) == out["total"]
 
 
 def test_moved_system_message_and_search_fallback() -> None:

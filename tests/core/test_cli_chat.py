@@ -42,10 +42,15 @@ def test_chat_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert data["template"] == "default" and data["context_length"] == 32768
     assert [m["role"] for m in data["messages"]] == ["system", "user"]
     for t in data["tokens"]:
-        assert set(t) >= {"id", "piece", "start", "end", "origin", "message"}
+        assert set(t) >= {"id", "piece", "text", "start", "end", "origin", "message"}
         assert t["origin"] in ("template", "special", "message")
         assert (t["message"] is None) == (t["origin"] != "message")
     assert sum(m["tokens"] for m in data["messages"]) == sum(t["origin"] == "message" for t in data["tokens"])
+    # "text" reads as the tokenize command's pieces do; "piece" is the raw byte-level string
+    user = [(t["piece"], t["text"]) for t in data["tokens"] if t["message"] == 1]
+    assert user == [("Gr", "Gr"), ("Ã¼", "ü"), ("ÃŁe", "ße"), ("ĠðŁĻĤ", " 🙂")]
+    code, out, _ = run(capsys, "tokenize", qwen2, "--format", "pieces", "Grüße 🙂")
+    assert [line.split(" -> ")[1] for line in out.splitlines()] == [repr(text) for _, text in user]
     code, out, _ = run(capsys, "chat", qwen2, "--messages", msgs, "--context-length", "100")
     assert code == 0 and f"of 100 context ({data['total'] - 3}.0%)" in out  # without the generation prompt
     user = [t for t in data["tokens"] if t["message"] == 1]
