@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from tokenprism.core import Model
 from tokenprism.core.chat import (DEFAULT, MESSAGE, ROLES, SPECIAL, TEMPLATE, ChatResult, ChatToken,
-                                  builtin_templates, chat, file_templates)
+                                  MissingInputs, builtin_templates, chat, file_templates)
 from tokenprism.core.errors import TokenPrismError
 
 from .pieces import readable
@@ -132,10 +132,6 @@ def _json_list(text: str, what: str) -> list[Any] | None:
     return value
 
 
-# what a template says when it iterates a list the conversation lacks
-_MISSING_LIST = "'NoneType' object is not iterable"
-
-
 def build_view(model: Model, request: ChatRequest) -> ChatView:
     """Render and tokenize ``request`` (in a worker thread: the template's
     time bound holds, the GUI waits for nothing)."""
@@ -151,8 +147,8 @@ def build_view(model: Model, request: ChatRequest) -> ChatView:
                       context=request.context)
     except TokenPrismError as e:
         message = str(e).splitlines()[0] if str(e) else type(e).__name__
-        if _MISSING_LIST in message and (tools is None or documents is None):
-            message += " (does this template expect tools or documents? Add them as JSON lists)"
+        if isinstance(e, MissingInputs):
+            message += ": add " + " and ".join(e.missing) + " as JSON lists in their tabs"
         raise ChatViewError(message) from None
     view = ChatView(result, tuple(utf16_offsets(result.rendered, [t.start for t in result.tokens])))
     return ChatView(view.result, view.utf16_starts, tuple(coloured_runs(view, request.dark)))

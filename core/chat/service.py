@@ -13,7 +13,7 @@ from tokenprism.core import Attr, Encoding, Model
 from tokenprism.core.errors import TokenPrismError
 
 from .conversation import Conversation, check_documents, check_messages, check_tools
-from .render import DEFAULT_TIMEOUT, render
+from .render import DEFAULT_TIMEOUT, ChatTemplateError, render
 from .templates import ChatTemplate, find_template
 
 TEMPLATE = "template"
@@ -108,6 +108,45 @@ class ChatResult:
             "add_special": self.add_special,
             "warnings": list(self.warnings),
         }
+
+
+class MissingInputs(ChatTemplateError):
+    """A template iterated tools or documents the conversation did not
+    give (command-r's ``rag`` without documents). ``missing`` names them
+    (``"tools"``, ``"documents"``), for the caller to say how to give them."""
+
+    def __init__(self, template: str, missing: tuple[str, ...], cause: ChatTemplateError) -> None:
+        super().__init__(f"the template '{template}' needs {' and '.join(missing)}, which the conversation "
+                         f"does not give ({cause.detail})", cause.line)
+        self.missing = missing
+
+
+# what a template's error says when it iterates a list the conversation lacks
+_MISSING_LIST = "'NoneType' object is not iterable"
+
+
+def _missing_inputs(model: Model, template: ChatTemplate, conv: Conversation, add_generation_prompt: bool,
+                    timeout: float, error: ChatTemplateError) -> tuple[str, ...]:
+    """The lists (``tools``, ``documents``) the conversation leaves out
+    that made the template fail with ``error``: each one the template
+    names is given empty in turn, and it is one when that gets the
+    rendering past ``error``'s line (command-r's ``rag`` names tools too
+    but only iterates the documents)."""
+    if _MISSING_LIST not in error.detail:
+        return ()
+    candidates = [name for name, value in (("tools", conv.tools), ("documents", conv.documents))
+                  if value is None and re.search(rf"\b{name}\b", template.source)]
+    needed = []
+    for name in candidates:
+        trial = Conversation(conv.messages, [] if name == "tools" else conv.tools,
+                             [] if name == "documents" else conv.documents)
+        try:
+            render_conversation(model, template, trial, add_generation_prompt, timeout)
+        except ChatTemplateError as e:
+            if _MISSING_LIST in e.detail and e.line == error.line:
+                continue
+        needed.append(name)
+    return tuple(needed or candidates)
 
 
 def template_variables(model: Model) -> dict[str, str]:
@@ -291,7 +330,13 @@ def chat(model: Model, messages: Any, tools: Any = None, documents: Any = None, 
     conv = Conversation(check_messages(messages), check_tools(tools), check_documents(documents))
     chosen = (ChatTemplate("custom", template_source, "path") if template_source is not None
               else find_template(model, template))
-    rendered = render_conversation(model, chosen, conv, add_generation_prompt, timeout)
+    try:
+        rendered = render_conversation(model, chosen, conv, add_generation_prompt, timeout)
+    except ChatTemplateError as e:
+        missing = _missing_inputs(model, chosen, conv, add_generation_prompt, timeout, e)
+        if missing:
+            raise MissingInputs(chosen.name, missing, e) from None
+        raise
     enc = model.encode(rendered, add_special=add_special, parse_special=True)
     warnings: list[str] = []
     bos = model.config.special_ids.get("bos", -1)

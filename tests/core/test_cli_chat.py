@@ -125,3 +125,20 @@ def test_chunk(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert code == 0 and out.startswith("----- piece 0: characters 0..")
     code, _, err = run(capsys, "chunk", vocab_path("llama-spm"), "--file", path, "--max-tokens", "0")
     assert code == 1 and "at least 1" in err
+
+
+def test_chat_documents_file_and_what_a_named_template_needs(capsys: pytest.CaptureFixture[str],
+                                                            tmp_path: Path) -> None:
+    command_r = vocab_path("command-r")
+    msgs = _write(tmp_path, "m.json", MESSAGES[1:])
+    for name, needs in [("rag", "documents"), ("tool_use", "tools")]:
+        code, out, err = run(capsys, "chat", command_r, "--messages", msgs, "--template", name)
+        assert code == 1 and out == "" and len(err.splitlines()) == 1
+        assert f"the template '{name}' needs {needs}, which" in err and f"give --{needs} FILE" in err, err
+    docs = _write(tmp_path, "d.json", [{"title": "Atlas", "text": "Oslo is in Norway."}])
+    code, out, err = run(capsys, "chat", command_r, "--messages", msgs, "--template", "rag", "--documents", docs,
+                         "--format", "json")
+    assert code == 0 and err == "" and "Oslo is in Norway." in json.loads(out)["rendered"]
+    code, _, err = run(capsys, "chat", command_r, "--messages", msgs, "--template", "rag", "--documents",
+                       _write(tmp_path, "bad.json", {"title": "x"}))
+    assert code == 1 and "documents must be a JSON list" in err
