@@ -148,7 +148,8 @@ def build_view(model: Model, request: ChatRequest) -> ChatView:
     except TokenPrismError as e:
         message = str(e).splitlines()[0] if str(e) else type(e).__name__
         if isinstance(e, MissingInputs):
-            message += ": add " + " and ".join(e.missing) + " as JSON lists in their tabs"
+            message += ": give them as a JSON list in the " + " and ".join(m.capitalize() for m in e.missing) \
+                + " tab" + ("s" if len(e.missing) > 1 else "")
         raise ChatViewError(message) from None
     view = ChatView(result, tuple(utf16_offsets(result.rendered, [t.start for t in result.tokens])))
     return ChatView(view.result, view.utf16_starts, tuple(coloured_runs(view, request.dark)))

@@ -125,6 +125,7 @@ def test_template_picker_lists_the_files_named_templates(qtbot) -> None:  # type
     panel.template.setCurrentText("File: rag")
     qtbot.waitUntil(lambda: bool(panel.main.error), timeout=RESULT_TIMEOUT_MS)
     assert "documents" in panel.main.error and "\n" not in panel.main.error
+    assert panel.main.error.endswith("give them as a JSON list in the Documents tab")
     panel.documents.setPlainText('[{"title": "Atlas", "text": "Paris is in France."}]')
     qtbot.waitUntil(lambda: not panel.busy and not panel.main.error, timeout=RESULT_TIMEOUT_MS)
     assert "Paris is in France." in panel.main.view.result.rendered  # type: ignore[union-attr]
