@@ -429,6 +429,7 @@ def _run(template: jinja2.Template, variables: Mapping[str, Any], limit: int, de
 
 
 def _frame_line(template: jinja2.Template, tb: Any) -> int | None:
+    """The template line of the innermost compiled-template frame in ``tb``."""
     line = _template_line(tb)
     return template.get_corresponding_lineno(line) if line is not None else None
 
@@ -459,13 +460,10 @@ def _render_into(template: jinja2.Template, variables: Mapping[str, Any], limit:
                 return
         out.text = "".join(parts)
     except BaseException as e:  # reported to the caller's thread, which raises it
-        out.error = e
-        line = _template_line(e.__traceback__)
-        if line is not None and not isinstance(e, Exception):
-            # Jinja maps the compiled code's lines back to the template's
-            # only for an Exception; _TimeUp is mapped here
-            line = template.get_corresponding_lineno(line)
-        out.line = line
+        # Jinja maps the compiled code's lines back to the template's only
+        # for an Exception; _TimeUp is mapped here
+        line = _template_line(e.__traceback__) if isinstance(e, Exception) else _frame_line(template, e.__traceback__)
+        out.error, out.line = e, line
 
 
 def _suspended_line(template: jinja2.Template, stream: Any) -> int | None:

@@ -95,8 +95,8 @@ class ChatResult:
         return {
             "rendered": self.rendered,
             "ids": self.ids,
-            "tokens": [{"id": t.id, "piece": t.piece, "text": t.text, "start": t.start, "end": t.end, "origin": t.origin,
-                        "message": t.message, "straddles": t.straddles} for t in self.tokens],
+            "tokens": [{"id": t.id, "piece": t.piece, "text": t.text, "start": t.start, "end": t.end,
+                        "origin": t.origin, "message": t.message, "straddles": t.straddles} for t in self.tokens],
             "messages": [{"role": m.role, "tokens": m.tokens, "start": m.start, "end": m.end}
                          for m in self.messages],
             "total": self.total,
