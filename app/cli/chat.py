@@ -4,9 +4,10 @@
     tokenprism chat MODEL --list-templates
 
 The messages file is a JSON list of ``{"role", "content"}`` objects, or an
-object with ``"messages"`` and optional ``"tools"`` / ``"documents"``;
-``-`` reads standard input. Errors (a file that is not JSON, an unknown
-role, a template that fails or runs away) are
+object with ``"messages"`` and optional ``"tools"`` / ``"documents"``
+(``--tools`` / ``--documents`` FILE give them too); ``-`` reads standard
+input. Errors (a file that is not JSON, an unknown role, a template that
+fails or runs away, or needs documents or tools not given) are
 :class:`~tokenprism.core.errors.TokenPrismError`, printed by ``main`` as
 one line.
 """
@@ -20,8 +21,8 @@ import sys
 from typing import Any
 
 from tokenprism.core import open_model
-from tokenprism.core.chat import (MESSAGE, SPECIAL, TEMPLATE, ChatResult, ConversationError, builtin_templates,
-                                  chat, file_templates, load_json, parse_conversation)
+from tokenprism.core.chat import (SPECIAL, TEMPLATE, ChatResult, ConversationError, MissingInputs,
+                                  builtin_templates, chat, file_templates, load_json, parse_conversation)
 from tokenprism.core.chat.render import DEFAULT_TIMEOUT
 from tokenprism.core.errors import TokenPrismError
 
@@ -43,6 +44,8 @@ def add_parser(subparsers: Any) -> None:
                             + ", ".join(builtin_templates()))
     which.add_argument("--template-file", metavar="FILE", help="use the Jinja template in FILE")
     s.add_argument("--tools", metavar="FILE", help="JSON list of tool (function) definitions")
+    s.add_argument("--documents", metavar="FILE",
+                   help="JSON list of {\"title\", \"text\"} documents, for retrieval templates (command-r's rag)")
     s.add_argument("--add-generation-prompt", action="store_true",
                    help="end with the header of the assistant's reply")
     s.add_argument("--add-special", action="store_true",
@@ -86,8 +89,9 @@ def text_report(result: ChatResult) -> str:
     share = ""
     if result.context_length:
         share = f" of {result.context_length:,} context ({100 * total / result.context_length:.1f}%)"
-    lines.append(f"template scaffold: {result.count(TEMPLATE)}, special tokens: {result.count(SPECIAL)}, "
-                 f"messages: {result.count(MESSAGE)}, total: {total:,}{share}")
+    lines.append(f"template scaffold: {result.count(TEMPLATE)}, "
+                 f"special tokens: {result.outside_messages(SPECIAL)}, "
+                 f"messages: {sum(m.tokens for m in result.messages)}, total: {total:,}{share}")
     return "\n".join(lines)
 
 
@@ -104,12 +108,19 @@ def run(args: argparse.Namespace) -> int:
     tools: Any = conv.tools
     if args.tools is not None:
         tools = load_json(_read(args.tools, args.tools), args.tools)
+    documents: Any = conv.documents
+    if args.documents is not None:
+        documents = load_json(_read(args.documents, args.documents), args.documents)
     source = _read(args.template_file, args.template_file) if args.template_file else None
     model = open_model(args.model)
-    result = chat(model, conv.messages, tools=tools, documents=conv.documents, template=args.template,
-                  template_source=source, add_generation_prompt=args.add_generation_prompt,
-                  add_special=args.add_special, timeout=args.timeout,
-                  context=args.context_length)
+    try:
+        result = chat(model, conv.messages, tools=tools, documents=documents, template=args.template,
+                      template_source=source, add_generation_prompt=args.add_generation_prompt,
+                      add_special=args.add_special, timeout=args.timeout,
+                      context=args.context_length)
+    except MissingInputs as e:
+        give = " and ".join(f"--{name} FILE" for name in e.missing)
+        raise TokenPrismError(f"{e}: give {give} (or put them in the messages file)") from None
     if args.template_file:
         result = _named(result, os.path.basename(args.template_file))
     for w in result.warnings:

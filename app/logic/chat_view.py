@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from tokenprism.core import Model
 from tokenprism.core.chat import (DEFAULT, MESSAGE, ROLES, SPECIAL, TEMPLATE, ChatResult, ChatToken,
-                                  builtin_templates, chat, file_templates)
+                                  MissingInputs, builtin_templates, chat, file_templates)
 from tokenprism.core.errors import TokenPrismError
 
 from .pieces import readable
@@ -132,10 +132,6 @@ def _json_list(text: str, what: str) -> list[Any] | None:
     return value
 
 
-# what a template says when it iterates a list the conversation lacks
-_MISSING_LIST = "'NoneType' object is not iterable"
-
-
 def build_view(model: Model, request: ChatRequest) -> ChatView:
     """Render and tokenize ``request`` (in a worker thread: the template's
     time bound holds, the GUI waits for nothing)."""
@@ -151,8 +147,9 @@ def build_view(model: Model, request: ChatRequest) -> ChatView:
                       context=request.context)
     except TokenPrismError as e:
         message = str(e).splitlines()[0] if str(e) else type(e).__name__
-        if _MISSING_LIST in message and (tools is None or documents is None):
-            message += " (does this template expect tools or documents? Add them as JSON lists)"
+        if isinstance(e, MissingInputs):
+            message += ": give them as a JSON list in the " + " and ".join(m.capitalize() for m in e.missing) \
+                + " tab" + ("s" if len(e.missing) > 1 else "")
         raise ChatViewError(message) from None
     view = ChatView(result, tuple(utf16_offsets(result.rendered, [t.start for t in result.tokens])))
     return ChatView(view.result, view.utf16_starts, tuple(coloured_runs(view, request.dark)))
@@ -235,6 +232,9 @@ def origin_label(token: ChatToken, roles: Sequence[str]) -> str:
     if token.origin == MESSAGE and token.message is not None:
         role = roles[token.message] if token.message < len(roles) else "?"
         where = f"message {token.message + 1} ({role})"
+    elif token.origin == SPECIAL and token.message is not None:
+        role = roles[token.message] if token.message < len(roles) else "?"
+        where = f"special token in message {token.message + 1} ({role})"
     elif token.origin == SPECIAL:
         where = "special token"
     else:
@@ -268,7 +268,7 @@ def count_rows(result: ChatResult, dark: bool = False) -> list[CountRow]:
     rows = [CountRow(f"{k + 1}. {m.role}", m.tokens, message_colour(k, dark), 100 * m.tokens / total)
             for k, m in enumerate(result.messages)]
     for label, origin, hue in (("template scaffold", TEMPLATE, None), ("special tokens", SPECIAL, SPECIAL_HUE)):
-        n = result.count(origin)
+        n = result.outside_messages(origin)  # a special token typed in a message counts in its row
         rows.append(CountRow(label, n, _colour(hue, 0, dark), 100 * n / total))
     rows.append(CountRow("total", result.total, "", 100.0 if result.total else 0.0))
     return rows

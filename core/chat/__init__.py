@@ -17,13 +17,13 @@ allowed edge in tests/core/test_layers.py).
 from .chunk import Chunk, ChunkError, chunk_text
 from .conversation import ROLES, Conversation, ConversationError, load_json, parse_conversation
 from .render import ChatTemplateError, render
-from .service import (MESSAGE, SPECIAL, TEMPLATE, ChatResult, ChatToken, MessageInfo, chat, content_spans,
-                      context_length, template_variables)
+from .service import (MESSAGE, SPECIAL, TEMPLATE, ChatResult, ChatToken, MessageInfo, MissingInputs, chat,
+                      content_spans, context_length, template_variables)
 from .templates import DEFAULT, ChatTemplate, TemplateNotFound, builtin_templates, file_templates, find_template
 
 __all__ = [
     "Chunk", "ChunkError", "chunk_text", "ROLES", "Conversation", "ConversationError", "load_json",
     "parse_conversation", "ChatTemplateError", "render", "MESSAGE", "SPECIAL", "TEMPLATE", "ChatResult",
-    "ChatToken", "MessageInfo", "chat", "content_spans", "context_length", "template_variables", "DEFAULT",
+    "ChatToken", "MessageInfo", "MissingInputs", "chat", "content_spans", "context_length", "template_variables", "DEFAULT",
     "ChatTemplate", "TemplateNotFound", "builtin_templates", "file_templates", "find_template",
 ]

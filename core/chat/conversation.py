@@ -4,9 +4,11 @@ A conversation is what OpenAI's API and ``transformers`` take: a list of
 ``{"role", "content"}`` objects, or an object with ``"messages"`` and
 optional ``"tools"``. Messages pass to the template as plain JSON data,
 normalized as ``transformers``' ``apply_chat_template`` normalizes them
-(keys whose value is null dropped; a reasoning text given as
-``reasoning_content``, ``thinking`` or ``reasoning`` offered under the
-first two names), so that the rendering equals its.
+(rebuilt from JSON types, null values kept as ``None`` -- an OpenAI-style
+tool call's ``"content": null`` is what a template tests with ``is none``
+or prints as ``None``; a reasoning text given as ``reasoning_content``,
+``thinking`` or ``reasoning`` offered under the first two names), so that
+the rendering equals its.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def _plain(value: Any, where: str) -> Any:
 
 def check_messages(messages: Any) -> list[dict[str, Any]]:
     """The messages, checked (a list of objects with a known ``role`` and
-    string ``content``; content may be absent or null on an assistant
+    string or null ``content``; content may be absent only on an assistant
     message with ``tool_calls``) and normalized."""
     if not isinstance(messages, list):
         raise ConversationError("messages must be a JSON list of {\"role\", \"content\"} objects")
@@ -62,12 +64,12 @@ def check_messages(messages: Any) -> list[dict[str, Any]]:
         if role not in ROLES:
             raise ConversationError(f"{where}: unknown role {role!r} (roles: {', '.join(ROLES)})")
         content = m.get("content")
-        if content is None and not (role == "assistant" and m.get("tool_calls")):
+        if "content" not in m and not (role == "assistant" and m.get("tool_calls")):
             raise ConversationError(f"{where} ({role}) has no \"content\"")
         if content is not None and not isinstance(content, str):
             raise ConversationError(f"{where} ({role}): content must be a string, not "
                                     f"{type(content).__name__}")
-        msg = {str(k): _plain(v, where) for k, v in m.items() if v is not None}
+        msg = {str(k): _plain(v, where) for k, v in m.items()}
         reasoning = next((msg[k] for k in _REASONING if msg.get(k) is not None), None)
         if reasoning is not None:
             msg = {"thinking": reasoning, **msg, "reasoning_content": reasoning}

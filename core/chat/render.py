@@ -12,10 +12,11 @@ inputs (tests/core/test_chat_render.py checks this against fixtures that
 
 Templates come from files anyone can publish, so on top of the sandbox:
 
-- a time bound: rendering runs on a worker thread; past the deadline an
-  exception is raised inside that thread (between two Python steps of the
-  compiled template), and the caller gets :class:`ChatTemplateError`
-  without waiting for it;
+- a time bound: rendering runs on a worker thread that reads the clock
+  as it loops and writes; if it has not stopped a moment past the deadline
+  an exception is raised inside that thread (between two Python steps of
+  the compiled template), and the caller gets :class:`ChatTemplateError`
+  without waiting for it; either way the error names the line running;
 - size bounds: the output is counted while it streams, and the operators
   and filters that can build a huge string in one C call (``*``, ``+``,
   ``~``, ``%``, ``**``, ``join``, ``center``, ``format``, ``replace``,
@@ -30,6 +31,7 @@ from __future__ import annotations
 import ctypes
 import json
 import re
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -403,10 +405,37 @@ class _Outcome:
     text: str | None = None
     error: BaseException | None = None
     line: int | None = None
+    #: the rendering ended (text or error known): no interrupt is sent any more
+    finished: bool = False
+
+
+#: how long past the deadline the caller waits for the rendering to stop on
+#: its own clock before it interrupts the thread (an interrupt is raised at
+#: any Python step, also in the code that reports the rendering's end)
+_GRACE = 0.25
 
 
 def _run(template: jinja2.Template, variables: Mapping[str, Any], limit: int, deadline: float,
          out: _Outcome) -> None:
+    try:
+        _render_into(template, variables, limit, deadline, out)
+    except _TimeUp as e:
+        # the caller's interrupt arrived while the end was being reported:
+        # the first outcome stands
+        if out.error is None and out.text is None:
+            out.error, out.line = e, _frame_line(template, e.__traceback__)
+    finally:
+        out.finished = True
+
+
+def _frame_line(template: jinja2.Template, tb: Any) -> int | None:
+    """The template line of the innermost compiled-template frame in ``tb``."""
+    line = _template_line(tb)
+    return template.get_corresponding_lineno(line) if line is not None else None
+
+
+def _render_into(template: jinja2.Template, variables: Mapping[str, Any], limit: int, deadline: float,
+                 out: _Outcome) -> None:
     _local.limit = limit
     _local.deadline = deadline
     parts: list[str] = []
@@ -417,22 +446,24 @@ def _run(template: jinja2.Template, variables: Mapping[str, Any], limit: int, de
         for chunk in stream:
             total += len(chunk)
             if total > limit:
-                out.error = _Bound(f"the rendering passed the limit of {limit:,} characters")
-                out.line = _suspended_line(template, stream)
+                line = _suspended_line(template, stream)
+                out.error, out.line = _Bound(f"the rendering passed the limit of {limit:,} characters"), line
                 stream.close()
                 return
             parts.append(chunk)
-            if len(parts) & 63 == 0:
-                _check_deadline()
+            if len(parts) & 63 == 0 and time.monotonic() > deadline:
+                # checked here, between two chunks, the clock is outside the
+                # template's frames: the line is where the paused rendering is
+                line = _suspended_line(template, stream)
+                out.error, out.line = _TimeUp(), line
+                stream.close()
+                return
         out.text = "".join(parts)
     except BaseException as e:  # reported to the caller's thread, which raises it
-        out.error = e
-        line = _template_line(e.__traceback__)
-        if line is not None and not isinstance(e, Exception):
-            # Jinja maps the compiled code's lines back to the template's
-            # only for an Exception; _TimeUp is mapped here
-            line = template.get_corresponding_lineno(line)
-        out.line = line
+        # Jinja maps the compiled code's lines back to the template's only
+        # for an Exception; _TimeUp is mapped here
+        line = _template_line(e.__traceback__) if isinstance(e, Exception) else _frame_line(template, e.__traceback__)
+        out.error, out.line = e, line
 
 
 def _suspended_line(template: jinja2.Template, stream: Any) -> int | None:
@@ -446,6 +477,18 @@ def _suspended_line(template: jinja2.Template, stream: Any) -> int | None:
             line = template.get_corresponding_lineno(frame.f_lineno)
         gen = getattr(gen, "gi_yieldfrom", None)
     return line
+
+
+def _running_line(template: jinja2.Template, thread: threading.Thread) -> int | None:
+    """The template line ``thread`` is executing now: the innermost frame
+    of the compiled template on its stack (Jinja's debug map turns the
+    compiled code's line into the template's)."""
+    frame = sys._current_frames().get(thread.ident or -1)
+    while frame is not None:
+        if frame.f_code.co_filename == "<template>":
+            return template.get_corresponding_lineno(frame.f_lineno)
+        frame = frame.f_back
+    return None
 
 
 def _interrupt(thread: threading.Thread) -> None:
@@ -470,12 +513,12 @@ def render(source: str, variables: Mapping[str, Any], timeout: float = DEFAULT_T
     worker = threading.Thread(target=_run, args=(template, variables, max_chars, deadline, out),
                               name="chat-template", daemon=True)
     worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
+    worker.join(timeout + _GRACE)
+    if worker.is_alive() and not out.finished:
         _interrupt(worker)
         worker.join(0.5)
         if worker.is_alive():  # stuck inside one C call: left to finish on its own
-            raise ChatTemplateError(f"rendering took longer than {timeout:g} s")
+            raise ChatTemplateError(f"rendering took longer than {timeout:g} s", _running_line(template, worker))
     e = out.error
     if e is None:
         assert out.text is not None

@@ -13,7 +13,7 @@ from tokenprism.core import Attr, Encoding, Model
 from tokenprism.core.errors import TokenPrismError
 
 from .conversation import Conversation, check_documents, check_messages, check_tools
-from .render import DEFAULT_TIMEOUT, render
+from .render import DEFAULT_TIMEOUT, ChatTemplateError, render
 from .templates import ChatTemplate, find_template
 
 TEMPLATE = "template"
@@ -29,9 +29,13 @@ _TOKEN_NAMES = ("bos", "eos", "unk", "sep", "pad", "mask")
 class ChatToken:
     """One token of the rendered text. ``origin`` is where most of its
     characters come from: ``"special"`` (a special token the template
-    wrote, or BOS/EOS added), ``"message"`` (the content of message
-    ``message``) or ``"template"`` (the scaffold). ``straddles`` is true
-    when its characters come from more than one origin."""
+    wrote, or BOS/EOS added, or one typed in a message's content),
+    ``"message"`` (the content of message ``message``) or ``"template"``
+    (the scaffold). ``message`` is the message whose content holds the
+    token: set for every ``"message"`` token and for a special token typed
+    inside a message's content (``'hi <|im_end|> there'``), which is part
+    of what that message costs. ``straddles`` is true when its characters
+    come from more than one origin."""
 
     id: int
     piece: str
@@ -40,6 +44,9 @@ class ChatToken:
     origin: str
     message: int | None
     straddles: bool = False
+    #: the piece as a person reads it (``tokenize --format pieces``:
+    #: byte-level glyphs decoded); ``piece`` is the vocabulary's raw string
+    text: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,26 +81,72 @@ class ChatResult:
         return len(self.tokens)
 
     def count(self, origin: str) -> int:
+        """Tokens of ``origin``, inside messages or not."""
         return sum(1 for t in self.tokens if t.origin == origin)
+
+    def outside_messages(self, origin: str) -> int:
+        """Tokens of ``origin`` that no message holds: with the messages'
+        counts these add up to the total (a special token typed in a
+        message is counted in the message)."""
+        return sum(1 for t in self.tokens if t.origin == origin and t.message is None)
 
     def to_json(self) -> dict[str, Any]:
         """The object ``tokenprism chat --format json`` prints."""
         return {
             "rendered": self.rendered,
             "ids": self.ids,
-            "tokens": [{"id": t.id, "piece": t.piece, "start": t.start, "end": t.end, "origin": t.origin,
-                        "message": t.message, "straddles": t.straddles} for t in self.tokens],
+            "tokens": [{"id": t.id, "piece": t.piece, "text": t.text, "start": t.start, "end": t.end,
+                        "origin": t.origin, "message": t.message, "straddles": t.straddles} for t in self.tokens],
             "messages": [{"role": m.role, "tokens": m.tokens, "start": m.start, "end": m.end}
                          for m in self.messages],
             "total": self.total,
             "template_tokens": self.count(TEMPLATE),
-            "special_tokens": self.count(SPECIAL),
+            "special_tokens": self.outside_messages(SPECIAL),
             "context_length": self.context_length,
             "template": self.template,
             "template_origin": self.template_origin,
             "add_special": self.add_special,
             "warnings": list(self.warnings),
         }
+
+
+class MissingInputs(ChatTemplateError):
+    """A template iterated tools or documents the conversation did not
+    give (command-r's ``rag`` without documents). ``missing`` names them
+    (``"tools"``, ``"documents"``), for the caller to say how to give them."""
+
+    def __init__(self, template: str, missing: tuple[str, ...], cause: ChatTemplateError) -> None:
+        super().__init__(f"the template '{template}' needs {' and '.join(missing)}, which the conversation "
+                         f"does not give ({cause.detail})", cause.line)
+        self.missing = missing
+
+
+# what a template's error says when it iterates a list the conversation lacks
+_MISSING_LIST = "'NoneType' object is not iterable"
+
+
+def _missing_inputs(model: Model, template: ChatTemplate, conv: Conversation, add_generation_prompt: bool,
+                    timeout: float, error: ChatTemplateError) -> tuple[str, ...]:
+    """The lists (``tools``, ``documents``) the conversation leaves out
+    that made the template fail with ``error``: each one the template
+    names is given empty in turn, and it is one when that gets the
+    rendering past ``error``'s line (command-r's ``rag`` names tools too
+    but only iterates the documents)."""
+    if _MISSING_LIST not in error.detail:
+        return ()
+    candidates = [name for name, value in (("tools", conv.tools), ("documents", conv.documents))
+                  if value is None and re.search(rf"\b{name}\b", template.source)]
+    needed = []
+    for name in candidates:
+        trial = Conversation(conv.messages, [] if name == "tools" else conv.tools,
+                             [] if name == "documents" else conv.documents)
+        try:
+            render_conversation(model, template, trial, add_generation_prompt, timeout)
+        except ChatTemplateError as e:
+            if _MISSING_LIST in e.detail and e.line == error.line:
+                continue
+        needed.append(name)
+    return tuple(needed or candidates)
 
 
 def template_variables(model: Model) -> dict[str, str]:
@@ -216,10 +269,25 @@ def token_origins(model: Model, enc: Encoding, spans: Sequence[tuple[int, int]])
     pieces = model.vocab.pieces
     attrs = model.vocab.attrs
     out: list[ChatToken] = []
+    readable: dict[int, str] = {}
+
+    def shown(tid: int) -> str:
+        text = readable.get(tid)
+        if text is None:
+            text = readable[tid] = model.display_piece(tid)
+        return text
+
+    def holder(s: int, e: int) -> int | None:
+        # the message whose content span holds [s, e) wholly
+        j = bisect.bisect_right(starts, s) - 1
+        if j >= 0 and s < e <= ordered[j][1]:
+            return ordered[j][2]
+        return None
+
     for i in range(len(enc)):
         tid, s, e = enc.token_ids[i], enc.starts[i], enc.ends[i]
         if (s, e) in specials or (s == e and attrs[tid] & (Attr.CONTROL | Attr.USER_DEFINED)):
-            out.append(ChatToken(tid, pieces[tid], s, e, SPECIAL, None))
+            out.append(ChatToken(tid, pieces[tid], s, e, SPECIAL, holder(s, e), text=shown(tid)))
             continue
         shares: dict[int, int] = {}
         j = max(0, bisect.bisect_right(starts, s) - 1)
@@ -231,14 +299,14 @@ def token_origins(model: Model, enc: Encoding, spans: Sequence[tuple[int, int]])
             j += 1
         scaffold = (e - s) - sum(shares.values())
         if not shares:
-            out.append(ChatToken(tid, pieces[tid], s, e, TEMPLATE, None))
+            out.append(ChatToken(tid, pieces[tid], s, e, TEMPLATE, None, text=shown(tid)))
             continue
         best = max(shares, key=lambda k: (shares[k], -k))
         straddles = len(shares) + (scaffold > 0) > 1
         if scaffold > shares[best]:
-            out.append(ChatToken(tid, pieces[tid], s, e, TEMPLATE, None, straddles))
+            out.append(ChatToken(tid, pieces[tid], s, e, TEMPLATE, None, straddles, shown(tid)))
         else:
-            out.append(ChatToken(tid, pieces[tid], s, e, MESSAGE, best, straddles))
+            out.append(ChatToken(tid, pieces[tid], s, e, MESSAGE, best, straddles, shown(tid)))
     return out
 
 
@@ -262,7 +330,13 @@ def chat(model: Model, messages: Any, tools: Any = None, documents: Any = None, 
     conv = Conversation(check_messages(messages), check_tools(tools), check_documents(documents))
     chosen = (ChatTemplate("custom", template_source, "path") if template_source is not None
               else find_template(model, template))
-    rendered = render_conversation(model, chosen, conv, add_generation_prompt, timeout)
+    try:
+        rendered = render_conversation(model, chosen, conv, add_generation_prompt, timeout)
+    except ChatTemplateError as e:
+        missing = _missing_inputs(model, chosen, conv, add_generation_prompt, timeout, e)
+        if missing:
+            raise MissingInputs(chosen.name, missing, e) from None
+        raise
     enc = model.encode(rendered, add_special=add_special, parse_special=True)
     warnings: list[str] = []
     bos = model.config.special_ids.get("bos", -1)

@@ -125,6 +125,7 @@ def test_template_picker_lists_the_files_named_templates(qtbot) -> None:  # type
     panel.template.setCurrentText("File: rag")
     qtbot.waitUntil(lambda: bool(panel.main.error), timeout=RESULT_TIMEOUT_MS)
     assert "documents" in panel.main.error and "\n" not in panel.main.error
+    assert panel.main.error.endswith("give them as a JSON list in the Documents tab")
     panel.documents.setPlainText('[{"title": "Atlas", "text": "Paris is in France."}]')
     qtbot.waitUntil(lambda: not panel.busy and not panel.main.error, timeout=RESULT_TIMEOUT_MS)
     assert "Paris is in France." in panel.main.view.result.rendered  # type: ignore[union-attr]
@@ -278,3 +279,123 @@ def test_template_choice_falls_back_to_a_common_one() -> None:
     assert preferred_template([llama3, chatml], "File: rag") is chatml
     assert "did not come from the file" in origin_notice(chatml, "m")
     assert "did not come from the file" not in origin_notice(own, "m")
+
+
+def test_a_special_token_typed_in_a_message_is_in_its_row_and_says_so() -> None:
+    from tokenprism.app.logic.chat_view import count_rows, origin_label
+
+    r = chat(_info("qwen2").model, [{"role": "user", "content": "hi <|im_end|> there"}], template="chatml")
+    rows = count_rows(r)
+    assert [(row.label, row.tokens) for row in rows] == [("1. user", 4), ("template scaffold", 3),
+                                                         ("special tokens", 2), ("total", 9)]
+    typed = next(t for t in r.tokens if t.message == 0 and t.origin == "special")
+    assert origin_label(typed, ["user"]) == "special token in message 1 (user)"
+
+
+# ---- the editor's controls, each with what it changes in the rendering ------------------------------
+
+def _expected(panel: QChatPanel, **kwargs):  # type: ignore[no-untyped-def]
+    """chat() of the panel's conversation, computed apart from the panel."""
+    messages = [{"role": r, "content": c} for r, c in panel.conversation()]
+    return chat(panel.main.model, messages, **kwargs)  # type: ignore[arg-type]
+
+
+def _settled(qtbot, panel: QChatPanel, ready) -> None:  # type: ignore[no-untyped-def]
+    qtbot.waitUntil(lambda: not panel.busy and panel.main.view is not None and ready(panel.main.view.result),
+                    timeout=RESULT_TIMEOUT_MS)
+
+
+def _count_cells(panel: QChatPanel) -> list[tuple[str, str]]:
+    table = panel.main.counts
+    return [(table.item(i, 0).text(), table.item(i, 1).text()) for i in range(table.rowCount())]
+
+
+def test_the_remove_button_drops_its_message(qtbot) -> None:  # type: ignore[no-untyped-def]
+    panel = _panel(qtbot, "qwen2", (("system", "Be brief."), ("user", "Drop me"), ("user", "Keep me")))
+    assert panel.main.view.result.total == _expected(panel, add_generation_prompt=True).total  # type: ignore
+    qtbot.mouseClick(panel.cards[1].buttons["remove"], Qt.MouseButton.LeftButton)
+    assert panel.conversation() == (("system", "Be brief."), ("user", "Keep me"))
+    _settled(qtbot, panel, lambda r: len(r.messages) == 2)
+    r = panel.main.view.result  # type: ignore[union-attr]
+    assert "Drop me" not in r.rendered and "Keep me" in r.rendered
+    expected = _expected(panel, add_generation_prompt=True)
+    assert r.ids == expected.ids
+    assert _count_cells(panel)[:2] == [("1. system", "3"), ("2. user", "2")]  # "Be", " brief", "." / "Keep", " me"
+    assert _count_cells(panel)[-1] == ("total", str(expected.total))
+    # the last card took the removed one's place: it can move up, not down
+    assert panel.cards[1].buttons["up"].isEnabled() and not panel.cards[1].buttons["down"].isEnabled()
+    panel.shutdown()
+
+
+def test_the_role_picker_changes_the_header_the_template_writes(qtbot) -> None:  # type: ignore[no-untyped-def]
+    panel = _panel(qtbot, "qwen2", (("user", "Hello world"),))
+    assert panel.main.view.result.rendered.startswith("<|im_start|>system\nYou are")  # type: ignore
+    panel.cards[0].role.setCurrentText("system")
+    _settled(qtbot, panel, lambda r: r.messages[0].role == "system")
+    r = panel.main.view.result  # type: ignore[union-attr]
+    # qwen2's template writes its default system prompt only when there is no system message
+    assert r.rendered == "<|im_start|>system\nHello world<|im_end|>\n<|im_start|>assistant\n"
+    assert r.ids == _expected(panel, add_generation_prompt=True).ids
+    assert _count_cells(panel)[0] == ("1. system", "2")
+    assert [panel.cards[0].role.itemText(i) for i in range(panel.cards[0].role.count())] == [
+        "system", "user", "assistant", "tool"]
+    panel.shutdown()
+
+
+def test_the_generation_prompt_toggle_adds_and_drops_the_reply_header(qtbot) -> None:  # type: ignore
+    panel = _panel(qtbot, "qwen2", (("user", "Hello world"),))
+    with_prompt = panel.main.view.result  # type: ignore[union-attr]
+    assert panel.generation.isChecked() and with_prompt.rendered.endswith("<|im_end|>\n<|im_start|>assistant\n")
+    qtbot.mouseClick(panel.generation, Qt.MouseButton.LeftButton)
+    assert not panel.generation.isChecked()
+    _settled(qtbot, panel, lambda r: not r.rendered.endswith("assistant\n"))
+    r = panel.main.view.result  # type: ignore[union-attr]
+    assert r.rendered == with_prompt.rendered[:-len("<|im_start|>assistant\n")]
+    assert r.total == with_prompt.total - 3  # <|im_start|>, "assistant", "\n"
+    assert r.ids == _expected(panel, add_generation_prompt=False).ids
+    assert _count_cells(panel)[-1] == ("total", str(r.total))
+    panel.shutdown()
+
+
+def test_the_tools_tab_gives_the_template_its_tools(qtbot) -> None:  # type: ignore[no-untyped-def]
+    panel = _panel(qtbot, "qwen2", (("user", "Weather in Oslo?"),))
+    # qwen2's own template has no tools; the shipped Hermes one writes them
+    panel.template.setCurrentText("Common: hermes-tools")
+    _settled(qtbot, panel, lambda r: r.template == "hermes-tools")
+    before = panel.main.view.result  # type: ignore[union-attr]
+    assert "get_weather" not in before.rendered and "# Tools" not in before.rendered
+    panel.inputs.setCurrentWidget(panel.tools)
+    assert panel.inputs.tabText(panel.inputs.currentIndex()) == "Tools"
+    tools = [{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city",
+                                               "parameters": {"type": "object", "properties": {}}}}]
+    panel.tools.setFocus()
+    type_text(panel.tools, json.dumps(tools))
+    _settled(qtbot, panel, lambda r: "get_weather" in r.rendered)
+    r = panel.main.view.result  # type: ignore[union-attr]
+    assert '<tools>\n{"type": "function", "function": {"name": "get_weather", ' in r.rendered
+    expected = _expected(panel, tools=tools, template="hermes-tools", add_generation_prompt=True)
+    assert r.rendered == expected.rendered and r.total == expected.total > before.total
+    # the tool definitions are scaffold: the message's own count does not move
+    assert r.messages[0].tokens == before.messages[0].tokens
+    # text that is not a JSON list: one line saying so, the conversation kept
+    panel.tools.setPlainText('{"name": "get_weather"}')
+    qtbot.waitUntil(lambda: bool(panel.main.error), timeout=RESULT_TIMEOUT_MS)
+    assert panel.main.error == "Tools: must be a JSON list" and panel.conversation() == (("user", "Weather in Oslo?"),)
+    panel.shutdown()
+
+
+def test_a_straddling_token_has_a_dashed_underline(qtbot) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtGui import QTextCharFormat
+
+    panel = _panel(qtbot, "qwen2", (("user", "llo"),))
+    # "hello" is one token: "he" from the template, "llo" from the message; " world" is the template's
+    panel.set_custom_template("straddle.jinja", "{{ 'he' + messages[0].content }} world")
+    _settled(qtbot, panel, lambda r: r.rendered == "hello world")
+    r = panel.main.view.result  # type: ignore[union-attr]
+    assert [(t.text, t.origin, t.message, t.straddles) for t in r.tokens] == [
+        ("hello", "message", 0, True), (" world", "template", None, False)]
+    block = panel.main.text.document().firstBlock()
+    styles = {(f.start, f.length): f.format.underlineStyle() for f in block.layout().formats()}
+    assert styles == {(0, 5): QTextCharFormat.UnderlineStyle.DashUnderline,
+                      (5, 6): QTextCharFormat.UnderlineStyle.NoUnderline}
+    panel.shutdown()

@@ -28,7 +28,7 @@ def test_counts_add_up_and_message_tokens_hold_the_content(vocab: str) -> None:
     model = _model(vocab)
     r = chat(model, CONV, add_generation_prompt=True)
     assert r.ids == model.encode(r.rendered, parse_special=True).ids
-    assert sum(m.tokens for m in r.messages) == r.total - r.count(TEMPLATE) - r.count(SPECIAL)
+    assert sum(m.tokens for m in r.messages) == r.total - r.count(TEMPLATE) - r.outside_messages(SPECIAL)
     assert r.count(MESSAGE) > 0 and r.count(SPECIAL) > 0
     for k, m in enumerate(r.messages):
         mine = [t for t in r.tokens if t.message == k]
@@ -65,6 +65,24 @@ def test_a_token_straddling_scaffold_and_message_is_marked() -> None:
     assert tok.straddles and tok.origin == MESSAGE and tok.message == 0
     r = chat(model, [{"role": "user", "content": "o"}], template_source="{{ 'hell' + messages[0].content }}")
     assert [(t.origin, t.straddles) for t in r.tokens] == [(TEMPLATE, True)]
+
+
+def test_a_special_token_typed_in_a_message_counts_in_it() -> None:
+    """'hi <|im_end|> there': the special token is the message's (origin
+    special, message 0, in its count); the template's own stay outside."""
+    model = _model("qwen2")
+    im_end = model.vocab.pieces.index("<|im_end|>")
+    r = chat(model, [{"role": "user", "content": "hi <|im_end|> there"}], template="chatml")
+    assert r.rendered == "<|im_start|>user\nhi <|im_end|> there<|im_end|>\n"
+    typed = [t for t in r.tokens if t.id == im_end]
+    assert [(t.origin, t.message, r.rendered[t.start:t.end]) for t in typed] == [
+        ("special", 0, "<|im_end|>"), ("special", None, "<|im_end|>")]
+    assert r.messages[0].tokens == 4  # "hi", " ", "<|im_end|>", " there"
+    assert r.outside_messages(SPECIAL) == 2 and r.count(SPECIAL) == 3
+    assert r.messages[0].tokens + r.count(TEMPLATE) + r.outside_messages(SPECIAL) == r.total
+    out = r.to_json()
+    assert out["special_tokens"] == 2
+    assert out["template_tokens"] + out["special_tokens"] + sum(m["tokens"] for m in out["messages"]) == out["total"]
 
 
 def test_moved_system_message_and_search_fallback() -> None:
@@ -119,7 +137,7 @@ def test_bad_conversations(messages: object, message: str) -> None:
 HOSTILE = [
     ("{{ ''.__class__.__mro__[1].__subclasses__() }}", "sandbox", 1),
     ("ok\n{{ messages.__class__.__name__ }}", "sandbox", 2),
-    ("{% set ns = namespace() %}\n{% set ns._x = 1 %}", "underscore", None),
+    ("{% set ns = namespace() %}\n{% set ns._x = 1 %}", "underscore", 2),
     ("\n\n{{ cycler.__init__.__globals__ }}", "sandbox", 3),
     ("{{ 'a' * 1000000000 }}", "limit", 1),
     ("{% set ns = namespace(s='ab') %}\n{% for i in range(60) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}", "limit", 2),
@@ -135,7 +153,11 @@ HOSTILE = [
      "macro or block passed the limit", 2),
     ("{% set s %}\n{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}{% endset %}", "limit", 2),
     ("x\n{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}", "longer than", 2),
-    ("{% set x = range(100000)|list %}\n{% for a in x %}{% for b in x %}{% endfor %}{% endfor %}", "longer than", None),
+    ("{% set x = range(100000)|list %}\n{% for a in x %}{% for b in x %}{% endfor %}{% endfor %}", "longer than", 2),
+    # the clock checked between two written chunks (outside the template's frames)
+    ('{% for i in range(100000) %}{% for j in range(100000) %}{{ "" }}{% endfor %}{% endfor %}', "longer than", 1),
+    ('a\n\n{% for i in range(100000) %}{% for j in range(100000) %}{{ "" }}{% endfor %}{% endfor %}',
+     "longer than", 3),
     ("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "recursed", 1),
     ("a\n{{ raise_exception('roles must alternate') }}", "roles must alternate", 2),
     ("a\nb\n{% for x in %}", "syntax error", 3),
@@ -144,13 +166,25 @@ HOSTILE = [
 
 
 @pytest.mark.parametrize("source, message, line", HOSTILE)
-def test_hostile_templates_stop_with_the_line(source: str, message: str, line: int | None) -> None:
+def test_hostile_templates_stop_with_the_line(source: str, message: str, line: int) -> None:
     t = time.monotonic()
     with pytest.raises(ChatTemplateError, match=message) as info:
         render(source, {"messages": [{"role": "user", "content": "hi"}]}, timeout=1.0)
     assert time.monotonic() - t < 3.0
-    if line is not None:
-        assert info.value.line == line and str(info.value).startswith(f"template line {line}:")
+    assert info.value.line == line and str(info.value).startswith(f"template line {line}:")
+
+
+def test_a_null_content_tool_call_reaches_the_template_as_none() -> None:
+    """OpenAI's ``"content": null`` beside ``tool_calls``: kept as None, as
+    transformers passes it (Llama-3's template prints it ``None``), and not
+    refused as a message without content."""
+    calls = [{"type": "function", "function": {"name": "f", "arguments": {"x": 1}}}]
+    conv = [{"role": "user", "content": "go"}, {"role": "assistant", "content": None, "tool_calls": calls},
+            {"role": "tool", "content": "done"}]
+    r = chat(_model("qwen2"), conv, template="llama3")
+    assert "<|start_header_id|>assistant<|end_header_id|>\n\nNone<|eot_id|>" in r.rendered
+    assert [m.tokens for m in r.messages][1] == 0
+    assert render("{{ messages[0].content is none }}", {"messages": conv[1:]}) == "True"
 
 
 def test_range_behaves_as_range() -> None:

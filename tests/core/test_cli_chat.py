@@ -42,10 +42,15 @@ def test_chat_json(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert data["template"] == "default" and data["context_length"] == 32768
     assert [m["role"] for m in data["messages"]] == ["system", "user"]
     for t in data["tokens"]:
-        assert set(t) >= {"id", "piece", "start", "end", "origin", "message"}
+        assert set(t) >= {"id", "piece", "text", "start", "end", "origin", "message"}
         assert t["origin"] in ("template", "special", "message")
         assert (t["message"] is None) == (t["origin"] != "message")
     assert sum(m["tokens"] for m in data["messages"]) == sum(t["origin"] == "message" for t in data["tokens"])
+    # "text" reads as the tokenize command's pieces do; "piece" is the raw byte-level string
+    user = [(t["piece"], t["text"]) for t in data["tokens"] if t["message"] == 1]
+    assert user == [("Gr", "Gr"), ("Ã¼", "ü"), ("ÃŁe", "ße"), ("ĠðŁĻĤ", " 🙂")]
+    code, out, _ = run(capsys, "tokenize", qwen2, "--format", "pieces", "Grüße 🙂")
+    assert [line.split(" -> ")[1] for line in out.splitlines()] == [repr(text) for _, text in user]
     code, out, _ = run(capsys, "chat", qwen2, "--messages", msgs, "--context-length", "100")
     assert code == 0 and f"of 100 context ({data['total'] - 3}.0%)" in out  # without the generation prompt
     user = [t for t in data["tokens"] if t["message"] == 1]
@@ -120,3 +125,20 @@ def test_chunk(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert code == 0 and out.startswith("----- piece 0: characters 0..")
     code, _, err = run(capsys, "chunk", vocab_path("llama-spm"), "--file", path, "--max-tokens", "0")
     assert code == 1 and "at least 1" in err
+
+
+def test_chat_documents_file_and_what_a_named_template_needs(capsys: pytest.CaptureFixture[str],
+                                                            tmp_path: Path) -> None:
+    command_r = vocab_path("command-r")
+    msgs = _write(tmp_path, "m.json", MESSAGES[1:])
+    for name, needs in [("rag", "documents"), ("tool_use", "tools")]:
+        code, out, err = run(capsys, "chat", command_r, "--messages", msgs, "--template", name)
+        assert code == 1 and out == "" and len(err.splitlines()) == 1
+        assert f"the template '{name}' needs {needs}, which" in err and f"give --{needs} FILE" in err, err
+    docs = _write(tmp_path, "d.json", [{"title": "Atlas", "text": "Oslo is in Norway."}])
+    code, out, err = run(capsys, "chat", command_r, "--messages", msgs, "--template", "rag", "--documents", docs,
+                         "--format", "json")
+    assert code == 0 and err == "" and "Oslo is in Norway." in json.loads(out)["rendered"]
+    code, _, err = run(capsys, "chat", command_r, "--messages", msgs, "--template", "rag", "--documents",
+                       _write(tmp_path, "bad.json", {"title": "x"}))
+    assert code == 1 and "documents must be a JSON list" in err

@@ -6,8 +6,10 @@ conversation of conversations.json is rendered with and without the
 generation prompt by transformers' own renderer
 (``transformers.utils.chat_template_utils.render_jinja_template``, what
 ``apply_chat_template`` calls), with the special tokens' texts read from
-the GGUF file by the ``gguf`` package (not by TokenPrism). A template that
-raises records the error message instead.
+the GGUF file by the ``gguf`` package (not by TokenPrism). The messages go
+in as conversations.json has them (a ``"content": null`` stays None, as
+transformers passes it). A template that raises records the error message
+instead.
 
 Run from the repository root, with transformers and jinja2 installed
 (no torch needed):
