@@ -78,11 +78,7 @@ def test_rendering_equals_transformers(case: dict[str, Any]) -> None:
 
 
 LLAMA_IDS: dict[str, list[dict[str, Any]]] = json.loads((DATA / "llama_ids.json").read_text(encoding="utf-8"))
-# conversations added after llama_ids.json was made (make_llama_ids.py needs
-# llama-cpp-python): their renderings are checked against transformers only
-NO_LLAMA_IDS = {"tool_call_null"}
-FILE_CASES = [c for c in FIXTURES if c["template"].split(":")[0] not in ("builtin", "test") and "rendered" in c
-              and c["conversation"] not in NO_LLAMA_IDS]
+FILE_CASES = [c for c in FIXTURES if c["template"].split(":")[0] not in ("builtin", "test") and "rendered" in c]
 
 
 @pytest.mark.parametrize("case", FILE_CASES, ids=_id)

@@ -26,7 +26,8 @@ def main() -> None:
     by_vocab: dict[str, list[str]] = {}
     for c in cases:
         vocab = c["template"].split(":")[0]
-        if vocab != "builtin" and "rendered" in c:
+        # "builtin" and "test" templates are not a reference vocabulary's own
+        if (vocab_dir / f"ggml-vocab-{vocab}.gguf").is_file() and "rendered" in c:
             texts = by_vocab.setdefault(vocab, [])
             if c["rendered"] not in texts:
                 texts.append(c["rendered"])
