@@ -1,7 +1,6 @@
 """The longest-match cuts of the WPM plugin agree: the dict lookups it
 starts with (llama.cpp's loop as written) and the trie walk it builds
-after a few hundred new words (or in ``prepare``), on the packed table
-and on the trie's list (the walk for a trie too big to pack)."""
+after a few hundred new words (or in ``prepare``)."""
 
 from __future__ import annotations
 
@@ -23,7 +22,6 @@ def _cuts(tok: Any, word: str, trie: bool) -> tuple[bool, list[int], list[int], 
     ends: list[int] = []
     if trie:
         tok.prepare()
-        assert tok._get_trie().packed
         ok = tok._greedy(word, ids, starts, ends)
     else:
         ok = tok._greedy_dict(word, ids, starts, ends)
