@@ -36,18 +36,19 @@ _SLICE = 65536
 
 
 def text_bucket(text: str) -> int:
-    """The bucket of a merge text: its first :data:`KEY_BYTES` bytes as
-    ``surrogateescape`` encodes them, little-endian, and how many there
-    are (for shorter texts), modulo :data:`BUCKETS`; -1 when no decoded
-    merge can have this text (a surrogate the decoder never makes).
+    """The bucket of a merge text (:func:`bucket_of`) from its bytes as
+    ``surrogateescape`` encodes them; -1 when no decoded merge can have
+    this text (a surrogate the decoder never makes).
 
     The bytes are worked out from the code points: this runs on every
     rank lookup that misses until all buckets are loaded, and encoding a
     slice of the text cost several times more."""
     key = 0
     nb = 0
-    for i in range(min(len(text), KEY_BYTES)):
-        c = ord(text[i])
+    total = 0
+    tail = 0
+    for ch in text:
+        c = ord(ch)
         if c < 0x80:
             enc = c
             width = 1
@@ -66,14 +67,32 @@ def text_bucket(text: str) -> int:
             enc = ((0xF0 | (c >> 18)) | ((0x80 | ((c >> 12) & 0x3F)) << 8) | ((0x80 | ((c >> 6) & 0x3F)) << 16)
                    | ((0x80 | (c & 0x3F)) << 24))
             width = 4
-        if nb + width > KEY_BYTES:
-            width = KEY_BYTES - nb
-            enc &= (1 << (8 * width)) - 1
-        key |= enc << (8 * nb)
-        nb += width
-        if nb == KEY_BYTES:
-            break
-    return (key | (nb << 48)) % BUCKETS
+        total += width
+        # the last two bytes, the later one high
+        for k in range(width):
+            tail = (tail >> 8) | (((enc >> (8 * k)) & 0xFF) << 8)
+        if nb < KEY_BYTES:
+            w = width
+            e = enc
+            if nb + w > KEY_BYTES:
+                w = KEY_BYTES - nb
+                e &= (1 << (8 * w)) - 1
+            key |= e << (8 * nb)
+            nb += w
+    return bucket_of(key, nb, tail, total)
+
+
+def bucket_of(head: int, nb: int, tail: int, total: int) -> int:
+    """The bucket of a merge text whose UTF-8 bytes start with ``nb`` (at
+    most :data:`KEY_BYTES`) bytes ``head`` (little-endian), end with the
+    bytes of ``tail`` (the last one high; one byte: ``tail`` is that
+    byte << 8) and number ``total``. The first bytes alone made buckets of
+    hundreds of merges for common starts (gemma-4's ``"\u2581"`` + two
+    letters), and a first encode decoded a quarter of all merges to find
+    a few thousand; with the last bytes and the length in the hash, a
+    bucket holds the merges that share all three."""
+    h = (head | (nb << 48)) ^ (tail * 0x9E3779B1) ^ (min(total, 0xFFFF) * 0x85EBCA77)
+    return h % BUCKETS
 
 
 def bucket_keys(region: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -91,15 +110,22 @@ def bucket_keys(region: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
     while i < n:
         first: i64 = read_i64_le(sb, 8 * i) + 8
         end: i64 = read_i64_le(eb, 8 * i)
-        length: i64 = end - first
+        total: i64 = end - first
+        length: i64 = total
         if length > KEY_BYTES:
             length = KEY_BYTES
         if first + 8 <= size:
             # (not (1 << 8 * length) - 1: mypyc shifts the literal 1 as a
             # 32-bit C int)
             mask: i64 = _KEY_MASK >> (8 * (KEY_BYTES - length))
-            key: i64 = (read_i64_le(region, first) & mask) | (length << 48)
-            out = append(out, key % BUCKETS)
+            head: i64 = read_i64_le(region, first) & mask
+            # the string's last two bytes (the word before them is the
+            # string's own length prefix at worst: end - 8 >= start)
+            tail: i64 = (read_i64_le(region, end - 8) >> 48) & 0xFFFF
+            if total < 2:
+                tail = tail & 0xFF00 if total == 1 else 0
+            h: i64 = (head | (length << 48)) ^ (tail * 0x9E3779B1) ^ (min(total, 0xFFFF) * 0x85EBCA77)
+            out = append(out, h % BUCKETS)
         else:
             # a word running past the region's end: from the text
             out = append(out, text_bucket(region[first:end].decode("utf-8", "surrogateescape")))
