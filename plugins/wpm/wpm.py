@@ -23,7 +23,7 @@ when accents are stripped; one byte per code point in a table), so nothing
 is rewritten before cutting and spans stay exact. Each distinct piece is
 tokenized once and remembered with its byte offsets relative to the piece,
 so repeated words cost one dictionary lookup. New words are cut by walking
-a trie of the vocabulary (built by ``prepare`` or on the 257th new word; the
+a trie of the vocabulary (built by ``prepare`` or on the 4097th new word; the
 first ones use plain dict lookups, so a short text never waits for it).
 
 Spans: a token covers the original characters its normalized characters
@@ -87,9 +87,13 @@ _NEW_COST: Final = 8
 # characters of text split into chunk strings at a time
 _BLOCK_CHARS: Final = 8192
 
-# new words cut by dict lookups before the trie is built: a short text
-# (the first one typed) never pays for the trie (~5 ms), a long one soon does
-_WORDS_BEFORE_TRIE: Final = 256
+# new words cut by dict lookups before the trie is built. Building it
+# (bert-bge: ~23M instructions) costs what ~5 000 new words walked with
+# it save over dict lookups (~4 400 instructions a word, callgrind), so
+# it waits for 4 096 of them: a text of fewer never pays for it (the
+# 0.11 MB first-encode text has 2 451: 70M -> 57M instructions with
+# 256 here), and a longer one pays at most about twice the best choice
+_WORDS_BEFORE_TRIE: Final = 4096
 
 # the code points below U+0080 of llama.cpp's whitespace (unicode_data.WHITESPACE)
 _ASCII_WS: Final = " \t\n\v\f\r"
