@@ -242,6 +242,7 @@ class RankTable:
         self._bounds = b""
         self._region = b""
         self._merges = None
+        self._loaded = set()
 
     def complete_all(self) -> None:
         """Rank every merge now. Decoding all merges in one pass and
