@@ -16,37 +16,39 @@ order and only where absent: the first of duplicates wins, as in llama.cpp.
 from __future__ import annotations
 
 import threading
-from array import array
-from typing import Optional, Sequence
+from typing import Final, Optional, Sequence
 
 import numpy as np
+from librt.strings import read_i64_le
+from librt.vecs import append, vec
+from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import STEP, StringArray, distinct_sorted, offer_gil
 
-KEY_BYTES = 6
+KEY_BYTES: Final = 6
 """Bytes of a merge's text that choose its bucket: enough to keep apart
 ``"\u2581th"`` and ``"\u2581to"`` (three bytes of escaped space, then
 letters), which one byte-level or escaped-space prefix would lump together
 as a third of all merges."""
-BUCKETS = 65521  # a prime: key % BUCKETS mixes every byte of the key
-# the low ``k`` bytes of a 64-bit word, k = 0..KEY_BYTES
-_MASKS = np.array([(1 << (8 * k)) - 1 for k in range(KEY_BYTES + 1)], dtype=np.uint64)
+_KEY_MASK: Final = (1 << (8 * KEY_BYTES)) - 1
+BUCKETS: Final = 65521  # a prime: key % BUCKETS mixes every byte of the key
 _SLICE = 65536
 
 
 def text_bucket(text: str) -> int:
-    """The bucket of a merge text: its first :data:`KEY_BYTES` bytes as
-    ``surrogateescape`` encodes them, little-endian, and how many there
-    are (for shorter texts), modulo :data:`BUCKETS`; -1 when no decoded
-    merge can have this text (a surrogate the decoder never makes).
+    """The bucket of a merge text (:func:`bucket_of`) from its bytes as
+    ``surrogateescape`` encodes them; -1 when no decoded merge can have
+    this text (a surrogate the decoder never makes).
 
     The bytes are worked out from the code points: this runs on every
     rank lookup that misses until all buckets are loaded, and encoding a
     slice of the text cost several times more."""
     key = 0
     nb = 0
-    for i in range(min(len(text), KEY_BYTES)):
-        c = ord(text[i])
+    total = 0
+    tail = 0
+    for ch in text:
+        c = ord(ch)
         if c < 0x80:
             enc = c
             width = 1
@@ -65,37 +67,70 @@ def text_bucket(text: str) -> int:
             enc = ((0xF0 | (c >> 18)) | ((0x80 | ((c >> 12) & 0x3F)) << 8) | ((0x80 | ((c >> 6) & 0x3F)) << 16)
                    | ((0x80 | (c & 0x3F)) << 24))
             width = 4
-        if nb + width > KEY_BYTES:
-            width = KEY_BYTES - nb
-            enc &= (1 << (8 * width)) - 1
-        key |= enc << (8 * nb)
-        nb += width
-        if nb == KEY_BYTES:
-            break
-    return (key | (nb << 48)) % BUCKETS
+        total += width
+        # the last two bytes, the later one high
+        for k in range(width):
+            tail = (tail >> 8) | (((enc >> (8 * k)) & 0xFF) << 8)
+        if nb < KEY_BYTES:
+            w = width
+            e = enc
+            if nb + w > KEY_BYTES:
+                w = KEY_BYTES - nb
+                e &= (1 << (8 * w)) - 1
+            key |= e << (8 * nb)
+            nb += w
+    return bucket_of(key, nb, tail, total)
+
+
+def bucket_of(head: int, nb: int, tail: int, total: int) -> int:
+    """The bucket of a merge text whose UTF-8 bytes start with ``nb`` (at
+    most :data:`KEY_BYTES`) bytes ``head`` (little-endian), end with the
+    bytes of ``tail`` (the last one high; one byte: ``tail`` is that
+    byte << 8) and number ``total``. The first bytes alone made buckets of
+    hundreds of merges for common starts (gemma-4's ``"\u2581"`` + two
+    letters), and a first encode decoded a quarter of all merges to find
+    a few thousand; with the last bytes and the length in the hash, a
+    bucket holds the merges that share all three."""
+    h = (head | (nb << 48)) ^ (tail * 0x9E3779B1) ^ (min(total, 0xFFFF) * 0x85EBCA77)
+    return h % BUCKETS
 
 
 def bucket_keys(region: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """:func:`text_bucket` of every string of a :class:`StringArray`, from
-    its bytes (the same hash, vectorised: eight bytes of each string read
-    as one word)."""
-    n = len(starts)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    buf = np.frombuffer(region, dtype=np.uint8)
-    first = starts + 8
-    # the last string's word may run past the region: it is hashed on its
-    # own below (padding a copy of the region would cost more)
-    full = n - 1 if int(first[-1]) + 8 > len(buf) else n
-    words = np.lib.stride_tricks.sliding_window_view(buf, 8)[first[:full]].view("<u8").ravel()
-    length = np.minimum(ends[:full] - first[:full], KEY_BYTES)
-    key = (words & _MASKS[length]) | (length.astype(np.uint64) << np.uint64(48))
-    out = np.empty(n, dtype=np.int64)
-    out[:full] = key % np.uint64(BUCKETS)
-    if full < n:
-        last = region[int(first[-1]):int(ends[-1])].decode("utf-8", "surrogateescape")
-        out[-1] = text_bucket(last)
-    return out
+    its bytes (the same hash: eight bytes of each string read as one
+    word). A native loop: numpy's gather of each string's eight bytes
+    (a fancy index into a sliding window view) took ~170 instructions a
+    string, this ~30."""
+    n: i64 = len(starts)
+    sb = starts.astype("<i8").tobytes()
+    eb = ends.astype("<i8").tobytes()
+    size: i64 = len(region)
+    out = vec[i64](capacity=n)
+    i: i64 = 0
+    while i < n:
+        first: i64 = read_i64_le(sb, 8 * i) + 8
+        end: i64 = read_i64_le(eb, 8 * i)
+        total: i64 = end - first
+        length: i64 = total
+        if length > KEY_BYTES:
+            length = KEY_BYTES
+        if first + 8 <= size:
+            # (not (1 << 8 * length) - 1: mypyc shifts the literal 1 as a
+            # 32-bit C int)
+            mask: i64 = _KEY_MASK >> (8 * (KEY_BYTES - length))
+            head: i64 = read_i64_le(region, first) & mask
+            # the string's last two bytes (the word before them is the
+            # string's own length prefix at worst: end - 8 >= start)
+            tail: i64 = (read_i64_le(region, end - 8) >> 48) & 0xFFFF
+            if total < 2:
+                tail = tail & 0xFF00 if total == 1 else 0
+            h: i64 = (head | (length << 48)) ^ (tail * 0x9E3779B1) ^ (min(total, 0xFFFF) * 0x85EBCA77)
+            out = append(out, h % BUCKETS)
+        else:
+            # a word running past the region's end: from the text
+            out = append(out, text_bucket(region[first:end].decode("utf-8", "surrogateescape")))
+        i += 1
+    return np.frombuffer(memoryview(out), dtype=np.int64)
 
 
 class RankTable:
@@ -120,13 +155,15 @@ class RankTable:
         self._lock = threading.Lock()
         self._region = b""
         self._merges: Optional[StringArray] = None
-        # arrays of machine ints, not lists: 515k ints as objects took 40 MB
-        # (numpy's per-call overhead on a bucket's slice cost more than
-        # decoding its 8 merges on average)
-        self._starts = array("q")
-        self._order = array("q")
-        self._bounds = array("q")
-        self._loaded = bytearray()
+        # little-endian int64s in bytes, read natively (read_i64_le): 515k
+        # ints as objects took 40 MB, numpy's per-call overhead on a
+        # bucket's slice cost more than decoding its 8 merges on average,
+        # and an array.array's items are read through the generic
+        # subscript, a boxed int each (~700 instructions a merge loaded)
+        self._starts = b""
+        self._order = b""
+        self._bounds = b""
+        self._loaded: set[int] = set()
         self._pending = 0
         raw = None
         if isinstance(merges, StringArray) and len(merges) > 0:
@@ -144,13 +181,14 @@ class RankTable:
         bounds = np.zeros(BUCKETS + 1, dtype=np.int64)
         np.cumsum(counts, out=bounds[1:])
         # stable: each bucket lists its merges in rank order
-        self._order = _int_array(np.argsort(keys.astype(np.uint16), kind="stable"))
-        self._bounds = _int_array(bounds)
+        self._order = _int_bytes(np.argsort(keys.astype(np.uint16), kind="stable"))
+        self._bounds = _int_bytes(bounds)
         self._region = region
         self._merges = merges
         # so that string i ends where string i + 1 starts
-        self._starts = _int_array(np.append(starts, end))
-        self._loaded = bytearray((counts == 0).astype(np.uint8).tobytes())
+        self._starts = _int_bytes(np.append(starts, end))
+        # (an empty bucket counts as loaded)
+        self._loaded = set(np.flatnonzero(counts == 0).tolist())
         self._pending = int(np.count_nonzero(counts))
         self.complete = self._pending == 0
 
@@ -159,10 +197,10 @@ class RankTable:
         if self.complete:
             return self.ranks.get(text, -1)
         b = text_bucket(text)
-        if b < 0 or self._loaded[b]:
+        if b < 0 or b in self._loaded:
             return -1
         with self._lock:
-            if not self._loaded[b] and not self.complete:
+            if b not in self._loaded and not self.complete:
                 self._load(b)
         return self.ranks.get(text, -1)
 
@@ -171,14 +209,25 @@ class RankTable:
         starts = self._starts
         region = self._region
         ranks = self.ranks
-        for j in range(self._bounds[b], self._bounds[b + 1]):
-            if j % STEP == STEP - 1:
+        step: i64 = STEP  # (a global of another module: looked up by name each time)
+        j: i64 = read_i64_le(self._bounds, 8 * b)
+        stop: i64 = read_i64_le(self._bounds, 8 * b + 8)
+        while j < stop:
+            if j % step == step - 1:
                 offer_gil()  # only a hostile file makes a bucket this big
-            i = order[j]
-            m = region[starts[i] + 8:starts[i + 1]].decode("utf-8", "surrogateescape")
-            if m not in ranks:
-                ranks[m] = i
-        self._loaded[b] = 1
+            i: i64 = read_i64_le(order, 8 * j)
+            raw = region[read_i64_le(starts, 8 * i) + 8:read_i64_le(starts, 8 * i + 8)]
+            try:
+                # the strict decoder's fast path: the same text whenever it
+                # succeeds (naming an error handler takes the slow codec
+                # lookup, ~1000 instructions a merge)
+                m = raw.decode()
+            except UnicodeDecodeError:
+                m = raw.decode("utf-8", "surrogateescape")
+            # the first of duplicates wins
+            ranks.setdefault(m, int(i))
+            j += 1
+        self._loaded.add(b)
         self._pending -= 1
         if self._pending == 0:
             self._finish(self.ranks)
@@ -188,11 +237,12 @@ class RankTable:
         self.done = full
         self.complete = True
         # the index and the bytes are no longer needed
-        self._order = array("q")
-        self._starts = array("q")
-        self._bounds = array("q")
+        self._order = b""
+        self._starts = b""
+        self._bounds = b""
         self._region = b""
         self._merges = None
+        self._loaded = set()
 
     def complete_all(self) -> None:
         """Rank every merge now. Decoding all merges in one pass and
@@ -219,14 +269,12 @@ class RankTable:
             for b in range(BUCKETS):
                 if self.complete:
                     return
-                if not self._loaded[b]:
+                if b not in self._loaded:
                     self._load(b)
 
 
-def _int_array(values: np.ndarray) -> array[int]:
-    out = array("q")
-    out.frombytes(values.astype("<i8").tobytes())
-    return out
+def _int_bytes(values: np.ndarray) -> bytes:
+    return values.astype("<i8").tobytes()
 
 
 def rank_of(table: RankTable, ranks: dict[str, int], text: str) -> int:

@@ -23,7 +23,7 @@ when accents are stripped; one byte per code point in a table), so nothing
 is rewritten before cutting and spans stay exact. Each distinct piece is
 tokenized once and remembered with its byte offsets relative to the piece,
 so repeated words cost one dictionary lookup. New words are cut by walking
-a trie of the vocabulary (built by ``prepare`` or on the 257th new word; the
+a trie of the vocabulary (built by ``prepare`` or on the 4097th new word; the
 first ones use plain dict lookups, so a short text never waits for it).
 
 Spans: a token covers the original characters its normalized characters
@@ -43,10 +43,9 @@ from __future__ import annotations
 
 import re
 import threading
+from bisect import bisect_right
 from typing import Final, Sequence
 
-import numpy as np
-from librt.strings import read_i64_le
 from librt.vecs import append, vec
 
 # native 64-bit ints for mypyc in the trie walk (tagged ints checked every
@@ -88,9 +87,13 @@ _NEW_COST: Final = 8
 # characters of text split into chunk strings at a time
 _BLOCK_CHARS: Final = 8192
 
-# new words cut by dict lookups before the trie is built: a short text
-# (the first one typed) never pays for the trie (~5 ms), a long one soon does
-_WORDS_BEFORE_TRIE: Final = 256
+# new words cut by dict lookups before the trie is built. Building it
+# (bert-bge: ~23M instructions) costs what ~5 000 new words walked with
+# it save over dict lookups (~4 400 instructions a word, callgrind), so
+# it waits for 4 096 of them: a text of fewer never pays for it (the
+# 0.11 MB first-encode text has 2 451: 70M -> 57M instructions with
+# 256 here), and a longer one pays at most about twice the best choice
+_WORDS_BEFORE_TRIE: Final = 4096
 
 # the code points below U+0080 of llama.cpp's whitespace (unicode_data.WHITESPACE)
 _ASCII_WS: Final = " \t\n\v\f\r"
@@ -109,11 +112,11 @@ def _ascii_symbols() -> Ranges:
     return intersect(flag_ranges(ud.SYMBOL), [(0, 0x7E)])
 
 
-# classes of one code point
-WS: Final = 0
-DROP: Final = 1
-SPLIT: Final = 2
-WORD: Final = 3
+# classes of one code point (0: not known yet, in a lazily filled table)
+WS: Final = 1
+DROP: Final = 2
+SPLIT: Final = 3
+WORD: Final = 4
 
 
 class CharClasses:
@@ -214,10 +217,13 @@ def _ascii_class_bytes() -> bytes:
 
 
 class _Tables:
-    """Compiled data for one (lowercase, strip_accents) setting. The
-    Unicode-wide parts (classes: 2-6 ms with the NFD moves, translate
-    table: ~1.5 ms) are made for the first text that needs them, one with
-    a non-ASCII character, or by ``prepare``; ASCII text never does."""
+    """Compiled data for one (lowercase, strip_accents) setting.
+
+    Non-ASCII code points get their class and normalized form when a text
+    first holds them (:meth:`kinds`), one at a time from llama.cpp's flag
+    and NFD tables: a text holds a few hundred distinct ones, and making
+    the Unicode-wide class table and translate dict up front cost ~40M
+    instructions (5-10 ms) of the first encode of any non-ASCII text."""
 
     def __init__(self, lowercase: bool, strip_accents: bool) -> None:
         self.lowercase = lowercase
@@ -226,30 +232,93 @@ class _Tables:
         self.ws_chars: str = "".join(chr(c) for c in whitespace())
         ascii_table = _translate_table(lowercase, strip_accents, 0x7F)
         self.ascii_map: list[int] = [ascii_table.get(c, c) for c in range(128)]
-        self._class_of: bytes | None = None
-        self._table: dict[int, int] | None = None
+        # the 256-byte table of bytes.translate: an ASCII text's classes
+        self.ascii_kinds: bytes = self.ascii_class + bytes(128)
+        # the class of every non-ASCII code point seen so far
+        self._classes: dict[int, int] = {}
+        # code point -> normalized code point, for those seen that change
+        self._norm: dict[int, int] = {}
+        self._loaded = False
+        self._ws: set[int] = set()
+        self._flag_starts: list[int] = []
+        self._flags: list[int] = []
+        self._nfd_starts: list[int] = []
+        self._nfd: list[tuple[int, int, int]] = []
+        self._lower: dict[int, int] = {}
+        # ASCII's normalized forms, for non-ASCII texts holding ASCII letters
+        for c in range(0x80):
+            if self.ascii_map[c] != c:
+                self._norm[c] = self.ascii_map[c]
 
-    def class_of(self) -> bytes:
-        """The class of every code point (``_class_bytes``)."""
-        c = self._class_of
-        if c is None:
-            with _tables_lock:
-                c = self._class_of
-                if c is None:
-                    c = _class_bytes(CharClasses(self.strip_accents))
-                    self._class_of = c
-        return c
+    def _load(self) -> None:
+        """The lookup tables of :meth:`_class_and_norm`, made on first use."""
+        with _tables_lock:
+            if not self._loaded:
+                self._ws = set(whitespace())
+                data = ud.FLAG_RANGES
+                self._flag_starts = list(data[0::2])
+                self._flags = list(data[1::2])
+                if self.strip_accents:
+                    self._nfd = nfd_first()
+                    self._nfd_starts = [r[0] for r in self._nfd]
+                if self.lowercase:
+                    self._lower = dict(lowercase_pairs())
+                self._loaded = True
 
-    def table(self) -> dict[int, int]:
-        """The whole translate table (26 000 entries)."""
-        t = self._table
-        if t is None:
-            with _tables_lock:
-                t = self._table
-                if t is None:
-                    t = _translate_table(self.lowercase, self.strip_accents)
-                    self._table = t
-        return t
+    def kinds(self, text: str) -> bytes:
+        """The class of each character of ``text``, in order (filling the
+        classes and normalized forms of code points not seen before)."""
+        if _isascii(text):
+            return text.encode("ascii").translate(self.ascii_kinds)
+        if not self._loaded:
+            self._load()
+        classes = self._classes
+        ascii_class = self.ascii_class
+        out: list[int] = []
+        for ch in text:
+            cp = ord(ch)
+            if cp < 0x80:
+                out.append(ascii_class[cp])
+                continue
+            k = classes.get(cp, 0)
+            if k == 0:
+                with _tables_lock:
+                    k = self._class_and_norm(cp)
+                    classes[cp] = k
+            out.append(k)
+        return bytes(out)
+
+    def norm(self) -> dict[int, int]:
+        """The ``str.translate`` table of every code point seen so far (and
+        of ASCII) that normalizes to another one."""
+        return self._norm
+
+    def _class_and_norm(self, cp: int) -> int:
+        """WS, DROP, SPLIT or WORD for ``cp``, recording its normalized
+        code point. With ``strip_accents`` both come from the first code
+        point of its NFD (as ``CharClasses`` and ``_translate_table``
+        build them for every code point)."""
+        t = cp
+        if self.strip_accents:
+            k = bisect_right(self._nfd_starts, cp) - 1
+            if k >= 0:
+                first, last, target = self._nfd[k]
+                if cp <= last:
+                    t = target
+        n = self._lower.get(t, t)
+        if n != cp:
+            self._norm[cp] = n
+        if t in self._ws:
+            return WS
+        f = self._flags[bisect_right(self._flag_starts, t) - 1]
+        if f & ud.CONTROL or t == 0 or t == 0xFFFD or (self.strip_accents and f & ud.ACCENT_MARK):
+            return DROP
+        if f & ud.PUNCTUATION or (t <= 0x7E and f & ud.SYMBOL):
+            return SPLIT
+        for lo, hi in CHINESE_RANGES:
+            if lo <= t <= hi:
+                return SPLIT
+        return WORD
 
 
 _tables_lock = threading.Lock()
@@ -311,21 +380,22 @@ def _utf8_offsets(text: str) -> list[int]:
 _CUT_RE = re.compile("(?<=[!-~])(?=[ \n])")
 
 
-# edges of the vocabulary trie: key = parent node * _EDGE_BASE + code point,
-# slot from node * _NODE_MUL + code point * _CP_MUL; every factor stays
-# below 2**30, where mypyc multiplies without its big-int fallback
-_EDGE_BASE: Final = 0x110000
+# edges of the vocabulary trie: key = parent node << 24 | code point (the
+# first six bytes of a packed slot, as they are), slot from node *
+# _NODE_MUL + code point * _CP_MUL; every factor stays below 2**30, where
+# mypyc multiplies without its big-int fallback
+_NODE_SHIFT: Final = 24
 _NODE_MUL: Final = 0x61C8865
 _CP_MUL: Final = 0x9E3779
 
 
-def _slot(cells: list[int], mask: int, node: int, cp: int) -> int:
+def _slot(cells: vec[i64], mask: i64, node: i64, cp: i64) -> i64:
     """The slot of the edge from ``node`` by ``cp`` in a trie table: the
     edge's own, or the empty slot where it would go (``cells[slot * 2]``
     then is -1)."""
-    key = node * _EDGE_BASE + cp
-    h = node * _NODE_MUL + cp * _CP_MUL
-    s = (h ^ (h >> 19)) & mask
+    key: i64 = (node << _NODE_SHIFT) | cp
+    h: i64 = node * _NODE_MUL + cp * _CP_MUL
+    s: i64 = (h ^ (h >> 19)) & mask
     k = cells[s << 1]
     while k != key and k >= 0:
         s = (s + 1) & mask
@@ -333,72 +403,46 @@ def _slot(cells: list[int], mask: int, node: int, cp: int) -> int:
     return s
 
 
-# a packed trie slot: the edge's code point, its parent node and the id of
-# the piece ending there plus one (0: none), three bytes each
-_SLOT_BYTES: Final = 9
-_NO_CP: Final = 0xFFFFFF
-
-
-def _pack(cells: list[int], size: int) -> bytes:
-    """``cells`` as _SLOT_BYTES-byte slots (b"" when a field would not fit
-    three bytes). Reading a slot then touches one stretch of bytes: a list
-    item is a pointer to an int object allocated anywhere, so a probe of
-    the list cost two cache misses, most of the greedy cut's time."""
-    if size >= _NO_CP:
-        return b""
-    a = np.array(cells, dtype=np.int64).reshape(size, 2)
-    keys = a[:, 0]
-    tid = a[:, 1] + 1
-    if size and int(tid.max()) >= _NO_CP:
-        return b""
-    empty = keys < 0
-    # three little-endian uint32 columns, of which each one's low three
-    # bytes are kept (a byte column at a time took twice as long)
-    u = np.empty((size, 3), dtype="<u4")
-    u[:, 0] = np.where(empty, _NO_CP, keys % _EDGE_BASE)
-    u[:, 1] = np.where(empty, 0, keys // _EDGE_BASE)
-    u[:, 2] = tid
-    out: bytes = u.view(np.uint8).reshape(size, 12)[:, [0, 1, 2, 4, 5, 6, 8, 9, 10]].tobytes()
-    # room for an 8-byte read of the last slot's id
-    return out + bytes(8)
-
-
-def _find(tb: bytes, mask: i64, node: i64, cp: i64) -> i64:
-    """``_slot`` in a packed table: the slot of the edge from ``node`` by
-    ``cp``, or -1. (The hash stays below 2**47: the same value as
-    ``_slot``'s unbounded ints.)"""
+def _find(cells: vec[i64], mask: i64, node: i64, cp: i64) -> i64:
+    """The slot of the edge from ``node`` by ``cp``, or -1 (``_slot``
+    without the empty slot)."""
+    key: i64 = (node << _NODE_SHIFT) | cp
     h: i64 = node * _NODE_MUL + cp * _CP_MUL
     s: i64 = (h ^ (h >> 19)) & mask
     while True:
-        # a slot's code point and parent in one read (and two bytes of the id)
-        x: i64 = read_i64_le(tb, s * _SLOT_BYTES)
-        c: i64 = x & 0xFFFFFF
-        if c == cp:
-            if (x >> 24) & 0xFFFFFF == node:
-                return s
-        elif c == _NO_CP:
+        k = cells[s << 1]
+        if k == key:
+            return s
+        if k < 0:
             return -1
         s = (s + 1) & mask
 
 
-def _slot_id(tb: bytes, s: i64) -> i64:
-    """The id of the piece ending at slot ``s`` of a packed table, or -1."""
-    return (read_i64_le(tb, s * _SLOT_BYTES + 6) & 0xFFFFFF) - 1
+def _slot_id(cells: vec[i64], s: i64) -> i64:
+    """The id of the piece ending at slot ``s``, or -1."""
+    return cells[(s << 1) + 1] - 1
 
 
 class _Trie:
     """Every vocabulary piece as a path of code points, for ``_greedy``.
 
-    One open-addressing table of edges in one list: the slot ``s`` where
+    One open-addressing table of edges in one vector: the slot ``s`` where
     the edge into a node is stored is that node's number, ``cells[2 * s]``
-    the edge's key and ``cells[2 * s + 1]`` the id of the piece ending at
-    the node (-1: none), so a step reads neighbouring items. A
-    longest-match walk reads a few list items per character, where
-    looking up candidate slices in the vocabulary dict cost a slice, a
+    the edge's key (-1: empty) and ``cells[2 * s + 1]`` the id + 1 of the
+    piece ending at the node (0: none), so a step reads neighbouring items.
+    Native int64s: a list of int objects cost a cache miss per object
+    read, and the bytes table packed from it to avoid that took longer to
+    make (numpy) than the trie itself. A longest-match walk reads a few
+    items per character, where looking up candidate slices in the vocabulary dict cost a slice, a
     hash and a probe each (new English words: ~30% less time than the
     filtered slice lookups this replaced). Building it is one probe per
-    piece character (bert-bge: 210k, ~10 ms), which is why short texts
+    piece character (bert-bge: 210k, ~3 ms), which is why short texts
     do without it."""
+
+    cells: vec[i64]
+    mask: i64
+    root: i64
+    mark: i64
 
     def __init__(self, codes: PieceCodes) -> None:
         total = len(codes.cps)
@@ -410,38 +454,54 @@ class _Trie:
         while not self._build(codes, size):
             size <<= 1
 
-    def _build(self, codes: PieceCodes, size: int) -> bool:
-        """Fill a table of ``size`` slots; False when it gets too full."""
-        mask = size - 1
-        limit = size - (size >> 2)
-        root = size
-        cells = [-1] * (2 * size)
-        used = 0
+    def _build(self, codes: PieceCodes, size: i64) -> bool:
+        """Fill a table of ``size`` slots; False when it gets too full.
+
+        The table is one native int64 vector (key, id of each slot in
+        turn): a list held an int object per key, made and later read
+        back one by one (the build and its packing were ~25 ms of
+        bert-bge's first encode, now ~4)."""
+        mask: i64 = size - 1
+        limit: i64 = size - (size >> 2)
+        root: i64 = size
+        n_cells: i64 = 2 * size
+        cells = vec[i64](capacity=n_cells)
+        k: i64 = 0
+        while k < n_cells:
+            cells = append(cells, -1)
+            cells = append(cells, 0)
+            k += 2
+        used: i64 = 0
         cps = codes.cps
         offs = codes.offs
+        n_pieces: i64 = len(offs) - 1
         # in id order: a piece listed twice keeps its last id, as in llama.cpp
-        for tid in range(len(offs) - 1):
-            node = root
-            for i in range(offs[tid], offs[tid + 1]):
-                cp = int(cps[i])
+        tid: i64 = 0
+        while tid < n_pieces:
+            node: i64 = root
+            i: i64 = offs[tid]
+            end: i64 = offs[tid + 1]
+            while i < end:
+                cp = i64(cps[i])
                 s = _slot(cells, mask, node, cp)
                 if cells[s << 1] < 0:
-                    cells[s << 1] = node * _EDGE_BASE + cp
+                    cells[s << 1] = (node << _NODE_SHIFT) | cp
                     used += 1
                     if used > limit:
                         return False
                 node = s
+                i += 1
             if node != root:
-                cells[(node << 1) + 1] = tid
+                cells[(node << 1) + 1] = tid + 1
+            tid += 1
         self.cells = cells
         self.mask = mask
         self.root = root
         # the node after the word-start mark: every word's walk begins there
         self.mark = self.child(root, ord(WORD_MARK))
-        self.packed = _pack(cells, size)
         return True
 
-    def child(self, node: int, cp: int) -> int:
+    def child(self, node: i64, cp: i64) -> i64:
         """The node under ``node`` by ``cp``, or -1."""
         cells = self.cells
         mask = self.mask
@@ -636,26 +696,27 @@ class WpmTokenizer:
         """Pieces "leading whitespace + one word" (and trailing whitespace);
         joined, they give ``text`` back.
 
-        One walk over the characters, a byte table telling their classes:
+        One walk over the characters' classes (``_Tables.kinds``):
         whitespace, then a run of word characters (dropped ones included:
         they are removed later, inside the word) or one split character;
         whitespace at the end stands alone. For the short chunks this gets,
         cheaper than starting a regular expression. ``asc``: ``text`` is
         known to be ASCII."""
-        cls = self._ascii_class if asc or _isascii(text) else self._tables.class_of()
+        tab = self._tables
+        kinds = text.encode("ascii").translate(tab.ascii_kinds) if asc else tab.kinds(text)
         out: list[str] = []
         n = len(text)
         i = 0
         while i < n:
             j = i
-            while j < n and cls[ord(text[j])] == WS:
+            while j < n and kinds[j] == WS:
                 j += 1
             if j < n:
-                if cls[ord(text[j])] == SPLIT:
+                if kinds[j] == SPLIT:
                     j += 1
                 else:
                     while j < n:
-                        k = cls[ord(text[j])]
+                        k = kinds[j]
                         if k == WS or k == SPLIT:
                             break
                         j += 1
@@ -764,17 +825,18 @@ class WpmTokenizer:
         origin: list[int] = []
         kept = core
         if not (ascii_p and core.isprintable()):
-            cls = self._ascii_class if ascii_p else self._tables.class_of()
+            kinds = self._tables.kinds(core)
             for i in range(n_core):
-                if cls[ord(core[i])] == DROP:
-                    origin = [j for j in range(n_core) if cls[ord(core[j])] != DROP]
+                if kinds[i] == DROP:
+                    origin = [j for j in range(n_core) if kinds[j] != DROP]
                     kept = "".join([core[j] for j in origin])
                     break
         nk = len(kept)
         if ascii_p and self._ascii_lower:
             word = kept.lower() if self._lowercase_ascii else kept
         else:
-            word = kept.translate(self._tables.table())
+            # (kept's characters are p's, whose kinds filled the table)
+            word = kept.translate(self._tables.norm())
         if nk > 0:
             if not self._greedy(word, ids, cstarts, cends):
                 self._unknown_word(ids, cstarts, cends, k, len(p))
@@ -800,11 +862,10 @@ class WpmTokenizer:
         return Piece(packed(ids, [offs[s] for s in cstarts], [offs[e] for e in cends]), offs[len(p)], word)
 
     def prepare(self) -> None:
-        """Build the vocabulary trie and the Unicode-wide tables now rather
-        than on the first word (or non-ASCII text) that needs them."""
+        """Build the vocabulary trie now rather than on the first words
+        that need it (the character tables fill per code point as texts
+        bring them: nothing Unicode-wide is left to build)."""
         self._get_trie()
-        self._tables.class_of()
-        self._tables.table()
 
     def _get_trie(self) -> _Trie:
         """The trie of ``_greedy``, made on first use (a benign race at
@@ -826,9 +887,7 @@ class WpmTokenizer:
             if self._dict_words <= _WORDS_BEFORE_TRIE:
                 return self._greedy_dict(word, ids, starts, ends)
             tr = self._get_trie()
-        tb = tr.packed
-        if not tb:  # (a trie too big to pack: none is near it)
-            return self._greedy_dict(word, ids, starts, ends)
+        tb = tr.cells
         mask: i64 = tr.mask
         root: i64 = tr.root
         n: i64 = len(word)

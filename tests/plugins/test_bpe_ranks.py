@@ -19,8 +19,8 @@ from tests.refdata import SKIP_REASON, VOCAB_DIR
 from tokenprism.core import open_model, read_gguf
 from tokenprism.core.library.resources import demo_models
 from tokenprism.core.string_array import StringArray
-from tokenprism.plugins.bpe.ranks import BUCKETS, KEY_BYTES, RankTable, bucket_keys, merges_containing, rank_dict, rank_of, \
-    text_bucket
+from tokenprism.plugins.bpe.ranks import BUCKETS, KEY_BYTES, RankTable, bucket_keys, bucket_of, merges_containing, \
+    rank_dict, rank_of, text_bucket
 
 
 def _files_with_merges() -> list[object]:
@@ -141,8 +141,10 @@ def test_a_short_text_decodes_few_merges() -> None:
 
 
 def _bucket_by_encoding(text: str) -> int:
-    head = text[:KEY_BYTES].encode("utf-8", "surrogateescape")[:KEY_BYTES]
-    return (int.from_bytes(head, "little") | (len(head) << 48)) % BUCKETS
+    raw = text.encode("utf-8", "surrogateescape")
+    head = raw[:KEY_BYTES]
+    tail = raw[-2] | raw[-1] << 8 if len(raw) >= 2 else raw[0] << 8 if raw else 0
+    return bucket_of(int.from_bytes(head, "little"), len(head), tail, len(raw))
 
 
 @settings(max_examples=400, deadline=None)
