@@ -675,7 +675,7 @@ class WpmTokenizer:
         return self._piece(p)
 
     def kept(self, c: str) -> bool:
-        return self._tables.class_of()[ord(c)] != DROP
+        return self._tables.kinds(c)[0] != DROP
 
     @property
     def whitespace_chars(self) -> str:
