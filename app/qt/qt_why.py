@@ -171,11 +171,11 @@ class QWhyPanel(QWidget):
         unless ``now``)."""
         if analysis is None or not 0 <= first < last <= len(analysis):
             return
-        enc = analysis.encoding
-        # spans run in text order (BOS/EOS are empty at the ends): O(1) for
-        # any selection, where a loop over a 1 MB selection's tokens was not
-        s = int(enc.starts[first])
-        self._pending = (weakref.ref(analysis), s, max(s, int(enc.ends[last - 1])))
+        # token indices only: their character spans are read when the panel
+        # runs, since reading them here made every keystroke build the new
+        # encoding's span columns for a hidden panel (10 KB: the GUI thread's
+        # time per key 16 -> 26 ms, bench_latency on demo:bpe)
+        self._pending = (weakref.ref(analysis), first, last)
         if now:
             self._run()
         elif self._wanted:
@@ -186,7 +186,7 @@ class QWhyPanel(QWidget):
         pending = self._pending
         if pending is None or (not self._wanted and not self.isVisible()):
             return
-        ref, s, e = pending
+        ref, first, last = pending
         a = ref()
         if a is None:  # replaced (and freed) before the panel got to it
             self._pending = None
@@ -194,6 +194,10 @@ class QWhyPanel(QWidget):
         model = a.model
         text = a.text
         enc = a.encoding
+        # spans run in text order (BOS/EOS are empty at the ends): O(1) for
+        # any selection, where a loop over a 1 MB selection's tokens was not
+        s = int(enc.starts[first])
+        e = max(s, int(enc.ends[last - 1]))
         req = request_for(text, s, e, enc.add_special, enc.parse_special)
         if getattr(model.tokenizer, "trace_fragment", None) is None:
             self._clear(f"{NO_CAPABILITY} ({model.spec.name}).")
