@@ -41,7 +41,6 @@ exists) through its C API, as run_suite does. Timings are wall-clock
 from __future__ import annotations
 
 import argparse
-import ctypes
 import hashlib
 import json
 import os
@@ -56,6 +55,9 @@ from typing import Any, Callable, Sequence
 
 _HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(_HERE))
+sys.path.insert(0, str(_HERE.parent / "tests"))  # llama_oracle: llama.cpp's set-up, stdlib only
+
+from llama_oracle import load_vocab_only, quiet_llama  # noqa: E402
 
 VOCABS = ["aquila", "baichuan", "bert-bge", "command-r", "deepseek-coder", "deepseek-llm", "falcon",
           "gemma-4", "gpt-2", "gpt-neox", "llama-bpe", "llama-spm", "mpt", "nomic-bert-moe", "phi-3",
@@ -74,28 +76,6 @@ def _digest(ids: Sequence[int]) -> str:
 
 
 # ---- workers (each runs alone in a fresh process, prints one JSON line) --------
-
-
-def _quiet_llama() -> Any:
-    import llama_cpp as lc
-
-    @lc.llama_log_callback  # type: ignore[misc]
-    def quiet(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-        pass
-
-    lc.llama_log_set(quiet, ctypes.c_void_p())
-    lc.llama_backend_init()
-    _quiet_llama.keep = quiet  # type: ignore[attr-defined]  # the callback must outlive the call
-    return lc
-
-
-def _llama_load(lc: Any, path: str) -> Any:
-    params = lc.llama_model_default_params()
-    params.vocab_only = True
-    model = lc.llama_model_load_from_file(path.encode(), params)
-    if not model:
-        raise RuntimeError(f"llama.cpp cannot load {path}")
-    return model
 
 
 def _llama_tokenize(lc: Any, vocab: Any, raw: bytes) -> tuple[float, list[int]]:
@@ -122,9 +102,9 @@ def worker_tp_encode(path: str, text_file: str) -> dict[str, Any]:
 
 
 def worker_llama_encode(path: str, text_file: str) -> dict[str, Any]:
-    lc = _quiet_llama()
+    lc = quiet_llama()
     raw = Path(text_file).read_bytes()
-    vocab = lc.llama_model_get_vocab(_llama_load(lc, path))
+    vocab = lc.llama_model_get_vocab(load_vocab_only(lc, path))
     took, ids = _llama_tokenize(lc, vocab, raw)
     return {"secs": took, "ids": _digest(ids), "n": len(ids)}
 
@@ -140,9 +120,9 @@ def worker_tp_open(path: str, text_file: str) -> dict[str, Any]:
 
 
 def worker_llama_open(path: str, text_file: str) -> dict[str, Any]:
-    lc = _quiet_llama()
+    lc = quiet_llama()
     t0 = time.perf_counter()
-    model = _llama_load(lc, path)
+    model = load_vocab_only(lc, path)
     took = time.perf_counter() - t0
     _, ids = _llama_tokenize(lc, lc.llama_model_get_vocab(model), CLI_TEXT.encode())
     return {"secs": took, "ids": _digest(ids), "n": len(ids)}

@@ -53,7 +53,6 @@ empty.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import hashlib
 import json
 import os
@@ -172,14 +171,10 @@ def worker_tokenprism(path: str, text_dir: str, texts: list[str], trace: bool) -
 
 
 def worker_llama(path: str, text_dir: str, texts: list[str]) -> dict[str, Any]:
-    import llama_cpp as lc
+    sys.path.insert(0, str(_HERE.parent / "tests"))
+    from llama_oracle import load_vocab_only, quiet_llama
 
-    @lc.llama_log_callback  # type: ignore[misc]
-    def quiet(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-        pass
-
-    lc.llama_log_set(quiet, ctypes.c_void_p())
-    lc.llama_backend_init()
+    lc = quiet_llama()
 
     def tokenize(vocab: Any, raw: bytes) -> list[int]:
         buf = (lc.llama_token * (len(raw) + 8))()
@@ -188,19 +183,11 @@ def worker_llama(path: str, text_dir: str, texts: list[str]) -> dict[str, Any]:
             raise RuntimeError(f"llama_tokenize failed ({n})")
         return buf[:n]  # type: ignore[no-any-return]
 
-    def load() -> Any:
-        params = lc.llama_model_default_params()
-        params.vocab_only = True
-        model = lc.llama_model_load_from_file(path.encode(), params)
-        if not model:
-            raise RuntimeError(f"llama.cpp cannot load {path}")
-        return model
-
     out: dict[str, Any] = {"build": "llama.cpp " + getattr(lc, "__version__", "?")}
     rss0 = _rss()
     t0 = time.process_time()
     w0 = time.perf_counter()
-    model = load()
+    model = load_vocab_only(lc, path)
     t1 = time.process_time()
     w1 = time.perf_counter()
     rss1 = _rss()

@@ -25,7 +25,9 @@ import sys
 from typing import Any
 
 
-def _quiet_llama() -> Any:
+def quiet_llama() -> Any:
+    """llama_cpp, its log silenced and its backend started (also for the
+    benchmarks' llama.cpp side)."""
     import llama_cpp as lc
 
     @lc.llama_log_callback  # type: ignore[misc]
@@ -35,8 +37,19 @@ def _quiet_llama() -> Any:
     lc.llama_log_set(quiet, ctypes.c_void_p())
     lc.llama_backend_init()
     # the callback must outlive every call into llama.cpp
-    _quiet_llama.keep = quiet  # type: ignore[attr-defined]
+    quiet_llama.keep = quiet  # type: ignore[attr-defined]
     return lc
+
+
+def load_vocab_only(lc: Any, path: str) -> Any:
+    """The model of ``path`` with only its vocabulary loaded; RuntimeError
+    when llama.cpp cannot load it."""
+    params = lc.llama_model_default_params()
+    params.vocab_only = True
+    model = lc.llama_model_load_from_file(path.encode(), params)
+    if not model:
+        raise RuntimeError(f"llama.cpp cannot load {path}")
+    return model
 
 
 def tokenize(lc: Any, vocab: Any, text: str, add_special: bool, parse_special: bool) -> list[int] | None:
@@ -73,12 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-special", action="store_true", help="decode: control tokens give no text")
     args = ap.parse_args(argv)
     items = json.loads(sys.stdin.read())
-    lc = _quiet_llama()
-    params = lc.llama_model_default_params()
-    params.vocab_only = True
-    model = lc.llama_model_load_from_file(args.vocab.encode(), params)
-    if not model:
-        print(f"llama.cpp cannot load {args.vocab}", file=sys.stderr)
+    lc = quiet_llama()
+    try:
+        model = load_vocab_only(lc, args.vocab)
+    except RuntimeError as e:
+        print(e, file=sys.stderr)
         return 2
     vocab = lc.llama_model_get_vocab(model)
     out: list[Any] = []
