@@ -11,7 +11,10 @@ a shared machine hits them alike); the medians are reported, with the load
 average. Times are wall clock from the call of ``profile`` to its report:
 the cluster modes include opening the models in every worker (and the
 LocalCluster its start); the single process (a fresh one each round, as
-every worker is) opens them before the clock.
+every worker is) opens them before the clock. A fourth mode, ``ideal``,
+is the machine's own ceiling for the all-cores run: as many plain
+processes as workers, no Dask, each counting a share of the partitions
+balanced by size, started together once their models are open.
 
     python benchmarks/bench_corpus.py [--models gpt-2,llama-spm] [--rounds 3] [--limit-mb 16] [--json]
     python benchmarks/bench_corpus.py --scripts     # regex vs unicodedata script lookup
@@ -38,6 +41,9 @@ from benchpaths import vocab_file  # noqa: E402
 from benchtexts import code_text, english_text, mixed_text  # noqa: E402
 
 MB = 1 << 20
+
+
+MODES = ("single", "local", "cluster", "ideal")
 
 
 def make_corpus(folder: Path, size_mb: int) -> Path:
@@ -119,6 +125,54 @@ print(json.dumps({"seconds": time.perf_counter() - t, "bytes": r.stats.bytes_rea
 """
 
 
+_SHARE = """
+import json, sys, time
+from tokenprism.core.corpus.sources import plan
+from tokenprism.core.corpus.worker import cached_model, count_partition, own_process
+corpus, k, n, models = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+own_process()
+for m in models:
+    cached_model(m)
+loads = [0] * n
+mine = []
+for part in sorted(plan([corpus]).partitions, key=lambda p: -p.size):  # largest first, to the least loaded
+    i = loads.index(min(loads))
+    loads[i] += part.size
+    if i == k:
+        mine.append(part)
+print("ready", flush=True)
+sys.stdin.readline()
+t = time.perf_counter()
+cpu = time.process_time()
+b = 0
+for part in mine:
+    b += count_partition(part, models).bytes_read
+print(json.dumps({"seconds": time.perf_counter() - t, "cpu_s": time.process_time() - cpu, "bytes": b}))
+"""
+
+
+def run_ideal(corpus: Path, models: list[str], workers: int) -> dict[str, Any]:
+    """The machine's own ceiling: ``workers`` plain processes, no Dask, each
+    counting its share of the partitions (balanced by size), all started at
+    once after opening the models. Two such processes on a 2-core machine
+    do not count twice as fast as one when each core's work slows the
+    other's (shared caches, the host): Dask's run is measured against this."""
+    procs = [subprocess.Popen([sys.executable, "-c", _SHARE, str(corpus), str(k), str(workers), *models],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for k in range(workers)]
+    for p in procs:
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    t0 = time.perf_counter()
+    for p in procs:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    outs = [json.loads(p.communicate()[0]) for p in procs]
+    wall = time.perf_counter() - t0
+    total = sum(o["bytes"] for o in outs)
+    return {"mode": "ideal", "seconds": wall, "bytes": total, "mb_per_s": total / MB / wall,
+            "cpu_s": sum(o["cpu_s"] for o in outs), "tokens": None, "peak_rss_mb": []}
+
+
 def run_single(corpus: Path, models: list[str], limit: int | None) -> dict[str, Any]:
     """One process, a fresh one each round: the tokenizers' word caches
     would otherwise make every round after the first a rerun of warm ones
@@ -137,6 +191,8 @@ def run_mode(mode: str, corpus: Path, models: list[str], workers: int, limit: in
 
     if mode == "single":
         return run_single(corpus, models, limit)
+    if mode == "ideal":
+        return run_ideal(corpus, models, workers)
     cluster = Cluster(workers) if mode == "cluster" else None
     try:
         kw: dict[str, Any] = {"limit_bytes": limit}
@@ -166,7 +222,7 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
     load = [os.getloadavg()[0]]
     runs: list[dict[str, Any]] = []
     for r in range(args.rounds):
-        for mode in ("single", "local", "cluster"):
+        for mode in MODES if limit is None else MODES[:-1]:  # (ideal counts the whole corpus)
             res = run_mode(mode, corpus, models, args.workers, limit)
             res["round"] = r
             runs.append(res)
@@ -175,16 +231,19 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
                   f"CPU {res['cpu_s']:.1f} s, "
                   f"{res['bytes'] / MB:.1f} MB, peak RSS per worker {res['peak_rss_mb']} MB, "
                   f"load {load[-1]:.1f})", file=sys.stderr, flush=True)
-    tokens = {tuple(r["tokens"]) for r in runs}
+    tokens = {tuple(r["tokens"]) for r in runs if r["tokens"] is not None}
     assert len(tokens) == 1, f"the modes disagree: {tokens}"
-    med = {m: statistics.median(r["mb_per_s"] for r in runs if r["mode"] == m) for m in ("single", "local", "cluster")}
+    modes = sorted({r["mode"] for r in runs}, key=MODES.index)
+    med = {m: statistics.median(r["mb_per_s"] for r in runs if r["mode"] == m) for m in modes}
     return {"models": args.models, "workers": args.workers, "rounds": args.rounds, "corpus_mb": args.size_mb,
             "read_mb": round(runs[0]["bytes"] / MB, 1), "median_mb_per_s": med,
             "local_vs_single": med["local"] / med["single"], "cluster_vs_local": med["cluster"] / med["local"],
+            **({"ideal_vs_single": med["ideal"] / med["single"], "local_vs_ideal": med["local"] / med["ideal"]}
+               if "ideal" in med else {}),
             # CPU seconds per MB: the cost of the work itself, whatever share
             # of the cores a busy machine left the run
             "median_cpu_s_per_mb": {m: statistics.median(r["cpu_s"] / (r["bytes"] / MB) for r in runs
-                                                         if r["mode"] == m) for m in ("single", "local", "cluster")},
+                                                         if r["mode"] == m) for m in modes},
             "peak_rss_mb": max(max(r["peak_rss_mb"] or [0]) for r in runs),
             "load_average": [round(x, 1) for x in load], "cpus": os.cpu_count(), "runs": runs}
 
@@ -192,7 +251,8 @@ def bench(args: argparse.Namespace) -> dict[str, Any]:
 def long_line_bench(args: argparse.Namespace) -> dict[str, Any]:
     """Peak memory of counting one file that is a single line of
     ``--long-line`` MB (no line break), in a fresh process per model."""
-    path = Path(args.corpus) / f"long-line-{args.long_line}mb.txt"
+    # (beside the corpus, not in it: the three modes count the corpus as made)
+    path = Path(args.corpus + "-long-line") / f"long-line-{args.long_line}mb.txt"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "w", encoding="utf-8") as f:
