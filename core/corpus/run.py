@@ -199,7 +199,9 @@ class _Run:
             self._tell()
             by_key: dict[str, Partition] = {}
             futures = []
-            for part in self.parts:
+            # largest first (Dask runs them in the order given): the last ones
+            # to finish are then the small ones, and no core idles long at the end
+            for part in sorted(self.parts, key=lambda p: -p.size):
                 fut = client.submit(count_partition, part, *args, True, pure=False, retries=RETRIES,
                                     key=f"tokenprism-corpus-{id(self)}-{part.index}")
                 by_key[fut.key] = part

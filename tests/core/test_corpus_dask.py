@@ -156,3 +156,21 @@ def test_cancel_closes_local_cluster(corpus: tuple[Path, list[str]]) -> None:
             break
         time.sleep(0.2)
     assert not left, "the cluster's worker processes outlived the cancelled run"
+
+
+def test_local_cluster_workers_keep_glibc_trimming() -> None:
+    """Our LocalCluster's workers run without Dask's MALLOC_TRIM_THRESHOLD_
+    (it cost the count ~2 s of system time on the benchmark corpus) and
+    with the calmer health checks; Dask's own settings are back afterwards."""
+    from tokenprism.core.corpus import run
+
+    key = "distributed.nanny.pre-spawn-environ"
+    assert "MALLOC_TRIM_THRESHOLD_" in dask.config.get(key)
+    with run._counting_cluster():
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                      dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+            seen = client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"),
+                                       dask.config.get("distributed.admin.tick.interval")))
+    assert list(seen.values()) == [(None, "1s")]
+    assert "MALLOC_TRIM_THRESHOLD_" in dask.config.get(key)
+    assert dask.config.get("distributed.admin.tick.interval") != "1s"
