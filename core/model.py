@@ -14,7 +14,6 @@ import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .encoding import Encoding
-from .explain import Explanation, TraceMethod, explanation, special_stage
 from .errors import GGUFError, TokenPrismError
 from .gguf_file import GGUFFile, read_gguf
 from .memory import trim_heap
@@ -30,6 +29,8 @@ from .vocab import KEY_MODEL, Attr, Vocab, vocab_from_gguf
 
 if TYPE_CHECKING:
     from tokenprism.core.chat import ChatResult
+
+    from .explain import Explanation, TraceMethod
 
 
 def sanitize_text(text: str) -> str:
@@ -247,6 +248,10 @@ class Model:
         if len(text) > max_chars:
             raise TokenPrismError(f"the text has {len(text):,} characters; explain takes at most {max_chars:,} "
                                   "(explain a part of it, or allow more with max_chars)")
+        # imported here: the explanation's records are ~11 ms of imports
+        # that encoding (and `tokenprism tokenize`) never needs
+        from .explain import explanation, special_stage
+
         text = sanitize_text(text)
         trace: TraceMethod = method
         frags = self.fragments(text, parse_special)

@@ -28,7 +28,7 @@ at least two characters long, so it never matches.
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from heapq import heapify, heappop, heappush
 
 import numpy as np
@@ -36,9 +36,12 @@ from librt.vecs import vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    FragmentResult, FragmentTrace, PairCache, PieceCodes, PieceIndex, STEP, TokenColumns, TokenPrismError,
+    FragmentResult, PairCache, PieceCodes, PieceIndex, STEP, TokenColumns, TokenPrismError,
     TokenizerConfig, Vocab, WORD_STEP, as_tuple, checkpoint, config_from_vocab, distinct_sorted, piece_codes,
     piece_index)
+
+if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
+    from tokenprism.core.plugin_api import FragmentTrace
 
 SPACE_MARK: Final = "\u2581"  # ▁
 # constants marked Final compile to C values; a plain module global is a

@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_right
-from typing import Final, Sequence
+from typing import TYPE_CHECKING, Final, Sequence
 
 from librt.vecs import append, vec
 
@@ -54,9 +54,12 @@ from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    FragmentResult, FragmentTrace, PieceCodes, PieceIndex, RangeSet, Ranges, Vocab, checkpoint,
+    FragmentResult, PieceCodes, PieceIndex, RangeSet, Ranges, Vocab, checkpoint,
     config_from_vocab, flag_ranges, intersect, lowercase_pairs, merged, nfd_first, packed, piece_codes,
     piece_index, points, subtract, unicode_data as ud, utf8_width, whitespace)
+
+if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
+    from tokenprism.core.plugin_api import FragmentTrace
 
 
 WORD_MARK: Final = "\u2581"
