@@ -78,12 +78,11 @@ def test_core_names_resolve_lazily() -> None:
     assert "numpy" not in mods
 
 
-@pytest.mark.parametrize("kind", ["spm", "ugm", "wpm"])
+@pytest.mark.parametrize("kind", sorted(ALGORITHMS))
 def test_tokenize_imports_neither_the_explanation_nor_shutil(kind: str, tmp_path: Path) -> None:
     # the explanation's records (22 dataclasses, ~11 ms) load with the first
     # trace, and argparse's formatter is told the terminal's width instead
-    # of importing shutil to ask; BPE's compiled module still names
-    # FragmentTrace at import, so it is left out here
+    # of importing shutil to ask
     path = RESOURCES / f"demo-{kind}.gguf"
     code = ("import contextlib, io, sys\nfrom tokenprism.app.cli import main\n"
             f"sys.argv = ['tokenprism', 'tokenize', {str(path)!r}, 'Hello', '--format', 'ids']\n"
