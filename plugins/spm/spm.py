@@ -124,6 +124,10 @@ class SpmTokenizer:
             self._by_word = self._by_word and not _crosses_word(piece_codes(self.vocab))
             self._ids = ids
 
+    def prepare(self) -> None:
+        """Make the piece index now rather than for the first text."""
+        self._index()
+
     def _piece_ids(self) -> PieceIndex:
         if self._ids is None:
             self._index()

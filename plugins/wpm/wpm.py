@@ -867,9 +867,10 @@ class WpmTokenizer:
         return Piece(packed(ids, [offs[s] for s in cstarts], [offs[e] for e in cends]), offs[len(p)], word)
 
     def prepare(self) -> None:
-        """Build the vocabulary trie now rather than on the first words
-        that need it (the character tables fill per code point as texts
-        bring them: nothing Unicode-wide is left to build)."""
+        """Build the piece index and the vocabulary trie now rather than on
+        the first words that need them (the character tables fill per code
+        point as texts bring them: nothing Unicode-wide is left to build)."""
+        self._index()
         self._get_trie()
 
     def _get_trie(self) -> _Trie:

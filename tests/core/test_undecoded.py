@@ -81,3 +81,18 @@ def test_reference_vocabularies(name: str) -> None:
     wanted = sorted(_FIXUP_TEXTS) + [pieces[i] for i in rng.sample(range(len(pieces)), 50)]
     got = undecoded.ids_of(pieces, wanted)
     assert got == _last_ids(pieces.tolist(), wanted) and got
+
+
+@pytest.mark.parametrize("kind", ["spm", "wpm"])
+def test_open_leaves_the_piece_index_to_the_first_text(kind: str) -> None:
+    from tokenprism.core import open_model
+    from tokenprism.core.library.resources import demo_models
+
+    path = demo_models()[kind]
+    lazy, ready = open_model(path), open_model(path)
+    index = "_ids" if kind == "spm" else "_t2i"
+    assert getattr(lazy.tokenizer, index) is None and getattr(ready.tokenizer, index) is None
+    ready.prepare()
+    assert getattr(ready.tokenizer, index) is not None
+    text = "Hello wörld, tokenizers\u2581 and 😀 <s>"
+    assert lazy.encode(text).ids == ready.encode(text).ids and getattr(lazy.tokenizer, index) is not None
