@@ -24,7 +24,6 @@ from .piece_codes import _sequence_at
 from .string_array import StringArray
 
 
-
 def facts(pieces: StringArray) -> tuple[bool, int] | None:
     """Whether some piece is empty, and the longest piece's length in code
     points (as ``len`` of the piece decoded with ``surrogateescape``),
@@ -36,7 +35,7 @@ def facts(pieces: StringArray) -> tuple[bool, int] | None:
     region, starts, end = raw
     first: i64 = int(starts[0])
     n: i64 = len(pieces)
-    longest: i64 = 0
+    longest: i64 = first  # where the longest piece in bytes starts (its prefix)
     most: i64 = -1
     pos = first
     i: i64 = 0
@@ -45,10 +44,10 @@ def facts(pieces: StringArray) -> tuple[bool, int] | None:
         if ln == 0:
             return True, 0
         if ln > most:
-            longest, most = i, ln
+            longest, most = pos, ln
         pos += 8 + ln
         i += 1
-    best = _code_points(region, first, end, longest)
+    best = _count(region, longest + 8, longest + 8 + most)
     # a piece of more bytes than that has code points can have more of them
     pos = first
     i = 0
@@ -59,16 +58,6 @@ def facts(pieces: StringArray) -> tuple[bool, int] | None:
         pos += 8 + ln
         i += 1
     return False, int(best)
-
-
-def _code_points(region: bytes, first: i64, end: i64, index: i64) -> i64:
-    """How many code points string ``index`` (from ``first``) decodes to."""
-    pos = first
-    i: i64 = 0
-    while i < index:
-        pos += 8 + _length_at(region, pos, end)
-        i += 1
-    return _count(region, pos + 8, pos + 8 + _length_at(region, pos, end))
 
 
 def _count(buf: bytes, pos: i64, stop: i64) -> i64:

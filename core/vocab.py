@@ -449,8 +449,8 @@ def _index_pieces(raw: StringArray, decode: bool) -> tuple[Sequence[str], TokenI
     addressable), their piece -> id table (built on first use) and the
     longest piece's length. ``decode``: the pieces as a tuple now (the
     tokenizer reads the dict); else they stay undecoded and the length
-    comes from their bytes (``core.undecoded``) or, when those cannot
-    tell, their code points (the native index's, made now)."""
+    comes from their bytes (``core.undecoded``; in the pure build, from
+    their code points, which it makes from the decoded pieces)."""
     if not decode:
         index = TokenIndex(raw, _build_table)
         # the facts from the byte lengths, not every piece's code points
