@@ -32,6 +32,7 @@ FOLDERS = {"core": "tokenprism.core", "app": "tokenprism.app", "plugins": "token
 COMPILED = [
     "core/gguf_file.py",
     "core/vocab.py",
+    "core/undecoded.py",
     "core/spans.py",
     "core/special.py",
     "core/pair_cache.py",

@@ -335,6 +335,12 @@ def readme_table(runs: Sequence[dict[str, Any]]) -> str:
         lines.append(f"| {v} | " + " | ".join(cells) + " |")
     lines.append("")
     lines.append("Measured on " + ", ".join(dict.fromkeys(commits)) + ".")
+    floors = next((t for run in runs for t in run["tables"] if t["title"].startswith("floors")), None)
+    if floors is not None:
+        # goal 3's floor: what any `tokenprism tokenize` pays before it reads a file
+        cells = [f"{row} {med['tokenprism'] * 1e3:.0f} ms" for row, med in floors["medians"].items()
+                 if med.get("tokenprism") is not None]
+        lines.append("Floors in the same run (whole process, medians): " + "; ".join(cells) + ".")
     return "\n".join(lines)
 
 

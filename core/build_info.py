@@ -8,6 +8,7 @@ import importlib.util
 HOT_MODULES = (
     "tokenprism.core.gguf_file",
     "tokenprism.core.vocab",
+    "tokenprism.core.undecoded",
     "tokenprism.core.spans",
     "tokenprism.core.special",
     "tokenprism.core.pair_cache",

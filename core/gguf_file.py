@@ -191,7 +191,7 @@ class _Cursor:
         """``n`` length-prefixed strings, undecoded: one pass over the length
         prefixes only (bounds checks, no objects)."""
         begin = self.pos
-        # each prefix's offset from ``begin`` as 8 native bytes: numpy takes
+        # each prefix's offset in the buffer as 8 native bytes: numpy takes
         # them as they are (a list of lengths made one int object per
         # string, and turning that list into an array was a quarter of
         # reading a file); n is at most the bytes left / 8, so this is no
@@ -204,7 +204,7 @@ class _Cursor:
                 self.pos = pos
                 self.need(8, field)
                 buf = self.buf
-            write_i64_le(out, pos - begin)
+            write_i64_le(out, pos)
             # one native 8-byte read (librt) instead of struct or eight byte
             # reads: this loop runs ~800k times on large vocabularies
             ln: i64 = read_i64_le(buf, pos)
@@ -221,12 +221,13 @@ class _Cursor:
         self.pos = pos
         # decoded on first use (string_array.py): opening gemma-4 need not
         # make 515k merge strings a BPE tokenizer mostly never reads
-        offsets = np.frombuffer(out.getvalue(), dtype="<i8").astype(np.int64, copy=False)
+        starts = np.frombuffer(out.getvalue(), dtype="<i8").astype(np.int64, copy=False)
         if len(buf) <= _SHARE_FACTOR * (pos - begin):
             # the buffer is mostly this array (a vocab-only file's tokens or
-            # merges): kept as it is, not copied a second time
-            return StringArray(buf, offsets + begin, pos)
-        return StringArray(buf[begin:pos], offsets)
+            # merges): kept as it is, not copied a second time, and the
+            # prefixes' offsets in the file are its starts as written
+            return StringArray(buf, starts, pos)
+        return StringArray(buf[begin:pos], starts - begin)
 
     def scalar(self, vtype: int, field: str) -> object:
         if vtype == T_STRING:

@@ -14,7 +14,6 @@ import threading
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .encoding import Encoding
-from .explain import Explanation, TraceMethod, explanation, special_stage
 from .errors import GGUFError, TokenPrismError
 from .gguf_file import GGUFFile, read_gguf
 from .memory import trim_heap
@@ -30,6 +29,8 @@ from .vocab import KEY_MODEL, Attr, Vocab, vocab_from_gguf
 
 if TYPE_CHECKING:
     from tokenprism.core.chat import ChatResult
+
+    from .explain import Explanation, TraceMethod
 
 
 def sanitize_text(text: str) -> str:
@@ -247,6 +248,10 @@ class Model:
         if len(text) > max_chars:
             raise TokenPrismError(f"the text has {len(text):,} characters; explain takes at most {max_chars:,} "
                                   "(explain a part of it, or allow more with max_chars)")
+        # imported here: the explanation's records are ~11 ms of imports
+        # that encoding (and `tokenprism tokenize`) never needs
+        from .explain import explanation, special_stage
+
         text = sanitize_text(text)
         trace: TraceMethod = method
         frags = self.fragments(text, parse_special)
@@ -396,6 +401,12 @@ def resume_gc(was: bool, freeze: bool = False) -> None:
         gc.enable()
 
 
+TRIM_FROM = 4 << 20
+"""Opening a file at least this big gives freed heap memory back to the
+system (``core.memory``): a smaller one frees little, and the trim's walk
+of the heap was 0.15-0.2 ms of a 0.6 MB vocabulary's 5-7 ms open."""
+
+
 def open_model(path: str | os.PathLike[str]) -> Model:
     """Open the tokenizer of a GGUF file.
 
@@ -440,7 +451,8 @@ def _open(p: str) -> Model:
         raise GGUFError(p, str(e)) from None
     except (ValueError, TypeError, IndexError, KeyError, OverflowError, UnicodeError) as e:
         raise GGUFError(p, f"the {spec.name} tokenizer cannot use this vocabulary: {e}") from None
-    trim_heap()
+    if gguf.file_size >= TRIM_FROM:
+        trim_heap()
     # a vocabulary is millions of long-lived objects (pieces, dicts, lists)
     # and none of them are cyclic garbage; left to the cyclic collector,
     # each full pass walks them all again (hundreds of ms with a few large

@@ -111,13 +111,10 @@ from typing import TYPE_CHECKING, Any
 
 from .columns import TokenColumns, packed
 from .errors import GGUFError, TokenPrismError
-from .explain import (Alternative, Attempt, ByteFallback, Candidate, FragmentTrace, Lattice, LatticeEdge, Merge,
-                      NormalizedFragment, PreTokenized, RuleChunks, Step, Symbols, Unknown, Word)
 from .frozen import as_tuple
 from .gil import STEP, WORD_STEP, Cancelled, checkpoint, dispose, offer_gil
 from .hookspecs import hookimpl
 from .memory import trim_heap
-from .merge_order import merge_order
 from .piece_codes import PieceCodes, PieceIndex
 from .plugin_types import TokenizerSpec, TracingTokenizer
 from .spans import utf8_width
@@ -129,6 +126,9 @@ from .vocab import Attr, TokenType, Vocab, decoded_pieces, piece_codes, piece_in
 
 if TYPE_CHECKING:
     from . import unicode_data
+    from .explain import (Alternative, Attempt, ByteFallback, Candidate, FragmentTrace, Lattice, LatticeEdge, Merge,
+                          NormalizedFragment, PreTokenized, RuleChunks, Step, Symbols, Unknown, Word)
+    from .merge_order import merge_order
     from .arrays import distinct_sorted
     from .pair_cache import MISS, PairCache
     from .unicode_ranges import (MAX_CP, RangeSet, Ranges, complement, contains, flag_ranges, intersect,
@@ -138,9 +138,15 @@ if TYPE_CHECKING:
 # registration module, which needs only TokenizerSpec and hookimpl from
 # here; the Unicode tables, merge-loop cache and array helpers below are
 # loaded by the algorithm that uses them, when a file needs it (~15 ms of a
-# process's first open otherwise)
+# process's first open otherwise). The explanation records and the merge
+# replay too: only a plugin's trace module uses them, and the records' 22
+# dataclasses took ~11 ms of every `tokenprism tokenize`
 _LAZY = {
     "unicode_data": "", "distinct_sorted": "arrays", "MISS": "pair_cache", "PairCache": "pair_cache",
+    **dict.fromkeys(("Alternative", "Attempt", "ByteFallback", "Candidate", "FragmentTrace", "Lattice",
+                     "LatticeEdge", "Merge", "NormalizedFragment", "PreTokenized", "RuleChunks", "Step", "Symbols",
+                     "Unknown", "Word"), "explain"),
+    "merge_order": "merge_order",
     **dict.fromkeys(("MAX_CP", "RangeSet", "Ranges", "complement", "contains", "flag_ranges", "intersect",
                      "lowercase_pairs", "merged", "nfd_first", "points", "subtract", "whitespace"),
                     "unicode_ranges"),

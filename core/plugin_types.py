@@ -4,11 +4,13 @@ compiled plugin code can import it without pluggy)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
-from .explain import FragmentTrace
 from .tokenizer import Tokenizer
 from .vocab import Vocab
+
+if TYPE_CHECKING:  # the explanation records load with the first trace (core.plugin_api)
+    from .explain import FragmentTrace
 
 
 @dataclass(frozen=True)

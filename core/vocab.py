@@ -17,7 +17,8 @@ from typing import Final, Iterator, Mapping, Sequence
 import numpy as np
 
 from .errors import GGUFError
-from .frozen import Column, FrozenDict, TokenIndex, as_tuple
+from . import undecoded
+from .frozen import NATIVE, Column, FrozenDict, TokenIndex, as_tuple
 from .gil import offer_gil
 from .piece_codes import PieceCodes, PieceIndex, codes_of
 from .gguf_file import T_ARRAY, T_BOOL, T_FLOAT32, T_INT8, T_INT32, T_STRING, T_UINT8, GGUFFile, MetadataValue
@@ -405,7 +406,11 @@ def fix_up(pieces: Sequence[str], attrs: np.ndarray, special_ids: dict[str, int]
         wanted.update([pieces[i] for i in special_ids.values()])
         control: list[int] = np.flatnonzero(attrs & Attr.CONTROL).tolist()
         wanted.update([p for p in (pieces[i] for i in control) if "unused" in p])  # each decoded once
-        table = table.some(wanted)
+        # from the file's bytes while undecoded: table.some() would make
+        # every piece's code points (the compiled build's way), which only
+        # a tokenizer's piece index needs, when it first looks a piece up
+        found = undecoded.ids_of(pieces, wanted) if NATIVE and isinstance(pieces, StringArray) else None
+        table = found if found is not None else table.some(wanted)
     eog = _apply_special_fixups(pieces, table, attrs, special_ids)
     special_tokens: list[int] = np.flatnonzero(attrs & (Attr.CONTROL | Attr.USER_DEFINED | Attr.UNKNOWN)).tolist()
     # llama.cpp sorts by text length, longest first; ties keep id order here
@@ -444,12 +449,20 @@ def _index_pieces(raw: StringArray, decode: bool) -> tuple[Sequence[str], TokenI
     addressable), their piece -> id table (built on first use) and the
     longest piece's length. ``decode``: the pieces as a tuple now (the
     tokenizer reads the dict); else they stay undecoded and the length
-    comes from their code points (the native index's, made now)."""
+    comes from their bytes (``core.undecoded``; in the pure build, from
+    their code points, which it makes from the decoded pieces)."""
     if not decode:
         index = TokenIndex(raw, _build_table)
-        codes = index.codes()
-        if not codes.has_empty():
-            return raw, index, int(codes.max_length())
+        # the facts from the byte lengths, not every piece's code points
+        # (core.undecoded; the pure build decodes for the dict anyway)
+        facts = undecoded.facts(raw) if NATIVE else None
+        if facts is not None:
+            if not facts[0]:
+                return raw, index, facts[1]
+        else:
+            codes = index.codes()
+            if not codes.has_empty():
+                return raw, index, int(codes.max_length())
     pieces: tuple[str, ...] = raw.totuple()
     max_len = 0
     empty = False

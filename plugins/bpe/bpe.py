@@ -26,14 +26,17 @@ from __future__ import annotations
 import re
 import threading
 from heapq import heappop, heappush
-from typing import Final, Optional, cast
+from typing import TYPE_CHECKING, Final, Optional, cast
 
 from librt.vecs import vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    FragmentResult, FragmentTrace, MISS, PairCache, PieceIndex, STEP, TokenColumns, TokenizerConfig, Vocab,
+    FragmentResult, MISS, PairCache, PieceIndex, STEP, TokenColumns, TokenizerConfig, Vocab,
     WORD_STEP, checkpoint, config_from_vocab, offer_gil, packed, piece_index, trim_heap)
+
+if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
+    from tokenprism.core.plugin_api import FragmentTrace
 
 from . import pretokenizers as pt
 from .pretokenize import Splitter, UnicodeTables, tables

@@ -28,7 +28,7 @@ at least two characters long, so it never matches.
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
 from heapq import heapify, heappop, heappush
 
 import numpy as np
@@ -36,9 +36,12 @@ from librt.vecs import vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    FragmentResult, FragmentTrace, PairCache, PieceCodes, PieceIndex, STEP, TokenColumns, TokenPrismError,
+    FragmentResult, PairCache, PieceCodes, PieceIndex, STEP, TokenColumns, TokenPrismError,
     TokenizerConfig, Vocab, WORD_STEP, as_tuple, checkpoint, config_from_vocab, distinct_sorted, piece_codes,
     piece_index)
+
+if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
+    from tokenprism.core.plugin_api import FragmentTrace
 
 SPACE_MARK: Final = "\u2581"  # ▁
 # constants marked Final compile to C values; a plain module global is a
@@ -94,21 +97,50 @@ class SpmTokenizer:
         self.add_space_prefix: bool = vocab.flag("add_space_prefix", True)
         self.config = config_from_vocab(vocab, "SPM", _DEFAULT_SPECIAL_IDS, add_bos=True, add_eos=False,
                                         add_space_prefix=self.add_space_prefix, normalizes=True)
-        special_ids = self.config.special_ids
-        # the native index: a lookup hashes the text in place (no slice)
-        self._ids: PieceIndex = piece_index(vocab)
+        # the native index (a lookup hashes the text in place, no slice),
+        # and what comes from it, are made on first use (_index): opening
+        # reads no piece's code points (llama-spm's first open ~3 ms less)
+        self._ids: PieceIndex | None = None
         self._scores: tuple[float, ...] = as_tuple(vocab.scores)
         self._ranks: list[int] | None = None
         self._n_tokens: int = len(vocab.scores)
         # made on first use (see _chars)
         self._char_table: list[int] = []
         self._pairs = PairCache(self._n_tokens, self._n_tokens)
-        self._byte_ids: list[int] = _byte_token_ids(self._ids, special_ids.get("unk", -1))
-        self.by_word: bool = by_word and not _crosses_word(piece_codes(vocab))
+        self._byte_ids: list[int] = []
+        self._by_word: bool = by_word
         self._cache: dict[str, WordTokens] = {}
         self._cache_prefixed: dict[str, WordTokens] = {}
         # words after exactly one space, keyed without it (see _encode_text)
         self._cache_spaced: dict[str, WordTokens] = {}
+
+    def _index(self) -> None:
+        """The piece index, the byte tokens and whether words can be merged
+        one by one, made the first time a text needs them (two threads at
+        once at worst both make the same)."""
+        if self._ids is None:
+            ids = piece_index(self.vocab)
+            self._byte_ids = _byte_token_ids(ids, self.config.special_ids.get("unk", -1))
+            self._by_word = self._by_word and not _crosses_word(piece_codes(self.vocab))
+            self._ids = ids
+
+    def prepare(self) -> None:
+        """Make the piece index now rather than for the first text."""
+        self._index()
+
+    def _piece_ids(self) -> PieceIndex:
+        if self._ids is None:
+            self._index()
+        ids = self._ids
+        assert ids is not None
+        return ids
+
+    @property
+    def by_word(self) -> bool:
+        """Whether each word is merged on its own (no piece holds a ``▁``
+        after another character), unless ``by_word=False`` was asked."""
+        self._index()
+        return self._by_word
 
     # ---- Tokenizer protocol ---------------------------------------------
 
@@ -123,7 +155,8 @@ class SpmTokenizer:
         if not text:
             return out
         prefix = self.add_space_prefix and after_special
-        if not self.by_word:
+        self._index()
+        if not self._by_word:
             _append(self._tokenize(text, prefix), 0, out)
         elif SPACE_MARK in text:
             self._encode_words(_WORD_RE.findall(text), prefix, out)
@@ -275,7 +308,7 @@ class SpmTokenizer:
         if not table:
             table = [-2] * _CHAR_TABLE_SIZE
             self._char_table = table
-        ids = self._ids
+        ids = self._piece_ids()
         sym: list[int] = []
         boff: list[int] = []
         if prefix:
@@ -320,7 +353,8 @@ class SpmTokenizer:
         return sym, boff
 
     def _char_id(self, table: list[int], c: int) -> int:
-        t = self._ids.char(c)
+        ids = self._piece_ids()
+        t = ids.char(c)
         table[c] = t  # the same value whichever thread writes it
         return t
 
@@ -352,7 +386,7 @@ class SpmTokenizer:
         scores = self._scores
         # a pair's token, kept by the two ids once looked up (PairCache.joined)
         pairs = self._pairs
-        ids = self._ids
+        ids = self._piece_ids()
         n = len(s)
         nxt = list(range(1, n + 1))
         nxt[n - 1] = -1
@@ -415,7 +449,7 @@ class SpmTokenizer:
         """
         ranks = self._score_ranks()
         pairs = self._pairs
-        ids = self._ids
+        ids = self._piece_ids()
         n = len(s)
         lens = [1] * n
         nxt = list(range(1, n + 1))

@@ -41,7 +41,7 @@ import math
 import re
 import sys
 import threading
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -50,13 +50,16 @@ from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    Attr, FragmentResult, FragmentTrace, GGUFError, PieceCodes, STEP, TokenColumns, TokenType, Vocab, WORD_STEP,
+    Attr, FragmentResult, GGUFError, PieceCodes, STEP, TokenColumns, TokenType, Vocab, WORD_STEP,
     checkpoint, config_from_vocab, decoded_pieces, dispose, piece_codes, utf8_width)
 
 from .charsmap import CHARSMAP_KEY, ESCAPED_SPACE, BytesNorm, Charsmap, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
 from .charsmap import stop_starts
 from .trie import NO_NODE, PieceFacts, build_trie, piece_facts, step_node, without_surrogates
+
+if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
+    from tokenprism.core.plugin_api import FragmentTrace
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 

@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_right
-from typing import Final, Sequence
+from typing import TYPE_CHECKING, Final, Sequence
 
 from librt.vecs import append, vec
 
@@ -54,9 +54,12 @@ from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    FragmentResult, FragmentTrace, PieceCodes, PieceIndex, RangeSet, Ranges, Vocab, checkpoint,
+    FragmentResult, PieceCodes, PieceIndex, RangeSet, Ranges, Vocab, checkpoint,
     config_from_vocab, flag_ranges, intersect, lowercase_pairs, merged, nfd_first, packed, piece_codes,
     piece_index, points, subtract, unicode_data as ud, utf8_width, whitespace)
+
+if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
+    from tokenprism.core.plugin_api import FragmentTrace
 
 
 WORD_MARK: Final = "\u2581"
@@ -525,7 +528,9 @@ class WpmTokenizer:
         special = self.config.special_ids
         self._pieces: Sequence[str] = vocab.pieces
         self._unk: int = special.get("unk", -1)
-        self._t2i: PieceIndex = piece_index(vocab)
+        # the piece index is made on first use (_index): opening reads no
+        # piece's code points (bert-bge's first open ~3 ms less)
+        self._t2i: PieceIndex | None = None
         tables = _get_tables(lowercase, strip_accents)
         self._tables = tables
         self._ascii_class: bytes = tables.ascii_class
@@ -862,9 +867,10 @@ class WpmTokenizer:
         return Piece(packed(ids, [offs[s] for s in cstarts], [offs[e] for e in cends]), offs[len(p)], word)
 
     def prepare(self) -> None:
-        """Build the vocabulary trie now rather than on the first words
-        that need it (the character tables fill per code point as texts
-        bring them: nothing Unicode-wide is left to build)."""
+        """Build the piece index and the vocabulary trie now rather than on
+        the first words that need them (the character tables fill per code
+        point as texts bring them: nothing Unicode-wide is left to build)."""
+        self._index()
         self._get_trie()
 
     def _get_trie(self) -> _Trie:
@@ -924,10 +930,19 @@ class WpmTokenizer:
             best = -1
             j = i
 
+    def _index(self) -> PieceIndex:
+        """The vocabulary's piece index, made on first use (the vocabulary
+        keeps it: a race at worst asks it twice)."""
+        t = self._t2i
+        if t is None:
+            t = piece_index(self.vocab)
+            self._t2i = t
+        return t
+
     def _greedy_dict(self, word: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
         """``_greedy`` as llama.cpp writes it: every candidate length from
         the longest piece's down, looked up in the vocabulary dict."""
-        t2i = self._t2i
+        t2i = self._index()
         w1 = WORD_MARK + word
         n = len(w1)
         i = 0

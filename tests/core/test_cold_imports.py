@@ -76,3 +76,34 @@ def test_core_names_resolve_lazily() -> None:
         core.no_such_name  # noqa: B018
     mods = loaded_after("import tokenprism.core.errors")
     assert "numpy" not in mods
+
+
+@pytest.mark.parametrize("kind", sorted(ALGORITHMS))
+def test_tokenize_imports_neither_the_explanation_nor_shutil(kind: str, tmp_path: Path) -> None:
+    # the explanation's records (22 dataclasses, ~11 ms) load with the first
+    # trace, and argparse's formatter is told the terminal's width instead
+    # of importing shutil to ask
+    path = RESOURCES / f"demo-{kind}.gguf"
+    code = ("import contextlib, io, sys\nfrom tokenprism.app.cli import main\n"
+            f"sys.argv = ['tokenprism', 'tokenize', {str(path)!r}, 'Hello', '--format', 'ids']\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    assert main() == 0")
+    loaded_after(code, tmp_path)  # writes the plugin host's table
+    mods = loaded_after(code, tmp_path)
+    assert ALGORITHMS[kind] in mods
+    assert "tokenprism.core.explain" not in mods and "shutil" not in mods
+
+
+def test_help_is_as_wide_as_the_terminal_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    import argparse
+
+    from tokenprism.app.cli import build_parser, terminal_columns
+
+    for columns in ("50", "200"):
+        monkeypatch.setenv("COLUMNS", columns)
+        assert terminal_columns() == int(columns)
+        ours = build_parser("tokenize").commands["tokenize"]
+        text = ours.format_help()
+        # what argparse's own formatter (asking shutil) lays out
+        ours.formatter_class = argparse.HelpFormatter
+        assert text == ours.format_help() and "--parse-special" in text
+    assert len(text.splitlines()) < 20
