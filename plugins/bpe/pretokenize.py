@@ -603,6 +603,14 @@ class Splitter:
         self.tab = tables()
         self.collapses = any(st.collapsed for st in self.stages)
         self.memos: list[dict[str, list[str]]] = [{} for _ in range(len(self.stages) + 1)]
+        self.custom_kind: int = self.stages[0].custom if len(self.stages) == 1 else -1
+        """The ``custom_split`` kind when that is the one stage, else -1."""
+
+    def collapsed_bytes(self, text: str) -> bytes:
+        """The collapsed text as the bytes ``custom_split`` reads (one a char)."""
+        if text.isascii():
+            return text.encode("ascii")
+        return collapse_text(self.tab.collapse_bytes(), text).encode("latin-1")
 
     def split(self, text: str) -> list[str]:
         if not text:
@@ -613,8 +621,8 @@ class Splitter:
         # once a process), not on every first open
         ctext = text if is_ascii or not self.collapses else collapse_text(self.tab.collapse_bytes(), text)
         first = stages[0]
-        if len(stages) == 1 and first.kind == STAGE_CUSTOM:
-            return cs.split_words(first.custom, CLASS_TABLE, ctext.encode("latin-1"), text)
+        if self.custom_kind >= 0:
+            return cs.split_words(self.custom_kind, CLASS_TABLE, ctext.encode("latin-1"), text)
         pat = first.pattern
         if len(stages) == 1 and first.tiles and pat is not None:
             if not stages[0].collapsed or is_ascii:
