@@ -45,6 +45,7 @@ _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 _CACHE_LIMIT = 65_536
 _HEAP_MIN = 48  # words with at least this many symbols use the heap merge
 _SAFE_SPLIT_MIN = 256  # texts at least this long cut their words further (units)
+_FULL_RANKS_CHARS = 64  # texts of this many chars per merge rank all merges first
 _ESCAPED_SPACE = "\u2581"
 _DNA_MARKER = "\ue000"
 _LINE_CUT_RE = re.compile("(?<=[!-~]\n)(?=[!-~])")
@@ -544,6 +545,11 @@ class BpeTokenizer:
         first encode of 5 MB)."""
         data = self.splitter.collapsed_bytes(text)
         n = len(text)
+        if n >= _FULL_RANKS_CHARS * len(self.vocab.merges):
+            # a text this long loads most buckets of the lazy rank table;
+            # ranking every merge at once costs less (gpt-2, 5.2 MB of
+            # source: 0.19 s of new words -> 0.02 s + 0.11 s)
+            self.rank_table().complete_all()
         pos = 0
         k = 0
         while pos < n:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from mypy_extensions import i64
+
 # a byte's classes (``class_table``)
 LETTER: Final = 1
 NUMBER: Final = 2
@@ -52,27 +54,27 @@ def class_table(letters: list[int], numbers: list[int], spaces: list[int], marks
     return bytes(t)
 
 
-def _contraction(data: bytes, pos: int, end: int, fold: int) -> int:
+def _contraction(data: bytes, pos: i64, end: i64, fold: i64) -> i64:
     """The end of ``'s 't 'm 'd 're 've 'll`` at ``pos`` (which holds an
     apostrophe), or -1; ``fold`` 0x20 makes ASCII letters match either case
     (``'[sS]``: only ASCII letters give an ASCII letter or'd with 0x20)."""
     if pos + 1 >= end:
         return -1
-    c1 = data[pos + 1] | fold
+    c1: i64 = data[pos + 1] | fold
     if c1 == 0x73 or c1 == 0x74 or c1 == 0x6D or c1 == 0x64:  # s t m d
         return pos + 2
     if pos + 2 >= end:
         return -1
-    c2 = data[pos + 2] | fold
+    c2: i64 = data[pos + 2] | fold
     if (c1 == 0x72 and c2 == 0x65) or (c1 == 0x76 and c2 == 0x65) or (c1 == 0x6C and c2 == 0x6C):  # re ve ll
         return pos + 3
     return -1
 
 
-def _spaces_end(tab: bytes, data: bytes, pos: int, end: int) -> int:
+def _spaces_end(tab: bytes, data: bytes, pos: i64, end: i64) -> i64:
     """``\\s+(?!\\S)|\\s+`` at ``pos`` (a space): the run, less its last
     space when something other than a space follows, but one at least."""
-    e = pos + 1
+    e: i64 = pos + 1
     while e < end and tab[data[e]] & SPACE:
         e += 1
     if e == end or e - pos == 1:
@@ -80,18 +82,18 @@ def _spaces_end(tab: bytes, data: bytes, pos: int, end: int) -> int:
     return e - 1
 
 
-def gpt2_end(tab: bytes, data: bytes, pos: int, end: int) -> int:
+def gpt2_end(tab: bytes, data: bytes, pos: i64, end: i64) -> i64:
     """The end of the piece at ``pos`` of ``data[:end]`` for GPT-2's regex
     ``'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+``."""
-    c = data[pos]
+    c: i64 = data[pos]
     if c == _APOS:
-        e = _contraction(data, pos, end, 0)
+        e: i64 = _contraction(data, pos, end, 0)
         if e >= 0:
             return e
-    p = pos
+    p: i64 = pos
     if c == _BLANK and pos + 1 < end and not tab[data[pos + 1]] & SPACE:
         p = pos + 1  # " ?" takes the blank when letters, digits or others follow
-    k = tab[data[p]] & (LETTER | NUMBER | SPACE)
+    k: i64 = tab[data[p]] & (LETTER | NUMBER | SPACE)
     if k == 0:  # [^\s\p{L}\p{N}]+
         e = p + 1
         while e < end and not tab[data[e]] & (LETTER | NUMBER | SPACE):
@@ -106,19 +108,19 @@ def gpt2_end(tab: bytes, data: bytes, pos: int, end: int) -> int:
     return e
 
 
-def llama3_end(tab: bytes, data: bytes, pos: int, end: int, max_digits: int, letter: int) -> int:
+def llama3_end(tab: bytes, data: bytes, pos: i64, end: i64, max_digits: i64, letter: i64) -> i64:
     """The end of the piece at ``pos`` of ``data[:end]`` for LLaMA-3's regex
     ``(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|
     \\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+`` and its
     Qwen2 (``\\p{N}``, ``max_digits`` 1) and Qwen3.5 (``[\\p{L}\\p{M}]`` for
     ``\\p{L}``, ``letter`` = LETTER | MARK) variants."""
-    c = data[pos]
+    c: i64 = data[pos]
     if c == _APOS:
-        e = _contraction(data, pos, end, 0x20)
+        e: i64 = _contraction(data, pos, end, 0x20)
         if e >= 0:
             return e
-    k = tab[c]
-    word = letter | NUMBER | SPACE
+    k: i64 = tab[c]
+    word: i64 = letter | NUMBER | SPACE
     # [^\r\n\p{L}\p{N}]?\p{L}+
     if k & letter or (c != _CR and c != _LF and not k & NUMBER and pos + 1 < end and tab[data[pos + 1]] & letter):
         e = pos + 1
@@ -127,12 +129,12 @@ def llama3_end(tab: bytes, data: bytes, pos: int, end: int, max_digits: int, let
         return e
     if k & NUMBER:
         e = pos + 1
-        stop = pos + max_digits if pos + max_digits < end else end
+        stop: i64 = pos + max_digits if pos + max_digits < end else end
         while e < stop and tab[data[e]] & NUMBER:
             e += 1
         return e
     # " ?[^\s\p{L}\p{N}]+[\r\n]*"
-    p = -1
+    p: i64 = -1
     if not k & word:
         p = pos
     elif c == _BLANK and pos + 1 < end and not tab[data[pos + 1]] & word:
@@ -146,7 +148,7 @@ def llama3_end(tab: bytes, data: bytes, pos: int, end: int, max_digits: int, let
         return e
     # a space: \s*[\r\n]+ up to the run's last line break, else as GPT-2
     e = pos
-    last = -1
+    last: i64 = -1
     while e < end and tab[data[e]] & SPACE:
         if data[e] == _CR or data[e] == _LF:
             last = e
@@ -158,7 +160,7 @@ def llama3_end(tab: bytes, data: bytes, pos: int, end: int, max_digits: int, let
     return e - 1
 
 
-def piece_end(kind: int, tab: bytes, data: bytes, pos: int, end: int) -> int:
+def piece_end(kind: i64, tab: bytes, data: bytes, pos: i64, end: i64) -> i64:
     """The end of the piece of splitter ``kind`` at ``pos`` of ``data[:end]``."""
     if kind == KIND_GPT2:
         return gpt2_end(tab, data, pos, end)
@@ -169,7 +171,7 @@ def piece_end(kind: int, tab: bytes, data: bytes, pos: int, end: int) -> int:
     return llama3_end(tab, data, pos, end, 1, LETTER | MARK)
 
 
-def split_ends(kind: int, tab: bytes, data: bytes, a: int, b: int, shift: int, out: list[int]) -> None:
+def split_ends(kind: i64, tab: bytes, data: bytes, a: i64, b: i64, shift: i64, out: list[int]) -> None:
     """Append the end of every piece of ``data[a:b]``, plus ``shift``, to ``out``."""
     pos = a
     while pos < b:
@@ -177,19 +179,19 @@ def split_ends(kind: int, tab: bytes, data: bytes, a: int, b: int, shift: int, o
         out.append(pos + shift)
 
 
-def split_words(kind: int, tab: bytes, data: bytes, text: str) -> list[str]:
+def split_words(kind: i64, tab: bytes, data: bytes, text: str) -> list[str]:
     """The pieces of ``text`` (``data``: its collapsed bytes, one per char)."""
     out: list[str] = []
-    n = len(text)
-    pos = 0
+    n: i64 = len(text)
+    pos: i64 = 0
     if kind == KIND_GPT2:
         while pos < n:
             e = gpt2_end(tab, data, pos, n)
             out.append(text[pos:e])
             pos = e
         return out
-    digits = 3 if kind == KIND_LLAMA3 else 1
-    letter = LETTER | MARK if kind == KIND_QWEN35 else LETTER
+    digits: i64 = 3 if kind == KIND_LLAMA3 else 1
+    letter: i64 = LETTER | MARK if kind == KIND_QWEN35 else LETTER
     while pos < n:
         e = llama3_end(tab, data, pos, n, digits, letter)
         out.append(text[pos:e])
