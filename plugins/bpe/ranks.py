@@ -35,7 +35,7 @@ BUCKETS: Final = 65521  # a prime: key % BUCKETS mixes every byte of the key
 _SLICE = 65536
 
 
-def text_bucket(text: str) -> int:
+def text_bucket(text: str) -> i64:
     """The bucket of a merge text (:func:`bucket_of`) from its bytes as
     ``surrogateescape`` encodes them; -1 when no decoded merge can have
     this text (a surrogate the decoder never makes).
@@ -43,16 +43,28 @@ def text_bucket(text: str) -> int:
     The bytes are worked out from the code points: this runs on every
     rank lookup that misses until all buckets are loaded, and encoding a
     slice of the text cost several times more."""
-    key = 0
-    nb = 0
-    total = 0
-    tail = 0
-    for ch in text:
-        c = ord(ch)
+    # native i64 throughout (a tagged int checked every step cost half
+    # of it): the key is 48 bits, the tail 16, the hash stays below 2**53
+    key: i64 = 0
+    nb: i64 = 0
+    total: i64 = 0
+    tail: i64 = 0
+    n: i64 = len(text)
+    i: i64 = 0
+    while i < n:
+        c: i64 = ord(text[i])
+        i += 1
         if c < 0x80:
-            enc = c
-            width = 1
-        elif c < 0x800:
+            # ASCII, most merge text: one byte
+            total += 1
+            tail = (tail >> 8) | (c << 8)
+            if nb < KEY_BYTES:
+                key |= c << (8 * nb)
+                nb += 1
+            continue
+        enc: i64 = 0
+        width: i64 = 0
+        if c < 0x800:
             enc = (0xC0 | (c >> 6)) | ((0x80 | (c & 0x3F)) << 8)
             width = 2
         elif 0xD800 <= c < 0xE000:
@@ -69,20 +81,22 @@ def text_bucket(text: str) -> int:
             width = 4
         total += width
         # the last two bytes, the later one high
-        for k in range(width):
+        k: i64 = 0
+        while k < width:
             tail = (tail >> 8) | (((enc >> (8 * k)) & 0xFF) << 8)
+            k += 1
         if nb < KEY_BYTES:
             w = width
             e = enc
             if nb + w > KEY_BYTES:
                 w = KEY_BYTES - nb
-                e &= (1 << (8 * w)) - 1
+                e &= (i64(1) << (8 * w)) - 1
             key |= e << (8 * nb)
             nb += w
     return bucket_of(key, nb, tail, total)
 
 
-def bucket_of(head: int, nb: int, tail: int, total: int) -> int:
+def bucket_of(head: i64, nb: i64, tail: i64, total: i64) -> i64:
     """The bucket of a merge text whose UTF-8 bytes start with ``nb`` (at
     most :data:`KEY_BYTES`) bytes ``head`` (little-endian), end with the
     bytes of ``tail`` (the last one high; one byte: ``tail`` is that
