@@ -544,24 +544,25 @@ class BpeTokenizer:
         million words is made (making and freeing it was ~a fifth of the
         first encode of 5 MB)."""
         data = self.splitter.collapsed_bytes(text)
-        n = len(text)
+        n: i64 = len(text)
         if n >= _FULL_RANKS_CHARS * len(self.vocab.merges):
             # a text this long loads most buckets of the lazy rank table;
             # ranking every merge at once costs less (gpt-2, 5.2 MB of
             # source: 0.19 s of new words -> 0.02 s + 0.11 s)
             self.rank_table().complete_all()
-        pos = 0
-        k = 0
+        pos: i64 = 0
+        k: i64 = 0
+        at: i64 = base
         while pos < n:
             e = piece_end(kind, CLASS_TABLE, data, pos, n)
             k += 1
             if k % _WORD_STEP == 0:
                 checkpoint(pos, n)  # (in characters: the words are not counted first)
-            base = self._add_word(text[pos:e], out, base)
+            at = self._add_word(text[pos:e], out, at)
             pos = e
-        return base
+        return at
 
-    def _add_word(self, w: str, out: TokenColumns, base: int) -> int:
+    def _add_word(self, w: str, out: TokenColumns, base: i64) -> i64:
         """Append the tokens of the word ``w`` (from the cache, or merged
         and cached); returns the byte offset after it."""
         cache = self.cache
@@ -575,8 +576,11 @@ class BpeTokenizer:
                 cache.clear()
             cache[w] = r
         rc = r.cols
-        for t in range(0, 3 * r.n, 3):
+        n: i64 = 3 * r.n
+        t: i64 = 0
+        while t < n:
             out.add(rc[t], base + rc[t + 1], base + rc[t + 2])
+            t += 3
         return base + r.nbytes
 
     def encode_fragment(self, text: str, after_special: bool) -> FragmentResult:
