@@ -1,10 +1,14 @@
 """The hand-written splitters (``plugins/bpe/custom_split.py``) give the
 pieces the translated regexes give (``pretokenize``'s ``re`` path, itself
 checked against llama.cpp by the parity tests), on random mixed-script
-text and on pieces cut out of it. Named ``*parity*`` so the pure-Python
-run (tests/test_pure_build.py) checks the uncompiled module too."""
+text and on pieces cut out of it; the module's Python source is loaded
+beside the compiled one and checked too."""
 
 from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,8 +28,25 @@ _INTERESTING = list("'''sStTmMdDrReEvVlLx   \t\n\r\r\n\x0b\x0c\x1c\x85\xa0\u1680
                     "0123456789\u0663\u00bd\u00b2\u2460.,!?-_()/\"#$\u2019\u00e9\u00df\u0301\u0308\u064b"
                     "\u4f60\u0e01\u0e34\U0001d400\U0001f600\U0001f999\U00010107\ue000\x00\x7f\u00ad\u200d")
 _CHARS = st.one_of(st.sampled_from(_INTERESTING), st.sampled_from(_INTERESTING), st.characters(codec="utf-8"))
-TEXT = st.text(alphabet=_CHARS, max_size=60)
+# runs the rules count or look ahead over
+_SNIPPETS = st.sampled_from(["1234567", "12", "\u0663\u0663\u0663\u0663", "'s", "'d", "'D", "'m", "'t", "'re",
+                             "'Re", "'ve", "'ll", "'LL", "'x", " 's", "\r\n", "\n\n ", "   ", " \t ", "...",
+                             " !!\r\n", "ab", " Ab", "e\u0301\u0301", "\u00a0x"])
+TEXT = st.lists(st.one_of(_CHARS, _SNIPPETS), max_size=40).map("".join)
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _source_module() -> ModuleType:
+    """``custom_split.py`` run as Python, whatever the install compiled."""
+    spec = importlib.util.spec_from_file_location("custom_split_source",
+                                                  Path(cs.__file__).with_name("custom_split.py"))
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+SOURCE = _source_module()
 
 
 def _by_regex(regexes: tuple[str, ...], text: str) -> list[str]:
@@ -41,15 +62,20 @@ def _by_custom(regexes: tuple[str, ...], text: str) -> list[str]:
 @pytest.mark.parametrize("name", sorted(CUSTOM))
 @SETTINGS
 @given(text=TEXT)
-def test_custom_split_parity_whole_text(name: str, text: str) -> None:
+def test_custom_split_equals_the_regex_on_whole_texts(name: str, text: str) -> None:
     regexes = (CUSTOM[name],)
-    assert _by_custom(regexes, text) == _by_regex(regexes, text)
+    want = _by_regex(regexes, text)
+    assert _by_custom(regexes, text) == want
+    # the Python source gives the same
+    kind = P.make_stage(CUSTOM[name], custom=True).custom
+    data = P.Splitter(regexes).collapsed_bytes(text)
+    assert SOURCE.split_words(kind, P.CLASS_TABLE, data, text) == want
 
 
 @pytest.mark.parametrize("name", sorted(CUSTOM))
 @SETTINGS
 @given(text=TEXT, data=st.data())
-def test_custom_split_parity_inside_a_piece(name: str, text: str, data: st.DataObject) -> None:
+def test_custom_split_equals_the_regex_inside_a_piece(name: str, text: str, data: st.DataObject) -> None:
     """A later stage splits ``text[a:b]`` in place: what lies outside is
     never seen (a lookahead at ``b`` sees the end)."""
     a = data.draw(st.integers(0, len(text)))
@@ -64,12 +90,15 @@ def test_custom_split_parity_inside_a_piece(name: str, text: str, data: st.DataO
     got: list[int] = [a]
     sp.split_piece(custom_stage, ctext, a, b, got)
     assert got == want
+    source: list[int] = [a]
+    SOURCE.split_ends(custom_stage.custom, P.CLASS_TABLE, ctext.encode("latin-1"), a, b, 0, source)
+    assert source == want
 
 
 @pytest.mark.parametrize("pre", ["STARCODER", "FALCON", "DEFAULT", "CHAMELEON", "LAGUNA"])
 @settings(SETTINGS, max_examples=100)
 @given(text=TEXT)
-def test_custom_split_parity_in_stage_lists(pre: str, text: str) -> None:
+def test_custom_split_equals_the_regex_in_stage_lists(pre: str, text: str) -> None:
     regexes = PRE_TYPES[pre].regexes
     assert _by_custom(regexes, text) == _by_regex(regexes, text)
 
@@ -88,7 +117,7 @@ EXPECTED = [
 
 
 @pytest.mark.parametrize("name,text,pieces", EXPECTED)
-def test_custom_split_parity_known_pieces(name: str, text: str, pieces: list[str]) -> None:
+def test_custom_split_known_pieces(name: str, text: str, pieces: list[str]) -> None:
     assert "".join(pieces) == text
     assert _by_custom((CUSTOM[name],), text) == pieces
     assert _by_regex((CUSTOM[name],), text) == pieces
