@@ -115,15 +115,20 @@ def bucket_keys(region: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
     word). A native loop: numpy's gather of each string's eight bytes
     (a fancy index into a sliding window view) took ~170 instructions a
     string, this ~30."""
-    n: i64 = len(starts)
-    sb = starts.astype("<i8").tobytes()
-    eb = ends.astype("<i8").tobytes()
+    return _keys(region, _int_bytes(starts), _int_bytes(ends), 0, len(starts))
+
+
+def _keys(region: bytes, sb: bytes, eb: bytes, shift: i64, n: i64) -> np.ndarray:
+    """:func:`bucket_keys` of ``n`` strings whose starts are the int64s of
+    ``sb`` and whose ends are those of ``eb`` from the ``shift``-th on (the
+    rank table passes its starts, with the array's end appended, as
+    both: no array of ends is made)."""
     size: i64 = len(region)
     out = vec[i64](capacity=n)
     i: i64 = 0
     while i < n:
         first: i64 = read_i64_le(sb, 8 * i) + 8
-        end: i64 = read_i64_le(eb, 8 * i)
+        end: i64 = read_i64_le(eb, 8 * (i + shift))
         total: i64 = end - first
         length: i64 = total
         if length > KEY_BYTES:
@@ -190,7 +195,9 @@ class RankTable:
             self.done = self.ranks
 
     def _index(self, merges: StringArray, region: bytes, starts: np.ndarray, end: int) -> None:
-        keys = bucket_keys(region, starts, StringArray.ends_of(starts, end))
+        # so that string i ends where string i + 1 starts
+        sb = _int_bytes(np.append(starts, end))
+        keys = _keys(region, sb, sb, 1, len(starts))
         counts = np.bincount(keys, minlength=BUCKETS)
         bounds = np.zeros(BUCKETS + 1, dtype=np.int64)
         np.cumsum(counts, out=bounds[1:])
@@ -199,8 +206,7 @@ class RankTable:
         self._bounds = _int_bytes(bounds)
         self._region = region
         self._merges = merges
-        # so that string i ends where string i + 1 starts
-        self._starts = _int_bytes(np.append(starts, end))
+        self._starts = sb
         # (an empty bucket counts as loaded)
         self._loaded = set(np.flatnonzero(counts == 0).tolist())
         self._pending = int(np.count_nonzero(counts))
@@ -288,7 +294,7 @@ class RankTable:
 
 
 def _int_bytes(values: np.ndarray) -> bytes:
-    return values.astype("<i8").tobytes()
+    return values.astype("<i8", copy=False).tobytes()
 
 
 def rank_of(table: RankTable, ranks: dict[str, int], text: str) -> int:
