@@ -182,7 +182,9 @@ class RankTable:
         self._starts = b""
         self._order = b""
         self._bounds = b""
-        self._loaded: set[int] = set()
+        # per bucket, 1 once its merges are in the dict (a set of the
+        # empty ones cost more to make than the rest of the index)
+        self._loaded = bytearray()
         self._pending = 0
         raw = None
         if isinstance(merges, StringArray) and len(merges) > 0:
@@ -208,7 +210,7 @@ class RankTable:
         self._merges = merges
         self._starts = sb
         # (an empty bucket counts as loaded)
-        self._loaded = set(np.flatnonzero(counts == 0).tolist())
+        self._loaded = bytearray((counts == 0).astype(np.uint8).tobytes())
         self._pending = int(np.count_nonzero(counts))
         self.complete = self._pending == 0
 
@@ -217,10 +219,11 @@ class RankTable:
         if self.complete:
             return self.ranks.get(text, -1)
         b = text_bucket(text)
-        if b < 0 or b in self._loaded:
+        loaded = self._loaded  # (emptied when another thread completes the table)
+        if b < 0 or (b < len(loaded) and loaded[b]):
             return -1
         with self._lock:
-            if b not in self._loaded and not self.complete:
+            if not self.complete and not self._loaded[b]:
                 self._load(b)
         return self.ranks.get(text, -1)
 
@@ -247,7 +250,7 @@ class RankTable:
             # the first of duplicates wins
             ranks.setdefault(m, int(i))
             j += 1
-        self._loaded.add(b)
+        self._loaded[b] = 1
         self._pending -= 1
         if self._pending == 0:
             self._finish(self.ranks)
@@ -262,7 +265,7 @@ class RankTable:
         self._bounds = b""
         self._region = b""
         self._merges = None
-        self._loaded = set()
+        self._loaded = bytearray()
 
     def complete_all(self) -> None:
         """Rank every merge now. Decoding all merges in one pass and
@@ -289,7 +292,7 @@ class RankTable:
             for b in range(BUCKETS):
                 if self.complete:
                     return
-                if b not in self._loaded:
+                if not self._loaded[b]:
                     self._load(b)
 
 
