@@ -109,6 +109,10 @@ COLLAPSED_REP: dict[int, int] = {0x0B: 0x80, 0xD0: 0x81, 0xD1: 0x82, 0xD2: 0x83,
 # one ``$``)
 _ANY_CHAR = "[\\s\\S]"
 _C_SPACE: list[tuple[int, int]] = [(0x09, 0x0D), (0x20, 0x20)]  # isspace() in the "C" locale
+# a text with more non-ASCII chars, or more distinct ones, than this is
+# collapsed with the whole table (made once a process)
+_SPARSE_CHARS = 1 << 16
+_SPARSE_DISTINCT = 2048
 # the classes of the collapsed text's bytes for custom_split: ASCII as the
 # translated \p{L}, \p{N}, \s see it, and the class chars
 CLASS_TABLE: bytes = cs.class_table(
@@ -174,6 +178,41 @@ class UnicodeTables:
             self._collapse_bytes = b
         return b
 
+    def collapse(self, text: str) -> bytes:
+        """:func:`collapse_text` as the latin-1 bytes of its chars. Until the
+        whole table is needed (a text of many distinct non-ASCII chars) the
+        chars a text holds are classed one by one: the 1.1M-entry table took
+        ~15M instructions, most of a short text's split."""
+        cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        table = self._collapse_bytes
+        if table is not None:
+            return table[cps].tobytes()
+        far = np.flatnonzero(cps >= 0x80)
+        if len(far) > _SPARSE_CHARS:
+            return self.collapse_bytes()[cps].tobytes()
+        out = cps.astype(np.uint8)
+        if len(far):
+            distinct, where = np.unique(cps[far], return_inverse=True)
+            if len(distinct) > _SPARSE_DISTINCT:
+                return self.collapse_bytes()[cps].tobytes()
+            reps = [self.collapsed_rep(c) for c in distinct.tolist()]
+            out[far] = np.array(reps, dtype=np.uint8)[where]
+        return out.tobytes()
+
+    def collapsed_rep(self, cpt: int) -> int:
+        """The char that stands for non-ASCII ``cpt`` in the collapsed text,
+        as :meth:`collapse_bytes` has it: whitespace first, else its
+        category (the last of :data:`_UCAT_CPT`'s order, as painted there),
+        else the "other" char."""
+        f = self.flag(cpt)
+        if f & 0x100:
+            return COLLAPSED_REP[0x0B]
+        rep = COLLAPSED_REP[_COLLAPSED_OTHER]
+        for bit, val in _UCAT_CPT.items():
+            if f & bit:
+                rep = COLLAPSED_REP[val]
+        return rep
+
     def flag(self, cpt: int) -> int:
         """``unicode_cpt_flags_from_cpt`` (categories and the whitespace bit 0x100)."""
         if cpt > MAX_CP:
@@ -214,13 +253,8 @@ def collapse_text(table: npt.NDArray[np.uint8], text: str) -> str:
     looked up for the whole text at once: ``str.translate`` with the same
     table as a 1.1M-char string calls back into it for every character
     (7.5 ms against 0.9 ms for 0.5 MB of mixed scripts)."""
-    return collapse_to_bytes(table, text).decode("latin-1")
-
-
-def collapse_to_bytes(table: npt.NDArray[np.uint8], text: str) -> bytes:
-    """:func:`collapse_text` as the latin-1 bytes of its chars."""
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    return table[cps].tobytes()
+    return table[cps].tobytes().decode("latin-1")
 
 
 _tables: Optional[UnicodeTables] = None
@@ -615,7 +649,7 @@ class Splitter:
         """The collapsed text as the bytes ``custom_split`` reads (one a char)."""
         if text.isascii():
             return text.encode("ascii")
-        return collapse_to_bytes(self.tab.collapse_bytes(), text)
+        return self.tab.collapse(text)
 
     def split(self, text: str) -> list[str]:
         if not text:
@@ -624,7 +658,7 @@ class Splitter:
         is_ascii = text.isascii()
         # the 1.1 MB table is made on the first non-ASCII text (1.3 ms,
         # once a process), not on every first open
-        ctext = text if is_ascii or not self.collapses else collapse_text(self.tab.collapse_bytes(), text)
+        ctext = text if is_ascii or not self.collapses else self.tab.collapse(text).decode("latin-1")
         first = stages[0]
         if self.custom_kind >= 0:
             return cs.split_words(self.custom_kind, CLASS_TABLE, ctext.encode("latin-1"), text)

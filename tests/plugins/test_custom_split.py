@@ -141,3 +141,22 @@ def test_the_class_table_sees_what_the_regexes_see() -> None:
         if not want & (cs.LETTER | cs.NUMBER) and not other.fullmatch(c):
             want |= cs.SPACE
         assert P.CLASS_TABLE[b] == want, hex(b)
+
+
+def test_a_char_at_a_time_collapse_equals_the_table() -> None:
+    """``UnicodeTables.collapse`` classes a short text's chars one by one;
+    the class of every flag range's ends and every space is the table's."""
+    tab = P.UnicodeTables()
+    table = P.tables().collapse_bytes()
+    cps = {c for s in tab.starts for c in (s - 1, s, s + 1) if 0x80 <= c <= P.MAX_CP} | {
+        c for c in tab.whitespace if c >= 0x80}
+    for c in sorted(cps):
+        assert tab.collapsed_rep(c) == table[c], hex(c)
+    assert tab._collapse_bytes is None  # (not made for that)
+
+
+@settings(SETTINGS, max_examples=150)
+@given(text=TEXT)
+def test_collapse_of_a_text_equals_the_table(text: str) -> None:
+    fresh = P.UnicodeTables()  # no table yet: the char-at-a-time path
+    assert fresh.collapse(text) == P.collapse_text(P.tables().collapse_bytes(), text).encode("latin-1")
