@@ -112,6 +112,7 @@ _C_SPACE: list[tuple[int, int]] = [(0x09, 0x0D), (0x20, 0x20)]  # isspace() in t
 # a text with more non-ASCII chars, or more distinct ones, than this is
 # collapsed with the whole table (made once a process)
 _SPARSE_CHARS = 1 << 16
+_SPARSE_MIN = 4096  # (shorter texts: the table)
 _SPARSE_DISTINCT = 2048
 # the classes of the collapsed text's bytes for custom_split: ASCII as the
 # translated \p{L}, \p{N}, \s see it, and the class chars
@@ -185,8 +186,10 @@ class UnicodeTables:
         ~15M instructions, most of a short text's split."""
         cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         table = self._collapse_bytes
-        if table is not None:
-            return table[cps].tobytes()
+        if table is not None or len(cps) < _SPARSE_MIN:
+            # (a short text, a keystroke's: numpy's per-call costs of the
+            # char-at-a-time path tripled its split)
+            return self.collapse_bytes()[cps].tobytes()
         far = np.flatnonzero(cps >= 0x80)
         if len(far) > _SPARSE_CHARS:
             return self.collapse_bytes()[cps].tobytes()

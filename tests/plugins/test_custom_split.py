@@ -158,5 +158,8 @@ def test_a_char_at_a_time_collapse_equals_the_table() -> None:
 @settings(SETTINGS, max_examples=150)
 @given(text=TEXT)
 def test_collapse_of_a_text_equals_the_table(text: str) -> None:
-    fresh = P.UnicodeTables()  # no table yet: the char-at-a-time path
+    long = (text or "a") * (4096 // max(len(text), 1) + 1)  # long enough for the char-at-a-time path
+    fresh = P.UnicodeTables()  # no table yet
+    assert fresh.collapse(long) == P.collapse_text(P.tables().collapse_bytes(), long).encode("latin-1")
+    assert fresh._collapse_bytes is None  # (it took that path)
     assert fresh.collapse(text) == P.collapse_text(P.tables().collapse_bytes(), text).encode("latin-1")
