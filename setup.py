@@ -43,6 +43,7 @@ COMPILED = [
     "plugins/bpe/bpe.py",
     "plugins/bpe/ranks.py",
     "plugins/bpe/pretokenize.py",
+    "plugins/bpe/custom_split.py",
     "plugins/ugm/ugm.py",
     "plugins/ugm/charsmap.py",
     "plugins/ugm/trie.py",

@@ -19,6 +19,7 @@ HOT_MODULES = (
     "tokenprism.plugins.bpe.bpe",
     "tokenprism.plugins.bpe.ranks",
     "tokenprism.plugins.bpe.pretokenize",
+    "tokenprism.plugins.bpe.custom_split",
     "tokenprism.plugins.ugm.ugm",
     "tokenprism.plugins.ugm.charsmap",
     "tokenprism.plugins.ugm.trie",

@@ -44,6 +44,8 @@ from tokenprism.core.plugin_api import (
     MAX_CP, Ranges, complement, contains, flag_ranges, intersect, lowercase_pairs, merged, subtract,
     unicode_data as ud, whitespace)
 
+from . import custom_split as cs
+
 # the hand-written splitters of unicode.cpp, keyed by the regex text that
 # selects them (unicode_regex_split_custom)
 GPT2_REGEX = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)"
@@ -70,6 +72,18 @@ _CUSTOM_AS_REGEX: dict[str, str] = {
     NEWLINES_REGEX: NEWLINES_REGEX,
 }
 
+# the regexes custom_split finds the pieces of without re (from what they
+# are equivalent to)
+_CUSTOM_KIND: dict[str, int] = {
+    GPT2_REGEX: cs.KIND_GPT2,
+    LLAMA3_REGEX: cs.KIND_LLAMA3,
+    LLAMA3_REGEX_ORIG: cs.KIND_LLAMA3,
+    QWEN2_REGEX: cs.KIND_QWEN2,
+    QWEN35_REGEX: cs.KIND_QWEN35,
+}
+# custom_split is faster than re only compiled (pure Python: 2x slower)
+NATIVE_CUSTOM_SPLIT: bool = not cs.__file__.endswith(".py")
+
 # unicode_regex_split: the categories that trigger the collapsed text
 _UCAT_ENUM: dict[str, int] = {
     "\\p{N}": ud.NUMBER, "\\p{L}": ud.LETTER, "\\p{P}": ud.PUNCTUATION, "\\p{M}": ud.ACCENT_MARK,
@@ -95,6 +109,18 @@ COLLAPSED_REP: dict[int, int] = {0x0B: 0x80, 0xD0: 0x81, 0xD1: 0x82, 0xD2: 0x83,
 # one ``$``)
 _ANY_CHAR = "[\\s\\S]"
 _C_SPACE: list[tuple[int, int]] = [(0x09, 0x0D), (0x20, 0x20)]  # isspace() in the "C" locale
+# a text with more non-ASCII chars, or more distinct ones, than this is
+# collapsed with the whole table (made once a process)
+_SPARSE_CHARS = 1 << 16
+_SPARSE_MIN = 4096  # (shorter texts: the table)
+_SPARSE_DISTINCT = 2048
+# the classes of the collapsed text's bytes for custom_split: ASCII as the
+# translated \p{L}, \p{N}, \s see it, and the class chars
+CLASS_TABLE: bytes = cs.class_table(
+    [*range(0x41, 0x5B), *range(0x61, 0x7B), COLLAPSED_REP[0xD2]],
+    [*range(0x30, 0x3A), COLLAPSED_REP[0xD1]],
+    [*range(0x09, 0x0E), 0x20, COLLAPSED_REP[0x0B]],
+    [COLLAPSED_REP[0xD4]])
 
 
 class UnicodeTables:
@@ -152,6 +178,43 @@ class UnicodeTables:
             b = _paint_runs(runs)
             self._collapse_bytes = b
         return b
+
+    def collapse(self, text: str) -> bytes:
+        """:func:`collapse_text` as the latin-1 bytes of its chars. Until the
+        whole table is needed (a text of many distinct non-ASCII chars) the
+        chars a text holds are classed one by one: the 1.1M-entry table took
+        ~15M instructions, most of a short text's split."""
+        cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        table = self._collapse_bytes
+        if table is not None or len(cps) < _SPARSE_MIN:
+            # (a short text, a keystroke's: numpy's per-call costs of the
+            # char-at-a-time path tripled its split)
+            return self.collapse_bytes()[cps].tobytes()
+        far = np.flatnonzero(cps >= 0x80)
+        if len(far) > _SPARSE_CHARS:
+            return self.collapse_bytes()[cps].tobytes()
+        out = cps.astype(np.uint8)
+        if len(far):
+            distinct, where = np.unique(cps[far], return_inverse=True)
+            if len(distinct) > _SPARSE_DISTINCT:
+                return self.collapse_bytes()[cps].tobytes()
+            reps = [self.collapsed_rep(c) for c in distinct.tolist()]
+            out[far] = np.array(reps, dtype=np.uint8)[where]
+        return out.tobytes()
+
+    def collapsed_rep(self, cpt: int) -> int:
+        """The char that stands for non-ASCII ``cpt`` in the collapsed text,
+        as :meth:`collapse_bytes` has it: whitespace first, else its
+        category (the last of :data:`_UCAT_CPT`'s order, as painted there),
+        else the "other" char."""
+        f = self.flag(cpt)
+        if f & 0x100:
+            return COLLAPSED_REP[0x0B]
+        rep = COLLAPSED_REP[_COLLAPSED_OTHER]
+        for bit, val in _UCAT_CPT.items():
+            if f & bit:
+                rep = COLLAPSED_REP[val]
+        return rep
 
     def flag(self, cpt: int) -> int:
         """``unicode_cpt_flags_from_cpt`` (categories and the whitespace bit 0x100)."""
@@ -504,15 +567,18 @@ _MEMO_LIMIT = 32_768
 STAGE_REGEX = 0
 STAGE_KIMI_K2 = 1
 STAGE_AFMOE_DIGITS = 2
+STAGE_CUSTOM = 3
 
 
 class Stage:
     """One regex of the list: a compiled Python regex or a custom splitter."""
 
     def __init__(self, source: str, kind: int, pattern: Optional[re.Pattern[str]], tiles: bool,
-                 slice_pieces: bool, collapsed: bool, py: str = "") -> None:
+                 slice_pieces: bool, collapsed: bool, py: str = "", custom: int = -1) -> None:
         self.source = source
         self.kind = kind
+        self.custom = custom
+        """The ``custom_split`` kind of a :data:`STAGE_CUSTOM` stage."""
         self.pattern = pattern
         self.py = py
         """The Python regex of a :data:`STAGE_REGEX` stage whose ``pattern``
@@ -525,18 +591,24 @@ class Stage:
         self.slice_pieces = slice_pieces
 
 
-def make_stage(regex: str, exact: bool = False) -> Stage:
+def make_stage(regex: str, exact: bool = False, custom: bool = False) -> Stage:
+    """The stage of one llama.cpp regex; with ``custom``, GPT-2's and
+    LLaMA-3's family run through ``custom_split`` (not with ``exact``,
+    which checks the translation)."""
+    kind = _CUSTOM_KIND.get(regex, -1)
+    if custom and kind >= 0 and not exact:
+        return Stage(regex, STAGE_CUSTOM, None, True, False, True, "", kind)
     if regex == KIMI_K2_REGEX:
         return Stage(regex, STAGE_KIMI_K2, None, True, False, False)
     if regex == AFMOE_REGEX or regex == TINY_AYA_DIGITS_REGEX:
         return Stage(regex, STAGE_AFMOE_DIGITS, None, True, False, False)
-    custom = _CUSTOM_AS_REGEX.get(regex)
-    py, collapsed, anchored = translate_regex(custom if custom is not None else regex, exact)
-    if custom is None and not collapsed and non_ascii_class(regex):
+    as_regex = _CUSTOM_AS_REGEX.get(regex)
+    py, collapsed, anchored = translate_regex(as_regex if as_regex is not None else regex, exact)
+    if as_regex is None and not collapsed and non_ascii_class(regex):
         # re fills a 64k-entry map for such a class (deepseek's CJK
         # ranges: ~1.8 ms of an open), and ASCII text never needs it
         return Stage(regex, STAGE_REGEX, None, False, anchored, False, py)
-    return Stage(regex, STAGE_REGEX, re.compile(py), custom is not None, anchored, collapsed)
+    return Stage(regex, STAGE_REGEX, re.compile(py), as_regex is not None, anchored, collapsed)
 
 
 def non_ascii_class(regex: str) -> bool:
@@ -567,11 +639,20 @@ class Splitter:
     """Splits text into words like ``unicode_regex_split`` (without the
     byte encoding). Words tile the text; empty words are dropped."""
 
-    def __init__(self, regexes: tuple[str, ...], exact: bool = False) -> None:
-        self.stages: list[Stage] = [make_stage(r, exact) for r in regexes]
+    def __init__(self, regexes: tuple[str, ...], exact: bool = False,
+                 custom: bool = NATIVE_CUSTOM_SPLIT) -> None:
+        self.stages: list[Stage] = [make_stage(r, exact, custom) for r in regexes]
         self.tab = tables()
         self.collapses = any(st.collapsed for st in self.stages)
         self.memos: list[dict[str, list[str]]] = [{} for _ in range(len(self.stages) + 1)]
+        self.custom_kind: int = self.stages[0].custom if len(self.stages) == 1 else -1
+        """The ``custom_split`` kind when that is the one stage, else -1."""
+
+    def collapsed_bytes(self, text: str) -> bytes:
+        """The collapsed text as the bytes ``custom_split`` reads (one a char)."""
+        if text.isascii():
+            return text.encode("ascii")
+        return self.tab.collapse(text)
 
     def split(self, text: str) -> list[str]:
         if not text:
@@ -580,9 +661,12 @@ class Splitter:
         is_ascii = text.isascii()
         # the 1.1 MB table is made on the first non-ASCII text (1.3 ms,
         # once a process), not on every first open
-        ctext = text if is_ascii or not self.collapses else collapse_text(self.tab.collapse_bytes(), text)
-        pat = stages[0].pattern
-        if len(stages) == 1 and stages[0].tiles and pat is not None:
+        ctext = text if is_ascii or not self.collapses else self.tab.collapse(text).decode("latin-1")
+        first = stages[0]
+        if self.custom_kind >= 0:
+            return cs.split_words(self.custom_kind, CLASS_TABLE, ctext.encode("latin-1"), text)
+        pat = first.pattern
+        if len(stages) == 1 and first.tiles and pat is not None:
             if not stages[0].collapsed or is_ascii:
                 return pat.findall(text)
             cwords: list[str] = pat.findall(ctext)
@@ -631,7 +715,10 @@ class Splitter:
     def split_piece(self, st: Stage, text: str, a: int, b: int, out: list[int]) -> None:
         """Split the piece ``[a, b)`` with one stage, appending piece ends
         (pieces may be empty)."""
-        if st.kind == STAGE_KIMI_K2:
+        if st.kind == STAGE_CUSTOM:
+            # (text: the collapsed text, one byte a char)
+            cs.split_ends(st.custom, CLASS_TABLE, text[a:b].encode("latin-1"), 0, b - a, a, out)
+        elif st.kind == STAGE_KIMI_K2:
             kimi_k2_split(self.tab, text, a, b, out)
         elif st.kind == STAGE_AFMOE_DIGITS:
             afmoe_split(self.tab, text, a, b, out)

@@ -35,7 +35,7 @@ BUCKETS: Final = 65521  # a prime: key % BUCKETS mixes every byte of the key
 _SLICE = 65536
 
 
-def text_bucket(text: str) -> int:
+def text_bucket(text: str) -> i64:
     """The bucket of a merge text (:func:`bucket_of`) from its bytes as
     ``surrogateescape`` encodes them; -1 when no decoded merge can have
     this text (a surrogate the decoder never makes).
@@ -43,16 +43,28 @@ def text_bucket(text: str) -> int:
     The bytes are worked out from the code points: this runs on every
     rank lookup that misses until all buckets are loaded, and encoding a
     slice of the text cost several times more."""
-    key = 0
-    nb = 0
-    total = 0
-    tail = 0
-    for ch in text:
-        c = ord(ch)
+    # native i64 throughout (a tagged int checked every step cost half
+    # of it): the key is 48 bits, the tail 16, the hash stays below 2**53
+    key: i64 = 0
+    nb: i64 = 0
+    total: i64 = 0
+    tail: i64 = 0
+    n: i64 = len(text)
+    i: i64 = 0
+    while i < n:
+        c: i64 = ord(text[i])
+        i += 1
         if c < 0x80:
-            enc = c
-            width = 1
-        elif c < 0x800:
+            # ASCII, most merge text: one byte
+            total += 1
+            tail = (tail >> 8) | (c << 8)
+            if nb < KEY_BYTES:
+                key |= c << (8 * nb)
+                nb += 1
+            continue
+        enc: i64 = 0
+        width: i64 = 0
+        if c < 0x800:
             enc = (0xC0 | (c >> 6)) | ((0x80 | (c & 0x3F)) << 8)
             width = 2
         elif 0xD800 <= c < 0xE000:
@@ -69,20 +81,22 @@ def text_bucket(text: str) -> int:
             width = 4
         total += width
         # the last two bytes, the later one high
-        for k in range(width):
+        k: i64 = 0
+        while k < width:
             tail = (tail >> 8) | (((enc >> (8 * k)) & 0xFF) << 8)
+            k += 1
         if nb < KEY_BYTES:
             w = width
             e = enc
             if nb + w > KEY_BYTES:
                 w = KEY_BYTES - nb
-                e &= (1 << (8 * w)) - 1
+                e &= (i64(1) << (8 * w)) - 1
             key |= e << (8 * nb)
             nb += w
     return bucket_of(key, nb, tail, total)
 
 
-def bucket_of(head: int, nb: int, tail: int, total: int) -> int:
+def bucket_of(head: i64, nb: i64, tail: i64, total: i64) -> i64:
     """The bucket of a merge text whose UTF-8 bytes start with ``nb`` (at
     most :data:`KEY_BYTES`) bytes ``head`` (little-endian), end with the
     bytes of ``tail`` (the last one high; one byte: ``tail`` is that
@@ -101,15 +115,20 @@ def bucket_keys(region: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarr
     word). A native loop: numpy's gather of each string's eight bytes
     (a fancy index into a sliding window view) took ~170 instructions a
     string, this ~30."""
-    n: i64 = len(starts)
-    sb = starts.astype("<i8").tobytes()
-    eb = ends.astype("<i8").tobytes()
+    return _keys(region, _int_bytes(starts), _int_bytes(ends), 0, len(starts))
+
+
+def _keys(region: bytes, sb: bytes, eb: bytes, shift: i64, n: i64) -> np.ndarray:
+    """:func:`bucket_keys` of ``n`` strings whose starts are the int64s of
+    ``sb`` and whose ends are those of ``eb`` from the ``shift``-th on (the
+    rank table passes its starts, with the array's end appended, as
+    both: no array of ends is made)."""
     size: i64 = len(region)
     out = vec[i64](capacity=n)
     i: i64 = 0
     while i < n:
         first: i64 = read_i64_le(sb, 8 * i) + 8
-        end: i64 = read_i64_le(eb, 8 * i)
+        end: i64 = read_i64_le(eb, 8 * (i + shift))
         total: i64 = end - first
         length: i64 = total
         if length > KEY_BYTES:
@@ -163,7 +182,9 @@ class RankTable:
         self._starts = b""
         self._order = b""
         self._bounds = b""
-        self._loaded: set[int] = set()
+        # per bucket, 1 once its merges are in the dict (a set of the
+        # empty ones cost more to make than the rest of the index)
+        self._loaded = bytearray()
         self._pending = 0
         raw = None
         if isinstance(merges, StringArray) and len(merges) > 0:
@@ -176,7 +197,9 @@ class RankTable:
             self.done = self.ranks
 
     def _index(self, merges: StringArray, region: bytes, starts: np.ndarray, end: int) -> None:
-        keys = bucket_keys(region, starts, StringArray.ends_of(starts, end))
+        # so that string i ends where string i + 1 starts
+        sb = _int_bytes(np.append(starts, end))
+        keys = _keys(region, sb, sb, 1, len(starts))
         counts = np.bincount(keys, minlength=BUCKETS)
         bounds = np.zeros(BUCKETS + 1, dtype=np.int64)
         np.cumsum(counts, out=bounds[1:])
@@ -185,10 +208,9 @@ class RankTable:
         self._bounds = _int_bytes(bounds)
         self._region = region
         self._merges = merges
-        # so that string i ends where string i + 1 starts
-        self._starts = _int_bytes(np.append(starts, end))
+        self._starts = sb
         # (an empty bucket counts as loaded)
-        self._loaded = set(np.flatnonzero(counts == 0).tolist())
+        self._loaded = bytearray((counts == 0).astype(np.uint8).tobytes())
         self._pending = int(np.count_nonzero(counts))
         self.complete = self._pending == 0
 
@@ -197,10 +219,11 @@ class RankTable:
         if self.complete:
             return self.ranks.get(text, -1)
         b = text_bucket(text)
-        if b < 0 or b in self._loaded:
+        loaded = self._loaded  # (emptied when another thread completes the table)
+        if b < 0 or (b < len(loaded) and loaded[b]):
             return -1
         with self._lock:
-            if b not in self._loaded and not self.complete:
+            if not self.complete and not self._loaded[b]:
                 self._load(b)
         return self.ranks.get(text, -1)
 
@@ -227,7 +250,7 @@ class RankTable:
             # the first of duplicates wins
             ranks.setdefault(m, int(i))
             j += 1
-        self._loaded.add(b)
+        self._loaded[b] = 1
         self._pending -= 1
         if self._pending == 0:
             self._finish(self.ranks)
@@ -242,7 +265,7 @@ class RankTable:
         self._bounds = b""
         self._region = b""
         self._merges = None
-        self._loaded = set()
+        self._loaded = bytearray()
 
     def complete_all(self) -> None:
         """Rank every merge now. Decoding all merges in one pass and
@@ -269,12 +292,12 @@ class RankTable:
             for b in range(BUCKETS):
                 if self.complete:
                     return
-                if b not in self._loaded:
+                if not self._loaded[b]:
                     self._load(b)
 
 
 def _int_bytes(values: np.ndarray) -> bytes:
-    return values.astype("<i8").tobytes()
+    return values.astype("<i8", copy=False).tobytes()
 
 
 def rank_of(table: RankTable, ranks: dict[str, int], text: str) -> int:
