@@ -83,7 +83,7 @@ def test_reference_vocabularies(name: str) -> None:
     assert got == _last_ids(pieces.tolist(), wanted) and got
 
 
-@pytest.mark.parametrize("kind", ["spm", "wpm"])
+@pytest.mark.parametrize("kind", ["spm", "wpm", "bpe"])
 def test_open_leaves_the_piece_index_to_the_first_text(kind: str) -> None:
     from tokenprism.core import open_model
     from tokenprism.core.library.resources import demo_models
