@@ -241,6 +241,9 @@ _CLUSTER_CONFIG = {
     "distributed.admin.tick.interval": "1s",  # event-loop health check, 20 ms by default
     "distributed.worker.memory.monitor-interval": "1s",  # 100 ms by default
     "distributed.admin.system-monitor.interval": "2s",  # 500 ms by default
+    # the worker's statistical profiler samples the running task's stack
+    # every 10 ms (for the dashboard, which ours does not have)
+    "distributed.worker.profile.enabled": False,
 }
 
 

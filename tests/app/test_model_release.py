@@ -169,7 +169,8 @@ def test_memory_goes_back_after_switching_from_a_large_vocabulary(window, qtbot,
                                                                    tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """RSS with a 600k-token vocabulary open, then after switching to a
     small one: most of what the large one took is given back (measured: 7-10%
-    of it stays, fragments; 20-22% stayed before the heap was trimmed)."""
+    of it stayed, fragments, before the piece index was made on first use,
+    11-13% since; 20-22% stayed before the heap was trimmed)."""
     from tokenprism.app.logic import disposal
 
     large = _write_spm(tmp_path / "large.gguf", 600_000)
@@ -188,7 +189,9 @@ def test_memory_goes_back_after_switching_from_a_large_vocabulary(window, qtbot,
     qtbot.wait(200)
     after_mb = _rss_mb()
     grown = large_mb - small_mb
-    assert grown > 100, f"the large vocabulary took only {grown:.0f} MB"
+    # (~98 MB since open reads the pieces' facts from their undecoded bytes;
+    # enough that what stays after the switch is measured, not noise)
+    assert grown > 60, f"the large vocabulary took only {grown:.0f} MB"
     kept = (after_mb - small_mb) / grown
     print(f"RSS small {small_mb:.0f} MB, large {large_mb:.0f} MB, after switching back {after_mb:.0f} MB "
           f"({kept:.0%} kept)")

@@ -170,7 +170,8 @@ def test_local_cluster_workers_keep_glibc_trimming() -> None:
         with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
                                       dashboard_address=None) as cluster, distributed.Client(cluster) as client:
             seen = client.run(lambda: (os.environ.get("MALLOC_TRIM_THRESHOLD_"),
-                                       dask.config.get("distributed.admin.tick.interval")))
-    assert list(seen.values()) == [(None, "1s")]
+                                       dask.config.get("distributed.admin.tick.interval"),
+                                       dask.config.get("distributed.worker.profile.enabled")))
+    assert list(seen.values()) == [(None, "1s", False)]
     assert "MALLOC_TRIM_THRESHOLD_" in dask.config.get(key)
     assert dask.config.get("distributed.admin.tick.interval") != "1s"

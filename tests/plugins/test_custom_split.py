@@ -38,8 +38,10 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 
 def _source_module() -> ModuleType:
     """``custom_split.py`` run as Python, whatever the install compiled."""
-    spec = importlib.util.spec_from_file_location("custom_split_source",
-                                                  Path(cs.__file__).with_name("custom_split.py"))
+    # (from the source tree: a compiled module's __file__ names where mypyc
+    # built it, which an editable install need not have)
+    source = Path(__file__).resolve().parents[2] / "plugins" / "bpe" / "custom_split.py"
+    spec = importlib.util.spec_from_file_location("custom_split_source", source)
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
