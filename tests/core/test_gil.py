@@ -11,6 +11,8 @@ nomic-bert-moe held the GIL for ~500 ms and gemma-4's first encode for
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from typing import Callable
@@ -125,11 +127,47 @@ def test_offers_sleep_at_most_once_per_offer_interval(monkeypatch: pytest.Monkey
     monkeypatch.setattr(gil, "time", clock)
     monkeypatch.setattr(gil, "_last_offer", 0)
     step = gil.OFFER_NS // 10
-    for _ in range(100):  # 10 offer intervals' worth of offers
-        gil.offer_gil()
-        clock.now += step
-    assert 9 <= clock.sleeps <= 11
-    for _ in range(5):  # far apart: every one sleeps
-        gil.checkpoint(0, 0)
-        clock.now += gil.OFFER_NS
-    assert 14 <= clock.sleeps <= 16
+    counts: list[int] = []
+
+    def work() -> None:  # (on a thread of its own: the main thread alone skips them all)
+        for _ in range(100):  # 10 offer intervals' worth of offers
+            gil.offer_gil()
+            clock.now += step
+        counts.append(clock.sleeps)
+        for _ in range(5):  # far apart: every one sleeps
+            gil.checkpoint(0, 0)
+            clock.now += gil.OFFER_NS
+        counts.append(clock.sleeps)
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert 9 <= counts[0] <= 11 and 14 <= counts[1] <= 16
+
+
+_ALONE = """
+import threading, time
+from tokenprism.core import gil
+sleeps = []
+gil.time = type("Clock", (), {"perf_counter_ns": staticmethod(time.perf_counter_ns),
+                               "sleep": staticmethod(lambda s: sleeps.append(s))})()
+gil.OFFER_NS = 0
+for _ in range(10):
+    gil.offer_gil()
+alone = len(sleeps)
+stop = threading.Event()
+other = threading.Thread(target=stop.wait)
+other.start()
+for _ in range(10):
+    gil.offer_gil()
+stop.set()
+other.join()
+print(alone, len(sleeps) - alone)
+"""
+
+
+def test_the_main_thread_alone_does_not_sleep() -> None:
+    """A process with one thread has nobody to give the GIL to: its main
+    thread skips the sleeps; once another thread runs, it offers again."""
+    out = subprocess.run([sys.executable, "-c", _ALONE], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "10"]
