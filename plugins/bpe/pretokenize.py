@@ -659,14 +659,14 @@ class Splitter:
     def split(self, text: str) -> list[str]:
         if not text:
             return []
+        if self.custom_kind >= 0:
+            return cs.split_words(self.custom_kind, CLASS_TABLE, self.collapsed_bytes(text), text)
         stages = self.stages
         is_ascii = text.isascii()
         # the 1.1 MB table is made on the first non-ASCII text (1.3 ms,
         # once a process), not on every first open
         ctext = text if is_ascii or not self.collapses else self.tab.collapse(text).decode("latin-1")
         first = stages[0]
-        if self.custom_kind >= 0:
-            return cs.split_words(self.custom_kind, CLASS_TABLE, ctext.encode("latin-1"), text)
         pat = first.pattern
         if len(stages) == 1 and first.tiles and pat is not None:
             if not stages[0].collapsed or is_ascii:
