@@ -20,6 +20,8 @@ from PySide6.QtGui import (QAction, QActionGroup, QCloseEvent, QDragEnterEvent, 
 from PySide6.QtWidgets import (QApplication, QFileDialog, QMenu, QSplitter, QStackedWidget,
                                QTabWidget, QToolBar, QToolButton, QVBoxLayout, QWidget)
 
+from tokenprism.core.memory import map_large_blocks
+
 from ..logic import disposal
 from . import qt_compat  # noqa: F401  (guards against a PySide6 bug; see there)
 from ..logic.analysis import Analysis, ModelInfo
@@ -46,6 +48,7 @@ class TokenPrismWindow(WindowParts):
 
     def __init__(self, settings: AppSettings | None = None, restore: bool = True) -> None:
         super().__init__()
+        map_large_blocks()  # so a model switched away from gives its arrays back whole
         self.settings = settings or AppSettings()
         self.model_info: ModelInfo | None = None
         self.setWindowTitle("TokenPrism")
