@@ -123,7 +123,9 @@ def _sparse_char_columns(cont: bytes, starts: vec[i64],
     # a_lo / a_hi: the offsets just below and at the cursor (or beyond all)
     a: i64 = 0
     a_lo: i64 = -1
-    a_hi: i64 = read_i64_le(cont, 0) if kc > 0 else big
+    a_hi: i64 = big
+    if kc > 0:
+        a_hi = read_i64_le(cont, 0)
     # cursor b: those before the current end, likewise
     b: i64 = 0
     b_lo: i64 = -1
@@ -147,8 +149,14 @@ def _sparse_char_columns(cont: bytes, starts: vec[i64],
             while a > 0 and read_i64_le(cont, (a - 1) << 3) > x:
                 a -= 1
                 budget -= 1
-            a_lo = read_i64_le(cont, (a - 1) << 3) if a > 0 else -1
-            a_hi = read_i64_le(cont, a << 3) if a < kc else big
+            # (if statements: a conditional expression of an i64 and a
+            # literal boxes its value in the compiled code)
+            a_lo = -1
+            if a > 0:
+                a_lo = read_i64_le(cont, (a - 1) << 3)
+            a_hi = big
+            if a < kc:
+                a_hi = read_i64_le(cont, a << 3)
         y: i64 = ends[k]
         if b_hi < y or b_lo >= y:
             while b < kc and read_i64_le(cont, b << 3) < y:
@@ -156,8 +164,12 @@ def _sparse_char_columns(cont: bytes, starts: vec[i64],
             while b > 0 and read_i64_le(cont, (b - 1) << 3) >= y:
                 b -= 1
                 budget -= 1
-            b_lo = read_i64_le(cont, (b - 1) << 3) if b > 0 else -1
-            b_hi = read_i64_le(cont, b << 3) if b < kc else big
+            b_lo = -1
+            if b > 0:
+                b_lo = read_i64_le(cont, (b - 1) << 3)
+            b_hi = big
+            if b < kc:
+                b_hi = read_i64_le(cont, b << 3)
         if budget < 0:
             return None
         s = x - a
