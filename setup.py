@@ -48,6 +48,7 @@ COMPILED = [
     "plugins/ugm/charsmap.py",
     "plugins/ugm/trie.py",
     "plugins/wpm/wpm.py",
+    "plugins/wpm/piece_bytes.py",
 ]
 
 

@@ -24,6 +24,7 @@ HOT_MODULES = (
     "tokenprism.plugins.ugm.charsmap",
     "tokenprism.plugins.ugm.trie",
     "tokenprism.plugins.wpm.wpm",
+    "tokenprism.plugins.wpm.piece_bytes",
 )
 
 
