@@ -26,7 +26,12 @@ from librt.strings import BytesWriter, read_i64_le, write_i64_le
 from librt.vecs import append, vec
 from mypy_extensions import i64
 
-from tokenprism.core.plugin_api import StringArray, offer_gil
+from tokenprism.core.plugin_api import StringArray, as_tuple, offer_gil
+
+# whether this module runs compiled: the interpreter hashes a byte at a
+# time ~50x slower, so the pure-Python build answers from a dict instead
+# (as the core's piece index does there, core.frozen.NATIVE)
+NATIVE: Final = not __file__.endswith(".py")
 
 _HASH_MASK: Final = 0xFFFFFFFFFFFF  # 48 bits: h * 31 + b never overflows an i64
 _ID_MASK: Final = 0xFFFFFFFF
@@ -64,8 +69,13 @@ class PieceBytes:
     """Piece text -> id over the pieces' bytes: piece ``i``'s bytes are
     ``region[at[i]:at[i] + length]``, the length in the 8 bytes before."""
 
-    def __init__(self, region: bytes, first: i64, end: i64, n: i64) -> None:
+    def __init__(self, region: bytes, first: i64, end: i64, n: i64,
+                 table: dict[str, int] | None = None) -> None:
         self.region = region
+        # the pure-Python build's answers (then the slots stay empty)
+        self.table = table
+        if table is not None:
+            n = 0
         size: i64 = 16
         while size < 2 * n:
             size *= 2
@@ -125,6 +135,8 @@ class PieceBytes:
 
     def get(self, s: str, start: i64, end: i64) -> i64:
         """The id of the piece ``s[start:end]``, or -1."""
+        if self.table is not None:
+            return self.table.get(s[start:end], -1) if end > start else -1
         h: i64 = 0
         nb: i64 = 0
         j = start
@@ -169,6 +181,14 @@ class PieceBytes:
         hash is a running one), where asking each length anew hashed the
         same characters again (~11 lookups a new word on bert-bge)."""
         if stop <= start:
+            return -1
+        table = self.table
+        if table is not None:
+            while stop > start:
+                tid = table.get(s[start:stop], -1)
+                if tid >= 0:
+                    return (stop << 32) | tid
+                stop -= 1
             return -1
         hs = vec[i64](capacity=stop - start + 1)
         ns = vec[i64](capacity=stop - start + 1)
@@ -243,8 +263,12 @@ class PieceBytes:
 def piece_bytes(pieces: Sequence[str]) -> PieceBytes:
     """The index of a vocabulary's pieces: over the file's own bytes while
     they are undecoded, else over the pieces encoded again."""
-    raw = pieces.raw() if isinstance(pieces, StringArray) else None
     n: i64 = len(pieces)
+    if not NATIVE:
+        # (decoded in one go; the last duplicate wins)
+        table = {p: i for i, p in enumerate(as_tuple(pieces)) if p}
+        return PieceBytes(b"", 0, 0, 0, table)
+    raw = pieces.raw() if isinstance(pieces, StringArray) else None
     if raw is not None and n > 0:
         region, starts, end = raw
         return PieceBytes(region, int(starts[0]), end, n)
