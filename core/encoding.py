@@ -18,13 +18,16 @@ compare equal when their values are).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Iterator, Protocol, Sequence
 
 from .int_column import Column, IntColumn
 from .tokenizer import Tokenizer, TokenizerConfig
 from .vocab import Vocab
 
 __all__ = ["Column", "Encoding", "IntColumn", "Token", "TokenSource"]
+
+# the columns an encoding may make on first use (Encoding.with_char_spans_on_demand)
+_CHAR_COLUMNS = ("starts", "ends", "groups")
 
 
 class TokenSource(Protocol):
@@ -116,6 +119,46 @@ class Encoding:
     # encoding itself stays a handful of int columns
     _extras: dict[str, tuple[int, ...] | None] = field(default_factory=dict, init=False, repr=False,
                                                        compare=False)
+
+    @classmethod
+    def with_char_spans_on_demand(cls, text: str, model: TokenSource, token_ids: Column, byte_starts: Column,
+                                  byte_ends: Column, make: Callable[[], tuple[Column, Column, Column]],
+                                  add_special: bool = False, parse_special: bool = False) -> Encoding:
+        """An encoding whose ``starts``, ``ends`` and ``groups`` are
+        ``make()``, called when one of them is first read (from any
+        thread; a race at worst calls it twice, for equal columns).
+
+        The character spans of a long text are a walk over its tokens and
+        two fresh arrays (page faults: ~2 us a 4 KB page here), 15-20% of a
+        first encode of 5 MB, which a caller that wants the ids or counts
+        (a corpus, a tokenizer benchmark) never reads. Everything else
+        reads as from the constructor: the columns are plain attributes
+        once made, and equality and ``repr`` make them."""
+        enc = object.__new__(cls)
+        for name, value in (("text", text), ("model", model), ("token_ids", token_ids),
+                            ("byte_starts", byte_starts), ("byte_ends", byte_ends),
+                            ("add_special", add_special), ("parse_special", parse_special),
+                            ("_extras", {}), ("_make_char_columns", make)):
+            object.__setattr__(enc, name, value)
+        return enc
+
+    if not TYPE_CHECKING:  # (to the type checker every attribute stays declared)
+        def __getattr__(self, name: str) -> Column:
+            # reached only for an attribute not set: a char column of an
+            # encoding made by with_char_spans_on_demand, on its first read
+            if name in _CHAR_COLUMNS:
+                d = self.__dict__
+                make = d.get("_make_char_columns")
+                if make is not None:
+                    cols = make()
+                    for key, col in zip(_CHAR_COLUMNS, cols):
+                        object.__setattr__(self, key, col)
+                    # (set after the columns: a thread that finds no maker
+                    # finds the columns)
+                    object.__setattr__(self, "_make_char_columns", None)
+                if name in d:
+                    return d[name]
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # ---- access -----------------------------------------------------------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import os
 import threading
+from functools import partial
 from typing import TYPE_CHECKING, Any, Sequence
 
 from .encoding import Encoding
@@ -20,7 +21,7 @@ from .memory import trim_heap
 from .plugin_types import TokenizerSpec
 from .plugins import find_spec, spec_for_model
 from .columns import utf8_len
-from .pipeline import encode_segments, segments, special_ends, with_special_ends
+from .pipeline import encode_bytes, encode_segments, segments, special_ends, with_special_ends
 from .special import Fragment, SpecialMatcher
 from .tokenizer import Tokenizer, TokenizerConfig
 from .tokenizer import merge_ranks as plugin_merge_ranks
@@ -131,11 +132,17 @@ class Model:
     def _encode(self, text: str, add_special: bool, parse_special: bool) -> Encoding:
         # the pipeline (core.pipeline): special tokens, the plugin's model
         # stage with the span walk, then BOS/EOS
-        cols = encode_segments(self.tokenizer, text, segments(self.fragments(text, parse_special)))
+        segs = segments(self.fragments(text, parse_special))
         prefix, suffix = special_ends(self.config, add_special)
         if prefix or suffix:
-            cols = with_special_ends(cols, prefix, suffix, len(text), utf8_len(text, 0, len(text)))
-        return Encoding(text, self, *cols, add_special, parse_special)
+            cols = with_special_ends(encode_segments(self.tokenizer, text, segs), prefix, suffix, len(text),
+                                     utf8_len(text, 0, len(text)))
+            return Encoding(text, self, *cols, add_special, parse_special)
+        # the char spans and groups are made when first read
+        ids, byte_starts, byte_ends, chars = encode_bytes(self.tokenizer, text, segs)
+        return Encoding.with_char_spans_on_demand(text, self, ids, byte_starts, byte_ends,
+                                                  partial(chars.columns, byte_starts, byte_ends),
+                                                  add_special, parse_special)
 
     def fragments(self, text: str, parse_special: bool = False) -> list[Fragment]:
         """The pipeline's first stage: ``text`` cut into plain fragments and

@@ -51,9 +51,7 @@ Columns = tuple[Column, Column, Column, Column, Column]
 def span_columns(text: str, bstarts: vec[i64], bends: vec[i64]) -> Columns:
     """``(starts, ends, byte_starts, byte_ends, groups)`` of an
     :class:`~tokenprism.core.encoding.Encoding`, from the UTF-8 byte spans
-    of the tokens of ``text``: one walk along the text for the char spans
-    and the groups (ASCII: the byte spans are the char spans, and one pass
-    over them finds the groups).
+    of the tokens of ``text``: the byte columns, then :func:`char_columns`.
 
     No int object is made per value: the columns are
     :class:`~tokenprism.core.encoding.IntColumn` arrays copied from native
@@ -61,21 +59,31 @@ def span_columns(text: str, bstarts: vec[i64], bends: vec[i64]) -> Columns:
     ungrouped tokens share one -1. Making and freeing an int per value
     (allocation, page faults, cache misses) was most of the core's time on
     long non-ASCII text."""
-    n = len(bstarts)
     bs = as_column(bstarts)
     be = as_column(bends)
+    cs, ce, groups = char_columns(text, bstarts, bends, bs, be)
+    return cs, ce, bs, be, groups
+
+
+def char_columns(text: str, bstarts: vec[i64], bends: vec[i64], bs: Column,
+                 be: Column) -> tuple[Column, Column, Column]:
+    """``(starts, ends, groups)`` of the tokens whose UTF-8 byte spans are
+    ``bstarts``/``bends`` (``bs``/``be``: their columns, which ASCII text's
+    char spans are): one walk along the spans for the char spans and the
+    groups (ASCII: one pass over the byte spans finds the groups)."""
+    n = len(bstarts)
     if text.isascii():
-        return bs, be, bs, be, _group_column(_groups(bstarts, bends), n)
+        return bs, be, _group_column(_groups(bstarts, bends), n)
     cont = continuation_bytes(text)
     if cont is not None:
         cols = _sparse_char_columns(cont, bstarts, bends)
         if cols is not None:
-            return as_column(cols[0]), as_column(cols[1]), bs, be, _group_column(cols[2], n)
+            return as_column(cols[0]), as_column(cols[1]), _group_column(cols[2], n)
     cols = _char_columns(text, bstarts, bends)
     if cols is None:
         cs, ce = byte_to_char_spans(text, list(bstarts), list(bends))
-        return IntColumn(cs), IntColumn(ce), bs, be, _group_column(_groups(vec[i64](cs), vec[i64](ce)), n)
-    return as_column(cols[0]), as_column(cols[1]), bs, be, _group_column(cols[2], n)
+        return IntColumn(cs), IntColumn(ce), _group_column(_groups(vec[i64](cs), vec[i64](ce)), n)
+    return as_column(cols[0]), as_column(cols[1]), _group_column(cols[2], n)
 
 
 def _group_column(groups: vec[i64], n: int) -> Column:

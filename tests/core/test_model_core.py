@@ -155,7 +155,7 @@ def test_opening_and_encoding_pause_the_cyclic_collector(monkeypatch: pytest.Mon
 
     seen: list[bool] = []
     real_vocab = model_mod.vocab_from_gguf
-    real_spans = model_mod.encode_segments
+    real_spans = model_mod.encode_bytes  # (the model stage; the char spans come on first read)
 
     def vocab_spy(*a: object) -> object:
         seen.append(gc.isenabled())
@@ -166,7 +166,7 @@ def test_opening_and_encoding_pause_the_cyclic_collector(monkeypatch: pytest.Mon
         return real_spans(*a)  # type: ignore[arg-type]
 
     monkeypatch.setattr(model_mod, "vocab_from_gguf", vocab_spy)
-    monkeypatch.setattr(model_mod, "encode_segments", spans_spy)
+    monkeypatch.setattr(model_mod, "encode_bytes", spans_spy)
     was = gc.isenabled()
     try:
         gc.enable() if enabled else gc.disable()
