@@ -40,14 +40,13 @@ if TYPE_CHECKING:  # the explanation records load with the first trace, never fo
 from . import pretokenizers as pt
 from .custom_split import piece_end
 from .pretokenize import CLASS_TABLE, Splitter, UnicodeTables, tables
-from .ranks import RankTable, merges_containing, rank_of
+from .ranks import RankTable, merges_containing
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
 _CACHE_LIMIT = 65_536
 _HEAP_MIN = 48  # words with at least this many symbols use the heap merge
 _SAFE_SPLIT_MIN = 256  # texts at least this long cut their words further (units)
-_FULL_RANKS_CHARS = 64  # texts of this many chars per merge rank all merges first
 _ESCAPED_SPACE = "\u2581"
 _DNA_MARKER = "\ue000"
 _LINE_CUT_RE = re.compile("(?<=[!-~]\n)(?=[!-~])")
@@ -214,7 +213,9 @@ class BpeTokenizer:
         self._t2i = self.t2i  # (the property makes it)
         if self.byte_encode:
             self.byte_ids()
-        self.rank_table().complete_all()
+        # (every merge is ranked once the table is made: its dict of texts,
+        # complete_all, would only cost memory)
+        self.rank_table()
         if self.escape and not self.ignore_merges:
             self.safe_split()
         # the partial dict and the bucket index it replaced (gemma-4: RSS
@@ -287,7 +288,6 @@ class BpeTokenizer:
         from heapq import heappop, heappush
 
         table = self.rank_table()
-        ranks = table.ranks
         check = self.check_space
         n = len(word)
         size: list[int] = [1] * n
@@ -296,11 +296,9 @@ class BpeTokenizer:
         prv: list[int] = list(range(-1, n - 1))
         heap: list[tuple[int, int, int, int, int]] = []
         for i in range(n - 1):
-            a = word[i]
-            b = word[i + 1]
-            if check and (a == " " or b == " "):
+            if check and (word[i] == " " or word[i + 1] == " "):
                 continue
-            r = rank_of(table, ranks, a + " " + b)
+            r = table.pair_rank(word, i, i + 1, i + 2)
             if r >= 0:
                 heap.append((r, i, i + 1, 1, 1))
         heap.sort()
@@ -314,20 +312,17 @@ class BpeTokenizer:
             nxt[left] = nr
             if nr >= 0:
                 prv[nr] = left
-            msym = word[left:left + ls + rs]
+            # symbols are runs of the word: a pair's text is looked up in place
+            mend = left + ls + rs
             p = prv[left]
-            if p >= 0:
-                psym = word[p:p + size[p]]
-                if not (check and (" " in psym or " " in msym)):
-                    rk = rank_of(table, ranks, psym + " " + msym)
-                    if rk >= 0:
-                        heappush(heap, (rk, p, left, size[p], ls + rs))
-            if nr >= 0:
-                nsym = word[nr:nr + size[nr]]
-                if not (check and (" " in msym or " " in nsym)):
-                    rk = rank_of(table, ranks, msym + " " + nsym)
-                    if rk >= 0:
-                        heappush(heap, (rk, left, nr, ls + rs, size[nr]))
+            if p >= 0 and not (check and word.find(" ", p, mend) >= 0):
+                rk = table.pair_rank(word, p, left, mend)
+                if rk >= 0:
+                    heappush(heap, (rk, p, left, size[p], ls + rs))
+            if nr >= 0 and not (check and word.find(" ", left, nr + size[nr]) >= 0):
+                rk = table.pair_rank(word, left, nr, nr + size[nr])
+                if rk >= 0:
+                    heappush(heap, (rk, left, nr, ls + rs, size[nr]))
         out: list[str] = []
         i = 0
         while i >= 0:
@@ -450,12 +445,9 @@ class BpeTokenizer:
     def _text_rank(self, g: str, i: int, j: int, k: int) -> int:
         """The rank of the pair ``g[i:j]``, ``g[j:k]`` by its merge text, or
         -1 (also for a pair holding a space where ``check_space``)."""
-        left = g[i:j]
-        right = g[j:k]
-        if self.check_space and (" " in left or " " in right):
+        if self.check_space and g.find(" ", i, k) >= 0:
             return -1
-        rt = self.rank_table()
-        return rank_of(rt, rt.ranks, left + " " + right)
+        return self.rank_table().pair_rank(g, i, j, k)
 
     def word_utf8(self, word: str) -> WordResult:
         """Tokens of one word of a vocabulary of UTF-8 pieces (Gemma 4):
@@ -552,11 +544,6 @@ class BpeTokenizer:
         """BPE-tokenize ``text`` (``llm_tokenizer_bpe_session::tokenize``),
         appending tokens with spans shifted by ``base``; returns the byte
         offset after the text."""
-        if len(text) >= _FULL_RANKS_CHARS * len(self.vocab.merges):
-            # a text this long loads most buckets of the lazy rank table;
-            # ranking every merge at once costs less (gpt-2, 5.2 MB of
-            # source: 0.19 s of new words -> 0.02 s + 0.11 s)
-            self.rank_table().complete_all()
         kind = self.splitter.custom_kind
         if kind >= 0 and not self.escape:
             return self._encode_scanned(text, kind, out, base)

@@ -1,22 +1,32 @@
-"""Merge ranks of a BPE vocabulary, loaded a bucket at a time.
+"""Merge ranks of a BPE vocabulary: a native hash table over the merges'
+undecoded bytes.
 
-Ranks are looked up by merge text (``"left right"``, see ``bpe.py``) in a
-dict. Made at once for gemma-4's 515k merges, that dict took ~110 ms on top
-of ~110 ms to decode the merges, twice what the rest of opening the file
-costs, while a short text needs a few hundred of them. When the merges come
-undecoded from the file (a :class:`StringArray`), they are grouped instead
-by a hash of their first :data:`KEY_BYTES` bytes; a lookup that misses in a
-group not loaded yet decodes that group's merges into the dict and looks
-again. Equal texts have equal bytes (decoding with ``surrogateescape``
-round-trips), hence the same group, so a miss after loading means what a
-miss in the full dict meant. Within a group the merges are added in rank
-order and only where absent: the first of duplicates wins, as in llama.cpp.
+Ranks are looked up by merge text (``"left right"``, see ``bpe.py``). Made
+as a dict, gemma-4's 515k merges cost ~110 ms to decode and ~110 ms to
+insert, and even filled a bucket at a time (the merges grouped by a hash
+of their first bytes, a group decoded on its first miss) the grouping and
+the decoding of what a first 0.11 MB text needs were 100M instructions of
+llama-bpe's 336M first encode. When the merges come undecoded from the
+file (a :class:`StringArray`), this table is made instead in one compiled
+pass over their bytes: each merge's bytes are hashed eight at a time
+(:func:`bytes_hash`) into an open-addressing vector of ``hash << 31 |
+rank + 1``, no ``str`` made (llama-bpe: ~15M instructions). A lookup
+hashes the text's code points as the UTF-8 bytes ``surrogateescape``
+would give (:func:`text_hash`, the same hash: equal texts have equal
+bytes, decoding with ``surrogateescape`` round-trips), and a merge whose
+hash matches is decoded and compared with the text, so a text that only
+encodes to a merge's bytes (escaped bytes spelling valid UTF-8) is no
+match. Merges go in in rank order and only where no equal one is: the
+first of duplicates wins, as in llama.cpp.
+
+The pure-Python build ranks every merge in a dict at once (hashing byte
+by byte in the interpreter is slower than decoding them all).
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Final, Optional, Sequence
+from typing import Final, Optional, Sequence, final
 
 import numpy as np
 from librt.strings import read_i64_le
@@ -25,143 +35,231 @@ from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import STEP, StringArray, distinct_sorted, offer_gil
 
-KEY_BYTES: Final = 6
-"""Bytes of a merge's text that choose its bucket: enough to keep apart
-``"\u2581th"`` and ``"\u2581to"`` (three bytes of escaped space, then
-letters), which one byte-level or escaped-space prefix would lump together
-as a third of all merges."""
-_KEY_MASK: Final = (1 << (8 * KEY_BYTES)) - 1
-BUCKETS: Final = 65521  # a prime: key % BUCKETS mixes every byte of the key
+_NATIVE: Final = not __file__.endswith(".py")
+"""Whether this module is compiled (see the module doc)."""
+_M32: Final = 0xFFFFFFFF
+_MUL: Final = 0x5BD1E995  # below 2**31: a 32-bit value times it stays below 2**63
+_RANK_BITS: Final = 31
+_RANK_MASK: Final = (1 << 31) - 1
 _SLICE = 65536
 
 
-def text_bucket(text: str) -> i64:
-    """The bucket of a merge text (:func:`bucket_of`) from its bytes as
-    ``surrogateescape`` encodes them; -1 when no decoded merge can have
-    this text (a surrogate the decoder never makes).
+def _step(h: i64, x: i64) -> i64:
+    """The hash ``h`` (32 bits) with the 32-bit value ``x`` mixed in."""
+    t = (h ^ x) * _MUL
+    return (t ^ (t >> 29)) & _M32
 
-    The bytes are worked out from the code points: this runs on every
-    rank lookup that misses until all buckets are loaded, and encoding a
-    slice of the text cost several times more."""
-    # native i64 throughout (a tagged int checked every step cost half
-    # of it): the key is 48 bits, the tail 16, the hash stays below 2**53
-    key: i64 = 0
-    nb: i64 = 0
-    total: i64 = 0
-    tail: i64 = 0
-    n: i64 = len(text)
-    i: i64 = 0
-    while i < n:
-        c: i64 = ord(text[i])
-        i += 1
-        if c < 0x80:
-            # ASCII, most merge text: one byte
-            total += 1
-            tail = (tail >> 8) | (c << 8)
-            if nb < KEY_BYTES:
-                key |= c << (8 * nb)
-                nb += 1
-            continue
-        enc: i64 = 0
-        width: i64 = 0
-        if c < 0x800:
-            enc = (0xC0 | (c >> 6)) | ((0x80 | (c & 0x3F)) << 8)
-            width = 2
-        elif 0xD800 <= c < 0xE000:
-            if not 0xDC80 <= c < 0xDD00:
-                return -1
-            enc = c - 0xDC00  # an undecodable byte, given back as itself
-            width = 1
-        elif c < 0x10000:
-            enc = (0xE0 | (c >> 12)) | ((0x80 | ((c >> 6) & 0x3F)) << 8) | ((0x80 | (c & 0x3F)) << 16)
-            width = 3
+
+_LOW7: Final = (1 << 56) - 1
+
+
+def _low_bytes(r: i64) -> i64:
+    """A mask of the ``r`` (1-7) low bytes of a word (shifted down from a
+    constant: mypyc shifts a literal 1, even ``i64(1)``, as a 32-bit C int)."""
+    return _LOW7 >> (8 * (7 - r))
+
+
+def bytes_hash(region: bytes, pos: i64, n: i64) -> i64:
+    """The 32-bit hash of the ``n`` bytes at ``pos``: each eight bytes
+    (the last ones padded with zeros) as two little-endian halves, then
+    ``n``. Words are read whole; the last one may run on into the next
+    string's length prefix (masked off), or, at the very end of the
+    region, is gathered byte by byte."""
+    h: i64 = 0
+    end = pos + n
+    while pos + 8 <= end:
+        w = read_i64_le(region, pos)
+        h = _step(_step(h, w & _M32), (w >> 32) & _M32)
+        pos += 8
+    r = end - pos
+    if r > 0:
+        w = 0
+        if pos + 8 <= len(region):
+            w = read_i64_le(region, pos) & _low_bytes(r)
         else:
-            enc = ((0xF0 | (c >> 18)) | ((0x80 | ((c >> 12) & 0x3F)) << 8) | ((0x80 | ((c >> 6) & 0x3F)) << 16)
-                   | ((0x80 | (c & 0x3F)) << 24))
-            width = 4
+            k: i64 = 0
+            while k < r:
+                w |= i64(region[pos + k]) << (8 * k)
+                k += 1
+        h = _step(_step(h, w & _M32), (w >> 32) & _M32)
+    return _step(h, n)
+
+
+def text_hash(s: str, a: i64, b: i64, c: i64, space: bool) -> i64:
+    """:func:`bytes_hash` of the bytes ``surrogateescape`` encodes
+    ``s[a:b]`` to, then a space if ``space``, then ``s[b:c]`` (a pair's
+    merge text hashed where it lies: no slices, no concatenation); -1 when
+    no decoded merge can hold it (a surrogate the decoder never makes)."""
+    h: i64 = 0
+    lo: i64 = 0
+    hi: i64 = 0
+    p: i64 = 0  # bytes in lo, hi
+    total: i64 = 0
+    x = a
+    pending = space
+    while True:
+        cp: i64 = 0
+        if pending and x == b:
+            cp = 0x20
+            pending = False
+        elif x < c:
+            cp = ord(s[x])
+            x += 1
+        else:
+            break
+        enc: i64 = cp
+        width: i64 = 1
+        if cp >= 0x80:
+            if cp < 0x800:
+                enc = (0xC0 | (cp >> 6)) | ((0x80 | (cp & 0x3F)) << 8)
+                width = 2
+            elif 0xD800 <= cp < 0xE000:
+                if not 0xDC80 <= cp < 0xDD00:
+                    return -1
+                enc = cp - 0xDC00  # an undecodable byte, given back as itself
+            elif cp < 0x10000:
+                enc = (0xE0 | (cp >> 12)) | ((0x80 | ((cp >> 6) & 0x3F)) << 8) | ((0x80 | (cp & 0x3F)) << 16)
+                width = 3
+            else:
+                enc = ((0xF0 | (cp >> 18)) | ((0x80 | ((cp >> 12) & 0x3F)) << 8)
+                       | ((0x80 | ((cp >> 6) & 0x3F)) << 16) | ((0x80 | (cp & 0x3F)) << 24))
+                width = 4
         total += width
-        # the last two bytes, the later one high
         k: i64 = 0
         while k < width:
-            tail = (tail >> 8) | (((enc >> (8 * k)) & 0xFF) << 8)
+            byte = (enc >> (8 * k)) & 0xFF
+            if p < 4:
+                lo |= byte << (8 * p)
+            else:
+                hi |= byte << (8 * (p - 4))
+            p += 1
+            if p == 8:
+                h = _step(_step(h, lo), hi)
+                lo = 0
+                hi = 0
+                p = 0
             k += 1
-        if nb < KEY_BYTES:
-            w = width
-            e = enc
-            if nb + w > KEY_BYTES:
-                w = KEY_BYTES - nb
-                e &= (i64(1) << (8 * w)) - 1
-            key |= e << (8 * nb)
-            nb += w
-    return bucket_of(key, nb, tail, total)
+    if p > 0:
+        h = _step(_step(h, lo), hi)
+    return _step(h, total)
 
 
-def bucket_of(head: i64, nb: i64, tail: i64, total: i64) -> i64:
-    """The bucket of a merge text whose UTF-8 bytes start with ``nb`` (at
-    most :data:`KEY_BYTES`) bytes ``head`` (little-endian), end with the
-    bytes of ``tail`` (the last one high; one byte: ``tail`` is that
-    byte << 8) and number ``total``. The first bytes alone made buckets of
-    hundreds of merges for common starts (gemma-4's ``"\u2581"`` + two
-    letters), and a first encode decoded a quarter of all merges to find
-    a few thousand; with the last bytes and the length in the hash, a
-    bucket holds the merges that share all three."""
-    h = (head | (nb << 48)) ^ (tail * 0x9E3779B1) ^ (min(total, 0xFFFF) * 0x85EBCA77)
-    return h % BUCKETS
+def _decode(raw: bytes) -> str:
+    try:
+        # the strict decoder's fast path: the same text whenever it
+        # succeeds (naming an error handler takes the slow codec lookup)
+        return raw.decode()
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "surrogateescape")
 
 
-def bucket_keys(region: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """:func:`text_bucket` of every string of a :class:`StringArray`, from
-    its bytes (the same hash: eight bytes of each string read as one
-    word). A native loop: numpy's gather of each string's eight bytes
-    (a fancy index into a sliding window view) took ~170 instructions a
-    string, this ~30."""
-    return _keys(region, _int_bytes(starts), _int_bytes(ends), 0, len(starts))
+@final
+class MergeHashes:
+    """Merge text -> rank over undecoded merges (see the module doc).
+    Never changed once made: threads read it without a lock."""
 
+    def __init__(self, region: bytes, starts: np.ndarray, end: int) -> None:
+        n: i64 = len(starts)
+        # string i's bytes run from its prefix + 8 to string i + 1's prefix
+        self.bounds = _int_bytes(np.append(starts, end))
+        self.region = region
+        size: i64 = 16
+        while size < n + (n >> 1):
+            size *= 2
+        self.mask: i64 = size - 1
+        slots = vec[i64](capacity=size)
+        k: i64 = 0
+        while k < size:
+            slots = append(slots, 0)
+            k += 1
+        self.slots = slots
+        self._fill(n)
 
-def _keys(region: bytes, sb: bytes, eb: bytes, shift: i64, n: i64) -> np.ndarray:
-    """:func:`bucket_keys` of ``n`` strings whose starts are the int64s of
-    ``sb`` and whose ends are those of ``eb`` from the ``shift``-th on (the
-    rank table passes its starts, with the array's end appended, as
-    both: no array of ends is made)."""
-    size: i64 = len(region)
-    out = vec[i64](capacity=n)
-    i: i64 = 0
-    while i < n:
-        first: i64 = read_i64_le(sb, 8 * i) + 8
-        end: i64 = read_i64_le(eb, 8 * (i + shift))
-        total: i64 = end - first
-        length: i64 = total
-        if length > KEY_BYTES:
-            length = KEY_BYTES
-        if first + 8 <= size:
-            # (not (1 << 8 * length) - 1: mypyc shifts the literal 1 as a
-            # 32-bit C int)
-            mask: i64 = _KEY_MASK >> (8 * (KEY_BYTES - length))
-            head: i64 = read_i64_le(region, first) & mask
-            # the string's last two bytes (the word before them is the
-            # string's own length prefix at worst: end - 8 >= start)
-            tail: i64 = (read_i64_le(region, end - 8) >> 48) & 0xFFFF
-            if total < 2:
-                tail = tail & 0xFF00 if total == 1 else 0
-            h: i64 = (head | (length << 48)) ^ (tail * 0x9E3779B1) ^ (min(total, 0xFFFF) * 0x85EBCA77)
-            out = append(out, h % BUCKETS)
-        else:
-            # a word running past the region's end: from the text
-            out = append(out, text_bucket(region[first:end].decode("utf-8", "surrogateescape")))
-        i += 1
-    return np.frombuffer(memoryview(out), dtype=np.int64)
+    def _fill(self, n: i64) -> None:
+        region = self.region
+        bounds = self.bounds
+        slots = self.slots
+        mask = self.mask
+        step: i64 = STEP
+        i: i64 = 0
+        while i < n:
+            a = read_i64_le(bounds, 8 * i) + 8
+            e = read_i64_le(bounds, 8 * i + 8)
+            h = bytes_hash(region, a, e - a)
+            s = h & mask
+            while True:
+                v = slots[s]
+                if v == 0:
+                    slots[s] = (h << _RANK_BITS) | (i + 1)
+                    break
+                if v >> _RANK_BITS == h and self._same_bytes((v & _RANK_MASK) - 1, a, e):
+                    break  # a duplicate: the first keeps its rank
+                s = (s + 1) & mask
+            i += 1
+            if i % step == 0:
+                offer_gil()  # built when the first text needs it, maybe in a worker
+
+    def _same_bytes(self, j: i64, a: i64, e: i64) -> bool:
+        bounds = self.bounds
+        ja = read_i64_le(bounds, 8 * j) + 8
+        je = read_i64_le(bounds, 8 * j + 8)
+        return je - ja == e - a and self.region[ja:je] == self.region[a:e]
+
+    def find(self, s: str, a: i64, b: i64, c: i64, space: bool) -> i64:
+        """The rank of the merge text ``s[a:b] + " " + s[b:c]`` (``space``)
+        or ``s[a:c]``, or -1."""
+        h = text_hash(s, a, b, c, space)
+        if h < 0:
+            return -1
+        slots = self.slots
+        mask = self.mask
+        p = h & mask
+        while True:
+            v = slots[p]
+            if v == 0:
+                return -1
+            if v >> _RANK_BITS == h:
+                j = (v & _RANK_MASK) - 1
+                if self._holds(j, s, a, b, c, space):
+                    return j
+            p = (p + 1) & mask
+
+    def _holds(self, j: i64, s: str, a: i64, b: i64, c: i64, space: bool) -> bool:
+        """Whether merge ``j``, decoded as the dict's keys were, is the text."""
+        bounds = self.bounds
+        m = _decode(self.region[read_i64_le(bounds, 8 * j) + 8:read_i64_le(bounds, 8 * j + 8)])
+        if len(m) != c - a + (1 if space else 0):
+            return False
+        k: i64 = 0
+        x = a
+        while x < b:
+            if ord(m[k]) != ord(s[x]):
+                return False
+            k += 1
+            x += 1
+        if space:
+            if ord(m[k]) != 0x20:
+                return False
+            k += 1
+        while x < c:
+            if ord(m[k]) != ord(s[x]):
+                return False
+            k += 1
+            x += 1
+        return True
 
 
 class RankTable:
     """Merge text -> rank of a vocabulary's merges (see the module doc).
 
     Readers take ``ranks`` and look up in it; one that misses calls
-    :func:`rank_of`, which loads the text's bucket if needed. Several
-    threads may encode with one tokenizer: loads take a lock, a dict read
-    needs none. ``ranks`` only grows, except that :meth:`complete_all`
-    swaps in the full dict (built at once, which is faster than loading
-    every bucket); ``done`` is that full dict, once there is one, so a
-    reader still holding the partial dict knows to look again."""
+    :func:`rank_of`, which asks the native table (:class:`MergeHashes`)
+    while there is one, or :meth:`pair_rank` asks it directly. ``ranks``
+    starts empty and keeps the texts :meth:`miss` found, until
+    :meth:`complete_all` swaps in the full dict; ``done`` is that full
+    dict, once there is one, so a reader still holding the partial dict
+    knows to look again. Several threads may encode with one tokenizer:
+    the native table is made before anyone reads it and never changes."""
 
     ranks: dict[str, int]
     done: Optional[dict[str, int]]
@@ -172,106 +270,57 @@ class RankTable:
         self.done = None
         self.complete = True
         self._lock = threading.Lock()
-        self._region = b""
         self._merges: Optional[StringArray] = None
-        # little-endian int64s in bytes, read natively (read_i64_le): 515k
-        # ints as objects took 40 MB, numpy's per-call overhead on a
-        # bucket's slice cost more than decoding its 8 merges on average,
-        # and an array.array's items are read through the generic
-        # subscript, a boxed int each (~700 instructions a merge loaded)
-        self._starts = b""
-        self._order = b""
-        self._bounds = b""
-        # per bucket, 1 once its merges are in the dict (a set of the
-        # empty ones cost more to make than the rest of the index)
-        self._loaded = bytearray()
-        self._pending = 0
+        self._native: Optional[MergeHashes] = None
         raw = None
         if isinstance(merges, StringArray) and len(merges) > 0:
             raw = merges.raw()
             if raw is not None:
-                self._index(merges, raw[0], raw[1], raw[2])
+                self._merges = merges
+                if _NATIVE:
+                    self._native = MergeHashes(raw[0], raw[1], raw[2])
+                    self.complete = False
+                else:
+                    # decoded on a copy: the array stays undecoded
+                    self.ranks = rank_dict(StringArray(raw[0], raw[1], raw[2]).tolist())
         if raw is None:
             self.ranks = rank_dict(merges)
         if self.complete:
             self.done = self.ranks
 
-    def _index(self, merges: StringArray, region: bytes, starts: np.ndarray, end: int) -> None:
-        # so that string i ends where string i + 1 starts
-        sb = _int_bytes(np.append(starts, end))
-        keys = _keys(region, sb, sb, 1, len(starts))
-        counts = np.bincount(keys, minlength=BUCKETS)
-        bounds = np.zeros(BUCKETS + 1, dtype=np.int64)
-        np.cumsum(counts, out=bounds[1:])
-        # stable: each bucket lists its merges in rank order
-        self._order = _int_bytes(np.argsort(keys.astype(np.uint16), kind="stable"))
-        self._bounds = _int_bytes(bounds)
-        self._region = region
-        self._merges = merges
-        self._starts = sb
-        # (an empty bucket counts as loaded)
-        self._loaded = bytearray((counts == 0).astype(np.uint8).tobytes())
-        self._pending = int(np.count_nonzero(counts))
-        self.complete = self._pending == 0
-
     def miss(self, text: str) -> int:
-        """The rank of ``text`` once its bucket is loaded, or -1."""
-        if self.complete:
+        """The rank of ``text`` from the native table, or -1 (a hit is kept
+        in ``ranks``, so the next reader of the same text finds it there)."""
+        nat = self._native  # (None once another thread completed the table)
+        if nat is None:
             return self.ranks.get(text, -1)
-        b = text_bucket(text)
-        loaded = self._loaded  # (emptied when another thread completes the table)
-        if b < 0 or (b < len(loaded) and loaded[b]):
-            return -1
-        with self._lock:
-            if not self.complete and not self._loaded[b]:
-                self._load(b)
-        return self.ranks.get(text, -1)
+        n: i64 = len(text)
+        r = nat.find(text, 0, n, n, False)
+        if r >= 0:
+            self.ranks.setdefault(text, int(r))
+        return r
 
-    def _load(self, b: int) -> None:
-        order = self._order
-        starts = self._starts
-        region = self._region
-        ranks = self.ranks
-        step: i64 = STEP  # (a global of another module: looked up by name each time)
-        j: i64 = read_i64_le(self._bounds, 8 * b)
-        stop: i64 = read_i64_le(self._bounds, 8 * b + 8)
-        while j < stop:
-            if j % step == step - 1:
-                offer_gil()  # only a hostile file makes a bucket this big
-            i: i64 = read_i64_le(order, 8 * j)
-            raw = region[read_i64_le(starts, 8 * i) + 8:read_i64_le(starts, 8 * i + 8)]
-            try:
-                # the strict decoder's fast path: the same text whenever it
-                # succeeds (naming an error handler takes the slow codec
-                # lookup, ~1000 instructions a merge)
-                m = raw.decode()
-            except UnicodeDecodeError:
-                m = raw.decode("utf-8", "surrogateescape")
-            # the first of duplicates wins
-            ranks.setdefault(m, int(i))
-            j += 1
-        self._loaded[b] = 1
-        self._pending -= 1
-        if self._pending == 0:
-            self._finish(self.ranks)
+    def pair_rank(self, s: str, a: i64, b: i64, c: i64) -> i64:
+        """The rank of the merge of ``s[a:b]`` and ``s[b:c]``, or -1,
+        looked up where the symbols lie (no merge text made) while the
+        native table answers."""
+        nat = self._native
+        if nat is not None:
+            return nat.find(s, a, b, c, True)
+        return self.ranks.get(s[a:b] + " " + s[b:c], -1)
 
     def _finish(self, full: dict[str, int]) -> None:
         self.ranks = full
         self.done = full
         self.complete = True
-        # the index and the bytes are no longer needed
-        self._order = b""
-        self._starts = b""
-        self._bounds = b""
-        self._region = b""
+        # the table and the bytes are no longer needed
+        self._native = None
         self._merges = None
-        self._loaded = bytearray()
 
     def complete_all(self) -> None:
-        """Rank every merge now. Decoding all merges in one pass and
-        building a new dict (outside the lock, offering the GIL) is several
-        times faster than loading the buckets one by one, whose merges lie
-        all over the file's bytes."""
+        """Rank every merge in the dict now (for displays and the trace,
+        which look merges up by text; the encoder's lookups need only the
+        native table)."""
         if self.complete:
             return
         with self._lock:
@@ -287,13 +336,8 @@ class RankTable:
                 self._finish(full)
 
     def load_all(self) -> None:
-        """Load every bucket (tests compare the result with :func:`rank_dict`)."""
-        with self._lock:
-            for b in range(BUCKETS):
-                if self.complete:
-                    return
-                if not self._loaded[b]:
-                    self._load(b)
+        """:meth:`complete_all` (tests compare the result with :func:`rank_dict`)."""
+        self.complete_all()
 
 
 def _int_bytes(values: np.ndarray) -> bytes:
