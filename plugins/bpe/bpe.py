@@ -31,7 +31,7 @@ from librt.vecs import vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    FragmentResult, MISS, PairCache, PieceIndex, STEP, TokenColumns, TokenizerConfig, Vocab,
+    FragmentResult, MISS, PairCache, PieceIndex, STEP, StringArray, TokenColumns, TokenizerConfig, Vocab,
     WORD_STEP, checkpoint, config_from_vocab, offer_gil, packed, piece_index, trim_heap)
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # the explanation records load with the first trace, never fo
 from . import pretokenizers as pt
 from .custom_split import piece_end
 from .pretokenize import CLASS_TABLE, Splitter, UnicodeTables, tables
-from .ranks import RankTable, merges_containing
+from .ranks import NATIVE_TABLES, BytesIndex, RankTable, merges_containing
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
@@ -145,6 +145,10 @@ class BpeTokenizer:
         # the native index (a lookup hashes the text in place, no slice), made
         # when a text first needs it: ~3 ms of deepseek-coder's 14 ms open
         self._t2i: Optional[PieceIndex] = None
+        # piece -> id from the pieces' undecoded bytes, what encoding looks
+        # pieces up in while they are undecoded (see _pieces_index)
+        self._raw_index: Optional[BytesIndex] = None
+        self._raw_checked = False
         self.splitter = Splitter(ptype.regexes)
         self.tab: UnicodeTables = tables()
         self._ranks: Optional[RankTable] = None
@@ -182,12 +186,39 @@ class BpeTokenizer:
             self._t2i = t
         return t
 
+    def _pieces_index(self) -> Optional[BytesIndex]:
+        """A piece -> id index over the pieces' undecoded bytes, made on
+        first use, or None (pieces decoded already, or the pure build).
+
+        The vocabulary's own index (:attr:`t2i`) is made from every piece's
+        code points: 111M of llama-bpe's 336M-instruction first encode of
+        0.11 MB; this one hashes the bytes a word at a time (~8M). The
+        vocabulary keeps its pieces undecoded only when none is empty and
+        its piece -> id table is over exactly them (``core.vocab``), so
+        both answer alike."""
+        if not self._raw_checked:
+            with self._lock:
+                if not self._raw_checked:
+                    pieces = self.vocab.pieces
+                    raw = pieces.raw() if NATIVE_TABLES and isinstance(pieces, StringArray) else None
+                    if raw is not None and len(pieces) > 0:
+                        self._raw_index = BytesIndex(raw[0], raw[1], raw[2], True)
+                    self._raw_checked = True
+        return self._raw_index
+
+    def piece_id(self, s: str, start: i64, end: i64) -> i64:
+        """The id of the piece ``s[start:end]``, or -1 (what encoding
+        looks up: see :meth:`_pieces_index`)."""
+        ix = self._raw_index if self._raw_checked else self._pieces_index()
+        if ix is not None:
+            return ix.get(s, start, end)
+        return self.t2i.get(s, start, end)
+
     def byte_ids(self) -> list[int]:
         """The ids of the 256 byte glyphs of a byte-level vocabulary."""
         b = self._byte_ids
         if b is None:
-            t2i = self.t2i
-            b = [t2i.find(g) for g in BYTE_GLYPHS]
+            b = [self.piece_id(g, 0, 1) for g in BYTE_GLYPHS]
             self._byte_ids = b
         return b
 
@@ -211,6 +242,7 @@ class BpeTokenizer:
         """The piece index made, every merge ranked, and the cuts of long
         texts found, now."""
         self._t2i = self.t2i  # (the property makes it)
+        self._pieces_index()
         if self.byte_encode:
             self.byte_ids()
         # (every merge is ranked once the table is made: its dict of texts,
@@ -273,12 +305,11 @@ class BpeTokenizer:
         if n < _HEAP_MIN:
             return self._merge_ids(g, sym)
         nxt = [-1] * n
-        t2i = self.t2i
         pos = 0
         for piece in self.merge_heap(g):
             end = pos + len(piece)
             nxt[pos] = end if end < n else -1
-            sym[pos] = t2i.find(piece)
+            sym[pos] = self.piece_id(g, pos, end)
             pos = end
         return nxt
 
@@ -342,9 +373,8 @@ class BpeTokenizer:
             glyphs = word.replace(" ", _SPACE_GLYPH)
         else:
             glyphs = raw.decode("latin-1").translate(_GLYPH_TRANS)
-        t2i = self.t2i
         if self.ignore_merges:
-            tid = t2i.find(glyphs)
+            tid = self.piece_id(glyphs, 0, len(glyphs))
             if tid >= 0:
                 return WordResult([tid], [0], [nbytes], nbytes)
         ids: list[int] = []
@@ -373,10 +403,9 @@ class BpeTokenizer:
         """Append the final byte-level symbol ``s``, which no token spells
         and which starts at byte ``pos`` of its word: llama.cpp looks up
         each UTF-8 byte of its glyphs."""
-        t2i = self.t2i
         for k in range(len(s)):
             for b in s[k].encode("utf-8", "surrogateescape"):
-                bt = t2i.find(_RAW_BYTE_TEXT[b])
+                bt = self.piece_id(_RAW_BYTE_TEXT[b], 0, 1)
                 if bt >= 0:
                     ids.append(bt)
                     starts.append(pos + k)
@@ -413,7 +442,7 @@ class BpeTokenizer:
             after = nxt[right]
             end = n if after < 0 else after
             # the joined token, kept by the two ids as _pair_rank keeps ranks
-            merged = self._join_cache.joined(self.t2i, g, left, end, sym[left], sym[right])
+            merged = self._joined(g, left, end, sym[left], sym[right])
             sym[left] = merged
             rank[right] = -1
             nxt[left] = after
@@ -427,6 +456,19 @@ class BpeTokenizer:
             if before >= 0:
                 rank[before] = self._pair_rank(g, before, left, end, sym[before], merged)
         return nxt
+
+    def _joined(self, g: str, start: i64, end: i64, lid: i64, rid: i64) -> i64:
+        """The token of ``g[start:end]``, the join of two symbols whose
+        tokens are ``lid`` and ``rid`` (-1: none), or -1; kept by the two
+        ids (``core.pair_cache``) when both are tokens."""
+        if lid < 0 or rid < 0:
+            return self.piece_id(g, start, end)
+        cache = self._join_cache
+        t = cache.get(lid, rid)
+        if t == MISS:
+            t = self.piece_id(g, start, end)
+            cache.put(lid, rid, t)
+        return t
 
     def _pair_rank(self, g: str, i: int, j: int, k: int, lid: int, rid: int) -> int:
         """The merge rank of the symbols ``g[i:j]`` (token ``lid``) and
@@ -455,9 +497,8 @@ class BpeTokenizer:
         esc = word.replace(" ", _ESCAPED_SPACE) if self.escape else word
         is_ascii = word.isascii()
         nbytes = len(word) if is_ascii else len(word.encode("utf-8", "surrogatepass"))
-        t2i = self.t2i
         if self.ignore_merges or (self.newline_fix and esc.strip("\n") == ""):
-            tid = t2i.find(esc)
+            tid = self.piece_id(esc, 0, len(esc))
             if tid >= 0:
                 return WordResult([tid], [0], [nbytes], nbytes)
         # byte offset of each char of the word
@@ -474,7 +515,7 @@ class BpeTokenizer:
         n = len(esc)
         if n == 0:
             return WordResult(ids, starts, ends, nbytes)
-        sym = [t2i.char(ord(c)) for c in esc]
+        sym = [self.piece_id(esc, i, i + 1) for i in range(n)]
         nxt = self._merge(esc, sym)
         i = 0
         while i >= 0:
@@ -490,7 +531,6 @@ class BpeTokenizer:
         starts at character ``pos`` of ``word`` (``offs``: the byte offset
         of each character, empty for ASCII words)."""
         is_ascii = not offs
-        t2i = self.t2i
         ln = len(s)
         if tid >= 0:
             ids.append(tid)
@@ -502,7 +542,8 @@ class BpeTokenizer:
             spaced = self.escape and word[pos + k] == " "
             j = 0
             for by in s[k].encode("utf-8", "surrogatepass"):
-                bt = t2i.find(_HEX_BYTE_TEXT[by])
+                hx = _HEX_BYTE_TEXT[by]
+                bt = self.piece_id(hx, 0, len(hx))
                 if bt >= 0:
                     ids.append(bt)
                     if spaced:

@@ -26,16 +26,16 @@ by byte in the interpreter is slower than decoding them all).
 from __future__ import annotations
 
 import threading
-from typing import Final, Optional, Sequence, final
+from typing import Final, Iterable, Optional, Sequence, cast, final
 
 import numpy as np
 from librt.strings import read_i64_le
-from librt.vecs import append, vec
+from librt.vecs import extend, vec
 from mypy_extensions import i64
 
-from tokenprism.core.plugin_api import STEP, StringArray, distinct_sorted, offer_gil
+from tokenprism.core.plugin_api import StringArray, distinct_sorted, offer_gil
 
-_NATIVE: Final = not __file__.endswith(".py")
+NATIVE_TABLES: Final = not __file__.endswith(".py")
 """Whether this module is compiled (see the module doc)."""
 _M32: Final = 0xFFFFFFFF
 _MUL: Final = 0x5BD1E995  # below 2**31: a 32-bit value times it stays below 2**63
@@ -51,38 +51,43 @@ def _step(h: i64, x: i64) -> i64:
 
 
 _LOW7: Final = (1 << 56) - 1
+"""Seven low bytes: shifted down for fewer (mypyc shifts a literal 1, even
+``i64(1)``, as a 32-bit C int)."""
 
 
-def _low_bytes(r: i64) -> i64:
-    """A mask of the ``r`` (1-7) low bytes of a word (shifted down from a
-    constant: mypyc shifts a literal 1, even ``i64(1)``, as a 32-bit C int)."""
-    return _LOW7 >> (8 * (7 - r))
-
-
-def bytes_hash(region: bytes, pos: i64, n: i64) -> i64:
-    """The 32-bit hash of the ``n`` bytes at ``pos``: each eight bytes
-    (the last ones padded with zeros) as two little-endian halves, then
-    ``n``. Words are read whole; the last one may run on into the next
-    string's length prefix (masked off), or, at the very end of the
-    region, is gathered byte by byte."""
+def bytes_hash(region: bytes, pos: i64, n: i64, size: i64) -> i64:
+    """The 32-bit hash of the ``n`` bytes at ``pos`` of ``region`` (of
+    ``size`` bytes): each eight bytes (the last ones padded with zeros) as
+    two little-endian halves, then ``n`` (:func:`_step`, written out here:
+    this runs once per merge and per piece). Words are read whole; the
+    last one may run on into the next string's length prefix (masked
+    off), or, at the very end of the region, is gathered byte by byte."""
     h: i64 = 0
+    t: i64 = 0
     end = pos + n
     while pos + 8 <= end:
         w = read_i64_le(region, pos)
-        h = _step(_step(h, w & _M32), (w >> 32) & _M32)
+        t = (h ^ (w & _M32)) * _MUL
+        h = (t ^ (t >> 29)) & _M32
+        t = (h ^ ((w >> 32) & _M32)) * _MUL
+        h = (t ^ (t >> 29)) & _M32
         pos += 8
     r = end - pos
     if r > 0:
         w = 0
-        if pos + 8 <= len(region):
-            w = read_i64_le(region, pos) & _low_bytes(r)
+        if pos + 8 <= size:
+            w = read_i64_le(region, pos) & (_LOW7 >> (8 * (7 - r)))
         else:
             k: i64 = 0
             while k < r:
                 w |= i64(region[pos + k]) << (8 * k)
                 k += 1
-        h = _step(_step(h, w & _M32), (w >> 32) & _M32)
-    return _step(h, n)
+        t = (h ^ (w & _M32)) * _MUL
+        h = (t ^ (t >> 29)) & _M32
+        t = (h ^ ((w >> 32) & _M32)) * _MUL
+        h = (t ^ (t >> 29)) & _M32
+    t = (h ^ n) * _MUL
+    return (t ^ (t >> 29)) & _M32
 
 
 def text_hash(s: str, a: i64, b: i64, c: i64, space: bool) -> i64:
@@ -154,11 +159,15 @@ def _decode(raw: bytes) -> str:
 
 
 @final
-class MergeHashes:
-    """Merge text -> rank over undecoded merges (see the module doc).
-    Never changed once made: threads read it without a lock."""
+class BytesIndex:
+    """Text -> index of the strings of an undecoded :class:`StringArray`
+    (see the module doc): merge text -> rank, the first of duplicates
+    winning, or, made with ``pieces``, piece text -> id as the
+    vocabulary's piece index answers (the last of duplicates wins, empty
+    pieces are left out). Never changed once made: threads read it
+    without a lock."""
 
-    def __init__(self, region: bytes, starts: np.ndarray, end: int) -> None:
+    def __init__(self, region: bytes, starts: np.ndarray, end: int, pieces: bool) -> None:
         n: i64 = len(starts)
         # string i's bytes run from its prefix + 8 to string i + 1's prefix
         self.bounds = _int_bytes(np.append(starts, end))
@@ -167,37 +176,47 @@ class MergeHashes:
         while size < n + (n >> 1):
             size *= 2
         self.mask: i64 = size - 1
-        slots = vec[i64](capacity=size)
-        k: i64 = 0
-        while k < size:
-            slots = append(slots, 0)
-            k += 1
-        self.slots = slots
-        self._fill(n)
+        # zeros copied in from a buffer at once (appended one by one, they
+        # were a third of the table's cost)
+        zeros = cast(Iterable[i64], np.zeros(size, dtype=np.int64))
+        self.slots: vec[i64] = extend(vec[i64](capacity=size), zeros)
+        self._fill(n, pieces)
 
-    def _fill(self, n: i64) -> None:
+    def _fill(self, n: i64, pieces: bool) -> None:
         region = self.region
+        size: i64 = len(region)
         bounds = self.bounds
         slots = self.slots
         mask = self.mask
-        step: i64 = STEP
         i: i64 = 0
         while i < n:
             a = read_i64_le(bounds, 8 * i) + 8
             e = read_i64_le(bounds, 8 * i + 8)
-            h = bytes_hash(region, a, e - a)
-            s = h & mask
-            while True:
-                v = slots[s]
-                if v == 0:
-                    slots[s] = (h << _RANK_BITS) | (i + 1)
-                    break
-                if v >> _RANK_BITS == h and self._same_bytes((v & _RANK_MASK) - 1, a, e):
-                    break  # a duplicate: the first keeps its rank
-                s = (s + 1) & mask
+            if e > a or not pieces:
+                h = bytes_hash(region, a, e - a, size)
+                s = h & mask
+                while True:
+                    v = slots[s]
+                    if v == 0:
+                        slots[s] = (h << _RANK_BITS) | (i + 1)
+                        break
+                    if v >> _RANK_BITS == h and self._same_bytes((v & _RANK_MASK) - 1, a, e):
+                        if pieces:
+                            slots[s] = (h << _RANK_BITS) | (i + 1)
+                        break
+                    s = (s + 1) & mask
             i += 1
-            if i % step == 0:
+            if i & 0x3FFF == 0:
                 offer_gil()  # built when the first text needs it, maybe in a worker
+
+    def get(self, s: str, start: i64, end: i64) -> i64:
+        """The index of the string ``s[start:end]``, or -1."""
+        return self.find(s, start, end, end, False)
+
+    def find_text(self, text: str) -> i64:
+        """The index of the string ``text``, or -1."""
+        n: i64 = len(text)
+        return self.find(text, 0, n, n, False)
 
     def _same_bytes(self, j: i64, a: i64, e: i64) -> bool:
         bounds = self.bounds
@@ -206,7 +225,7 @@ class MergeHashes:
         return je - ja == e - a and self.region[ja:je] == self.region[a:e]
 
     def find(self, s: str, a: i64, b: i64, c: i64, space: bool) -> i64:
-        """The rank of the merge text ``s[a:b] + " " + s[b:c]`` (``space``)
+        """The index of the string ``s[a:b] + " " + s[b:c]`` (``space``)
         or ``s[a:c]``, or -1."""
         h = text_hash(s, a, b, c, space)
         if h < 0:
@@ -225,7 +244,7 @@ class MergeHashes:
             p = (p + 1) & mask
 
     def _holds(self, j: i64, s: str, a: i64, b: i64, c: i64, space: bool) -> bool:
-        """Whether merge ``j``, decoded as the dict's keys were, is the text."""
+        """Whether string ``j``, decoded as the array decodes it, is the text."""
         bounds = self.bounds
         m = _decode(self.region[read_i64_le(bounds, 8 * j) + 8:read_i64_le(bounds, 8 * j + 8)])
         if len(m) != c - a + (1 if space else 0):
@@ -253,7 +272,7 @@ class RankTable:
     """Merge text -> rank of a vocabulary's merges (see the module doc).
 
     Readers take ``ranks`` and look up in it; one that misses calls
-    :func:`rank_of`, which asks the native table (:class:`MergeHashes`)
+    :func:`rank_of`, which asks the native table (:class:`BytesIndex`)
     while there is one, or :meth:`pair_rank` asks it directly. ``ranks``
     starts empty and keeps the texts :meth:`miss` found, until
     :meth:`complete_all` swaps in the full dict; ``done`` is that full
@@ -271,14 +290,14 @@ class RankTable:
         self.complete = True
         self._lock = threading.Lock()
         self._merges: Optional[StringArray] = None
-        self._native: Optional[MergeHashes] = None
+        self._native: Optional[BytesIndex] = None
         raw = None
         if isinstance(merges, StringArray) and len(merges) > 0:
             raw = merges.raw()
             if raw is not None:
                 self._merges = merges
-                if _NATIVE:
-                    self._native = MergeHashes(raw[0], raw[1], raw[2])
+                if NATIVE_TABLES:
+                    self._native = BytesIndex(raw[0], raw[1], raw[2], False)
                     self.complete = False
                 else:
                     # decoded on a copy: the array stays undecoded

@@ -19,7 +19,7 @@ from tests.refdata import SKIP_REASON, VOCAB_DIR
 from tokenprism.core import open_model, read_gguf
 from tokenprism.core.library.resources import demo_models
 from tokenprism.core.string_array import StringArray
-from tokenprism.plugins.bpe.ranks import _NATIVE, RankTable, bytes_hash, merges_containing, rank_dict, rank_of, \
+from tokenprism.plugins.bpe.ranks import NATIVE_TABLES, RankTable, bytes_hash, merges_containing, rank_dict, rank_of, \
     text_hash
 
 
@@ -45,7 +45,7 @@ def test_lazy_table_equals_the_full_dict(path: str) -> None:
     merges = read_gguf(path).metadata["tokenizer.ggml.merges"].value
     assert isinstance(merges, StringArray)
     lazy = RankTable(merges)
-    assert lazy.complete != _NATIVE and not merges.decoded()
+    assert lazy.complete != NATIVE_TABLES and not merges.decoded()
     texts = StringArray(merges.region, merges.starts, merges.end).tolist()  # decoded on a copy
     want = _expected_ranks(texts)
     # every merge, by its text and as a pair looked up where it lies
@@ -141,12 +141,12 @@ def test_a_short_text_decodes_few_merges() -> None:
     model.encode("Hello world")
     assert not merges.decoded()
     table = model.tokenizer.rank_table()  # type: ignore[attr-defined]
-    assert table.complete != _NATIVE and table.done is (None if _NATIVE else table.ranks)
+    assert table.complete != NATIVE_TABLES and table.done is (None if NATIVE_TABLES else table.ranks)
 
 
 def _hash_of_encoding(text: str) -> int:
     raw = text.encode("utf-8", "surrogateescape")
-    return bytes_hash(raw, 0, len(raw))
+    return bytes_hash(raw, 0, len(raw), len(raw))
 
 
 @settings(max_examples=400, deadline=None)
@@ -159,7 +159,7 @@ def test_hash_from_code_points_equals_hash_of_the_encoded_bytes(text: str, cut: 
         _hash_of_encoding(text[:cut] + " " + text[cut:])
     # the last word read whole (past the end, masked) or byte by byte (at the region's end)
     raw = text.encode("utf-8", "surrogateescape")
-    assert bytes_hash(raw + b"\xff" * 8, 0, len(raw)) == bytes_hash(raw, 0, len(raw))
+    assert bytes_hash(raw + b"\xff" * 8, 0, len(raw), len(raw) + 8) == bytes_hash(raw, 0, len(raw), len(raw))
 
 
 def test_surrogates_no_merge_can_hold_have_no_hash() -> None:
@@ -197,7 +197,7 @@ def test_complete_all_swaps_in_the_full_dict_without_misleading_readers(path: st
     table = RankTable(merges)
     partial = table.ranks
     rank_of(table, partial, texts[0])  # one text kept
-    if _NATIVE:
+    if NATIVE_TABLES:
         assert table.done is None and len(partial) < len(want)
     table.complete_all()
     assert table.complete and table.done is table.ranks and table.ranks == want
