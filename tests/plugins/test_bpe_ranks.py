@@ -19,8 +19,8 @@ from tests.refdata import SKIP_REASON, VOCAB_DIR
 from tokenprism.core import open_model, read_gguf
 from tokenprism.core.library.resources import demo_models
 from tokenprism.core.string_array import StringArray
-from tokenprism.plugins.bpe.ranks import NATIVE_TABLES, RankTable, bytes_hash, merges_containing, rank_dict, rank_of, \
-    text_hash
+from tokenprism.plugins.bpe.ranks import NATIVE_TABLES, BytesIndex, RankTable, bytes_hash, merges_containing, \
+    rank_dict, rank_of, text_hash
 
 
 def _files_with_merges() -> list[object]:
@@ -229,3 +229,40 @@ def test_prepare_builds_ahead_and_changes_no_id(kind: str) -> None:
         assert ready.tokenizer._ascii_stop is not None and ready.tokenizer._stop_flags  # type: ignore[attr-defined]
     assert ready.encode(TEXT).ids == want
     assert ready.encode(TEXT, add_special=True).ids == lazy.encode(TEXT, add_special=True).ids
+
+
+@pytest.mark.parametrize("path", _files_with_merges())
+def test_pieces_index_answers_as_the_vocabulary(path: str) -> None:
+    """What encoding looks pieces up in (the pieces' undecoded bytes)
+    gives the vocabulary's own ids: the last of duplicates, -1 for the
+    rest."""
+    model = open_model(path)
+    tok = model.tokenizer
+    ix = tok._pieces_index()  # type: ignore[attr-defined]
+    pieces = model.vocab.pieces
+    assert isinstance(pieces, StringArray)
+    if not NATIVE_TABLES:
+        assert ix is None
+        return
+    assert ix is not None
+    texts = StringArray(pieces.region, pieces.starts, pieces.end).tolist()
+    last = {p: i for i, p in enumerate(texts) if p}
+    probes = ["", "zzzzqqq", "\udcff", "\u2581the", "\u0120the", "<0x0A>", "\ud800"]
+    for t in texts[:: max(1, len(texts) // 4000)] + probes:
+        assert ix.find_text(t) == last.get(t, -1) == tok.t2i.find(t), t  # type: ignore[attr-defined]
+        assert tok.piece_id("<" + t + ">", 1, 1 + len(t)) == last.get(t, -1)  # type: ignore[attr-defined]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab\u0120\u2581\udcff\u00e9\U0001f642", max_size=10), min_size=1, max_size=60),
+       st.lists(st.text(alphabet="ab\u0120\u2581\udcff\u00e9\U0001f642", max_size=10), max_size=20))
+def test_pieces_index_takes_the_last_duplicate_and_leaves_out_empty_pieces(pieces: list[str],
+                                                                         probes: list[str]) -> None:
+    items = [p.encode("utf-8", "surrogateescape") for p in pieces]
+    texts = [x.decode("utf-8", "surrogateescape") for x in items]
+    last = {t: i for i, t in enumerate(texts) if t}
+    region, starts, end = string_array(items).raw()  # type: ignore[misc]
+    ix = BytesIndex(region, starts, end, True)
+    for t in texts + probes:
+        assert ix.find_text(t) == last.get(t, -1)
+        assert ix.get("x" + t + "y", 1, 1 + len(t)) == last.get(t, -1)
