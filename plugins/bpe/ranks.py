@@ -30,7 +30,7 @@ from typing import Final, Iterable, Optional, Sequence, cast, final
 
 import numpy as np
 from librt.strings import read_i64_le
-from librt.vecs import extend, vec
+from librt.vecs import vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import StringArray, distinct_sorted, offer_gil
@@ -177,9 +177,9 @@ class BytesIndex:
             size *= 2
         self.mask: i64 = size - 1
         # zeros copied in from a buffer at once (appended one by one, they
-        # were a third of the table's cost)
-        zeros = cast(Iterable[i64], np.zeros(size, dtype=np.int64))
-        self.slots: vec[i64] = extend(vec[i64](capacity=size), zeros)
+        # were a third of the table's cost; a vec made with a capacity is
+        # zeroed too, then copied into)
+        self.slots = vec[i64](cast(Iterable[i64], np.zeros(size, dtype=np.int64)))
         self._fill(n, pieces)
 
     def _fill(self, n: i64, pieces: bool) -> None:
