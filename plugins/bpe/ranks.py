@@ -1,5 +1,5 @@
-"""Merge ranks of a BPE vocabulary: a native hash table over the merges'
-undecoded bytes.
+"""Merge ranks of a BPE vocabulary, and its pieces' ids, from their
+undecoded bytes: a native hash table.
 
 Ranks are looked up by merge text (``"left right"``, see ``bpe.py``). Made
 as a dict, gemma-4's 515k merges cost ~110 ms to decode and ~110 ms to
@@ -7,20 +7,18 @@ insert, and even filled a bucket at a time (the merges grouped by a hash
 of their first bytes, a group decoded on its first miss) the grouping and
 the decoding of what a first 0.11 MB text needs were 100M instructions of
 llama-bpe's 336M first encode. When the merges come undecoded from the
-file (a :class:`StringArray`), this table is made instead in one compiled
-pass over their bytes: each merge's bytes are hashed eight at a time
-(:func:`bytes_hash`) into an open-addressing vector of ``hash << 31 |
-rank + 1``, no ``str`` made (llama-bpe: ~15M instructions). A lookup
-hashes the text's code points as the UTF-8 bytes ``surrogateescape``
-would give (:func:`text_hash`, the same hash: equal texts have equal
-bytes, decoding with ``surrogateescape`` round-trips), and a merge whose
-hash matches is decoded and compared with the text, so a text that only
-encodes to a merge's bytes (escaped bytes spelling valid UTF-8) is no
-match. Merges go in in rank order and only where no equal one is: the
-first of duplicates wins, as in llama.cpp.
+file (a :class:`StringArray`), a :class:`BytesIndex` is made instead in
+one compiled pass over their bytes: each merge's length and first eight
+bytes make a key (:func:`key_of`), and the merges are chained by key, no
+``str`` made. A lookup encodes the text as the array's decoder would have
+given it (UTF-8, ``surrogateescape``: equal texts have equal bytes), keys
+those bytes the same way and compares them with each merge of that key.
+Merges are linked in so that the first of duplicates is met first, as
+llama.cpp keeps it. The same table over the pieces (the last duplicate
+first) stands in for the vocabulary's piece index while encoding.
 
-The pure-Python build ranks every merge in a dict at once (hashing byte
-by byte in the interpreter is slower than decoding them all).
+The pure-Python build ranks every merge in a dict at once (a loop over
+every merge in the interpreter is slower than decoding them all).
 """
 
 from __future__ import annotations
@@ -31,7 +29,7 @@ from typing import Final, Iterable, Optional, Sequence, cast, final
 import numpy as np
 from librt.strings import read_i64_le
 from librt.vecs import vec
-from mypy_extensions import i64
+from mypy_extensions import i32, i64
 
 from tokenprism.core.plugin_api import StringArray, distinct_sorted, offer_gil
 
@@ -39,114 +37,35 @@ NATIVE_TABLES: Final = not __file__.endswith(".py")
 """Whether this module is compiled (see the module doc)."""
 _M32: Final = 0xFFFFFFFF
 _MUL: Final = 0x5BD1E995  # below 2**31: a 32-bit value times it stays below 2**63
-_RANK_BITS: Final = 31
-_RANK_MASK: Final = (1 << 31) - 1
-_SLICE = 65536
-
-
-def _step(h: i64, x: i64) -> i64:
-    """The hash ``h`` (32 bits) with the 32-bit value ``x`` mixed in."""
-    t = (h ^ x) * _MUL
-    return (t ^ (t >> 29)) & _M32
-
-
 _LOW7: Final = (1 << 56) - 1
 """Seven low bytes: shifted down for fewer (mypyc shifts a literal 1, even
 ``i64(1)``, as a 32-bit C int)."""
+_SLICE = 65536
 
 
-def bytes_hash(region: bytes, pos: i64, n: i64, size: i64) -> i64:
-    """The 32-bit hash of the ``n`` bytes at ``pos`` of ``region`` (of
-    ``size`` bytes): each eight bytes (the last ones padded with zeros) as
-    two little-endian halves, then ``n`` (:func:`_step`, written out here:
-    this runs once per merge and per piece). Words are read whole; the
-    last one may run on into the next string's length prefix (masked
-    off), or, at the very end of the region, is gathered byte by byte."""
-    h: i64 = 0
-    t: i64 = 0
-    end = pos + n
-    while pos + 8 <= end:
-        w = read_i64_le(region, pos)
-        t = (h ^ (w & _M32)) * _MUL
-        h = (t ^ (t >> 29)) & _M32
-        t = (h ^ ((w >> 32) & _M32)) * _MUL
-        h = (t ^ (t >> 29)) & _M32
-        pos += 8
-    r = end - pos
-    if r > 0:
-        w = 0
+def key_of(buf: bytes, pos: i64, n: i64, size: i64) -> i64:
+    """The 32-bit key of the ``n`` bytes at ``pos`` of ``buf`` (of ``size``
+    bytes): their length and first eight bytes (fewer padded with zeros),
+    mixed by multiplies and shifts. One read of the bytes, whatever their
+    length: the word may run on into the next string's length prefix
+    (masked off), or, at the very end of the buffer, is gathered byte by
+    byte. Strings that share their length and first eight bytes share a
+    key; a lookup compares the bytes."""
+    first: i64 = 0
+    if n >= 8:
+        first = read_i64_le(buf, pos)
+    elif n > 0:
         if pos + 8 <= size:
-            w = read_i64_le(region, pos) & (_LOW7 >> (8 * (7 - r)))
+            first = read_i64_le(buf, pos) & (_LOW7 >> (8 * (7 - n)))
         else:
             k: i64 = 0
-            while k < r:
-                w |= i64(region[pos + k]) << (8 * k)
+            while k < n:
+                first |= i64(buf[pos + k]) << (8 * k)
                 k += 1
-        t = (h ^ (w & _M32)) * _MUL
-        h = (t ^ (t >> 29)) & _M32
-        t = (h ^ ((w >> 32) & _M32)) * _MUL
-        h = (t ^ (t >> 29)) & _M32
-    t = (h ^ n) * _MUL
+    t = ((n & _M32) ^ (first & _M32)) * _MUL
+    h = (t ^ (t >> 29)) & _M32
+    t = (h ^ ((first >> 32) & _M32)) * _MUL
     return (t ^ (t >> 29)) & _M32
-
-
-def text_hash(s: str, a: i64, b: i64, c: i64, space: bool) -> i64:
-    """:func:`bytes_hash` of the bytes ``surrogateescape`` encodes
-    ``s[a:b]`` to, then a space if ``space``, then ``s[b:c]`` (a pair's
-    merge text hashed where it lies: no slices, no concatenation); -1 when
-    no decoded merge can hold it (a surrogate the decoder never makes)."""
-    h: i64 = 0
-    lo: i64 = 0
-    hi: i64 = 0
-    p: i64 = 0  # bytes in lo, hi
-    total: i64 = 0
-    x = a
-    pending = space
-    while True:
-        cp: i64 = 0
-        if pending and x == b:
-            cp = 0x20
-            pending = False
-        elif x < c:
-            cp = ord(s[x])
-            x += 1
-        else:
-            break
-        enc: i64 = cp
-        width: i64 = 1
-        if cp >= 0x80:
-            if cp < 0x800:
-                enc = (0xC0 | (cp >> 6)) | ((0x80 | (cp & 0x3F)) << 8)
-                width = 2
-            elif 0xD800 <= cp < 0xE000:
-                if not 0xDC80 <= cp < 0xDD00:
-                    return -1
-                enc = cp - 0xDC00  # an undecodable byte, given back as itself
-            elif cp < 0x10000:
-                enc = (0xE0 | (cp >> 12)) | ((0x80 | ((cp >> 6) & 0x3F)) << 8) | ((0x80 | (cp & 0x3F)) << 16)
-                width = 3
-            else:
-                enc = ((0xF0 | (cp >> 18)) | ((0x80 | ((cp >> 12) & 0x3F)) << 8)
-                       | ((0x80 | ((cp >> 6) & 0x3F)) << 16) | ((0x80 | (cp & 0x3F)) << 24))
-                width = 4
-        total += width
-        k: i64 = 0
-        while k < width:
-            byte = (enc >> (8 * k)) & 0xFF
-            if p < 4:
-                lo |= byte << (8 * p)
-            else:
-                hi |= byte << (8 * (p - 4))
-            p += 1
-            if p == 8:
-                h = _step(_step(h, lo), hi)
-                lo = 0
-                hi = 0
-                p = 0
-            k += 1
-    if p > 0:
-        h = _step(_step(h, lo), hi)
-    return _step(h, total)
 
 
 def _decode(raw: bytes) -> str:
@@ -165,7 +84,14 @@ class BytesIndex:
     winning, or, made with ``pieces``, piece text -> id as the
     vocabulary's piece index answers (the last of duplicates wins, empty
     pieces are left out). Never changed once made: threads read it
-    without a lock."""
+    without a lock.
+
+    Chained by key: ``heads`` holds, per slot, the first string (+ 1) of
+    the slot's chain and ``links`` each string's next one; the strings are
+    linked in so that a chain runs from the string that wins a duplicate
+    on. Making it writes each string's key and link in order and touches
+    one slot (an open-addressing table of full hashes of every byte took
+    three times the instructions, and probed a 4 MB vector at random)."""
 
     def __init__(self, region: bytes, starts: np.ndarray, end: int, pieces: bool) -> None:
         n: i64 = len(starts)
@@ -173,99 +99,88 @@ class BytesIndex:
         self.bounds = _int_bytes(np.append(starts, end))
         self.region = region
         size: i64 = 16
-        while size < n + (n >> 1):
+        while size < n:
             size *= 2
         self.mask: i64 = size - 1
-        # zeros copied in from a buffer at once (appended one by one, they
-        # were a third of the table's cost; a vec made with a capacity is
-        # zeroed too, then copied into)
-        self.slots = vec[i64](cast(Iterable[i64], np.zeros(size, dtype=np.int64)))
+        # zeros copied in from buffers at once (appended one by one, they
+        # cost a third of the table)
+        self.heads = vec[i32](cast(Iterable[i32], np.zeros(size, dtype=np.int32)))
+        self.links = vec[i32](cast(Iterable[i32], np.zeros(max(n, 1), dtype=np.int32)))
+        self.keys = vec[i32](cast(Iterable[i32], np.zeros(max(n, 1), dtype=np.int32)))
         self._fill(n, pieces)
 
     def _fill(self, n: i64, pieces: bool) -> None:
         region = self.region
         size: i64 = len(region)
         bounds = self.bounds
-        slots = self.slots
+        heads = self.heads
+        links = self.links
+        keys = self.keys
         mask = self.mask
-        i: i64 = 0
-        while i < n:
+        # the first of duplicate merges wins: linked in from the last, so
+        # each chain runs in rank order; the last of duplicate pieces wins:
+        # linked in from the first
+        i: i64 = 0 if pieces else n - 1
+        stop: i64 = n if pieces else -1
+        step: i64 = 1 if pieces else -1
+        done: i64 = 0
+        while i != stop:
             a = read_i64_le(bounds, 8 * i) + 8
             e = read_i64_le(bounds, 8 * i + 8)
             if e > a or not pieces:
-                h = bytes_hash(region, a, e - a, size)
-                s = h & mask
-                while True:
-                    v = slots[s]
-                    if v == 0:
-                        slots[s] = (h << _RANK_BITS) | (i + 1)
-                        break
-                    if v >> _RANK_BITS == h and self._same_bytes((v & _RANK_MASK) - 1, a, e):
-                        if pieces:
-                            slots[s] = (h << _RANK_BITS) | (i + 1)
-                        break
-                    s = (s + 1) & mask
-            i += 1
-            if i & 0x3FFF == 0:
+                k = key_of(region, a, e - a, size)
+                # (the key's low 31 bits: an i32 holds it, and a lookup
+                # compares those)
+                keys[i] = i32(k & 0x7FFFFFFF)
+                s = k & mask
+                links[i] = heads[s]
+                heads[s] = i32(i + 1)
+            i += step
+            done += 1
+            if done & 0x3FFF == 0:
                 offer_gil()  # built when the first text needs it, maybe in a worker
 
     def get(self, s: str, start: i64, end: i64) -> i64:
         """The index of the string ``s[start:end]``, or -1."""
-        return self.find(s, start, end, end, False)
-
-    def find_text(self, text: str) -> i64:
-        """The index of the string ``text``, or -1."""
-        n: i64 = len(text)
-        return self.find(text, 0, n, n, False)
-
-    def _same_bytes(self, j: i64, a: i64, e: i64) -> bool:
-        bounds = self.bounds
-        ja = read_i64_le(bounds, 8 * j) + 8
-        je = read_i64_le(bounds, 8 * j + 8)
-        return je - ja == e - a and self.region[ja:je] == self.region[a:e]
+        return self.find_text(s[start:end])
 
     def find(self, s: str, a: i64, b: i64, c: i64, space: bool) -> i64:
         """The index of the string ``s[a:b] + " " + s[b:c]`` (``space``)
         or ``s[a:c]``, or -1."""
-        h = text_hash(s, a, b, c, space)
-        if h < 0:
-            return -1
-        slots = self.slots
-        mask = self.mask
-        p = h & mask
-        while True:
-            v = slots[p]
-            if v == 0:
-                return -1
-            if v >> _RANK_BITS == h:
-                j = (v & _RANK_MASK) - 1
-                if self._holds(j, s, a, b, c, space):
-                    return j
-            p = (p + 1) & mask
+        return self.find_text(s[a:b] + " " + s[b:c] if space else s[a:c])
 
-    def _holds(self, j: i64, s: str, a: i64, b: i64, c: i64, space: bool) -> bool:
-        """Whether string ``j``, decoded as the array decodes it, is the text."""
+    def find_text(self, text: str) -> i64:
+        """The index of the string ``text``, or -1."""
+        escaped = False
+        try:
+            q = text.encode()
+        except UnicodeEncodeError:
+            # surrogates: the bytes the array's decoder gives them back as,
+            # if any (others match no string)
+            try:
+                q = text.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:
+                return -1
+            escaped = True
+        n: i64 = len(q)
+        k = key_of(q, 0, n, n)
+        want = k & 0x7FFFFFFF
         bounds = self.bounds
-        m = _decode(self.region[read_i64_le(bounds, 8 * j) + 8:read_i64_le(bounds, 8 * j + 8)])
-        if len(m) != c - a + (1 if space else 0):
-            return False
-        k: i64 = 0
-        x = a
-        while x < b:
-            if ord(m[k]) != ord(s[x]):
-                return False
-            k += 1
-            x += 1
-        if space:
-            if ord(m[k]) != 0x20:
-                return False
-            k += 1
-        while x < c:
-            if ord(m[k]) != ord(s[x]):
-                return False
-            k += 1
-            x += 1
-        return True
+        region = self.region
+        keys = self.keys
+        links = self.links
+        j: i64 = i64(self.heads[k & self.mask]) - 1
+        while j >= 0:
+            if keys[j] == want:
+                a = read_i64_le(bounds, 8 * j) + 8
+                if read_i64_le(bounds, 8 * j + 8) - a == n and region[a:a + n] == q:
+                    # equal bytes are equal texts, unless the text's
+                    # escaped bytes spell valid UTF-8 (which the decoder
+                    # gives back as characters)
+                    if not escaped or _decode(q) == text:
+                        return j
+            j = i64(links[j]) - 1
+        return -1
 
 
 class RankTable:

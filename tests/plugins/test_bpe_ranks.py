@@ -19,8 +19,8 @@ from tests.refdata import SKIP_REASON, VOCAB_DIR
 from tokenprism.core import open_model, read_gguf
 from tokenprism.core.library.resources import demo_models
 from tokenprism.core.string_array import StringArray
-from tokenprism.plugins.bpe.ranks import NATIVE_TABLES, BytesIndex, RankTable, bytes_hash, merges_containing, \
-    rank_dict, rank_of, text_hash
+from tokenprism.plugins.bpe.ranks import NATIVE_TABLES, BytesIndex, RankTable, key_of, merges_containing, rank_dict, \
+    rank_of
 
 
 def _files_with_merges() -> list[object]:
@@ -87,7 +87,6 @@ def test_hostile_bytes_give_the_ranks_of_the_decoded_texts() -> None:
         assert rank_of(lazy, lazy.ranks, t) == -1, t
     assert lazy.pair_rank("\udce2\udc96\udc81the", 0, 4, 6) == -1  # the bytes of "\u2581t he", other chars
     assert lazy.pair_rank("\u2581the", 0, 2, 4) == 5 and lazy.pair_rank("\udcff\udcfeb", 0, 2, 3) == 7
-    assert text_hash("\ud800 b", 0, 3, 3, False) == -1
     lazy.load_all()
     assert lazy.ranks == want == RankTable(texts).ranks
 
@@ -144,27 +143,15 @@ def test_a_short_text_decodes_few_merges() -> None:
     assert table.complete != NATIVE_TABLES and table.done is (None if NATIVE_TABLES else table.ranks)
 
 
-def _hash_of_encoding(text: str) -> int:
-    raw = text.encode("utf-8", "surrogateescape")
-    return bytes_hash(raw, 0, len(raw), len(raw))
-
-
 @settings(max_examples=400, deadline=None)
-@given(st.text(alphabet=st.one_of(st.characters(codec="utf-8"), st.sampled_from("\u2581\u0120\udc80\udcff\udce2 ")),
-               min_size=0, max_size=19), st.integers(0, 19))
-def test_hash_from_code_points_equals_hash_of_the_encoded_bytes(text: str, cut: int) -> None:
-    cut = min(cut, len(text))
-    assert text_hash(text, 0, len(text), len(text), False) == _hash_of_encoding(text)
-    assert text_hash("x" + text + "y", 1, 1 + cut, 1 + len(text), True) == \
-        _hash_of_encoding(text[:cut] + " " + text[cut:])
-    # the last word read whole (past the end, masked) or byte by byte (at the region's end)
-    raw = text.encode("utf-8", "surrogateescape")
-    assert bytes_hash(raw + b"\xff" * 8, 0, len(raw), len(raw) + 8) == bytes_hash(raw, 0, len(raw), len(raw))
-
-
-def test_surrogates_no_merge_can_hold_have_no_hash() -> None:
-    assert text_hash("\ud800ab", 0, 3, 3, False) == -1 and text_hash("a\udc7f", 0, 2, 2, False) == -1
-    assert text_hash("\udc80", 0, 1, 1, False) == _hash_of_encoding("\udc80") >= 0
+@given(st.binary(max_size=19), st.binary(min_size=8, max_size=8))
+def test_key_reads_past_the_bytes_only_to_mask_it_off(raw: bytes, after: bytes) -> None:
+    """The key's word read whole (running on into other bytes, masked) or
+    byte by byte (at the buffer's end) is the same; only the length and
+    first eight bytes count."""
+    want = key_of(raw, 0, len(raw), len(raw))
+    assert key_of(b"xy" + raw + after, 2, len(raw), len(raw) + 10) == want
+    assert key_of(raw[:8] + bytes(len(raw[8:])), 0, len(raw), len(raw)) == want
 
 
 @settings(max_examples=200, deadline=None)
