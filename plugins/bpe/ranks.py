@@ -58,14 +58,22 @@ def key_of(buf: bytes, pos: i64, n: i64, size: i64) -> i64:
         if pos + 8 <= size:
             first = read_i64_le(buf, pos) & (_LOW7 >> (8 * (7 - n)))
         else:
-            k: i64 = 0
-            while k < n:
-                first |= i64(buf[pos + k]) << (8 * k)
-                k += 1
+            first = key_first(buf, pos, n)
     t = ((n & _M32) ^ (first & _M32)) * _MUL
     h = (t ^ (t >> 29)) & _M32
     t = (h ^ ((first >> 32) & _M32)) * _MUL
     return (t ^ (t >> 29)) & _M32
+
+
+def key_first(buf: bytes, pos: i64, n: i64) -> i64:
+    """The ``n`` (< 8) bytes at ``pos`` as a little-endian word, gathered
+    one by one (at the very end of ``buf``)."""
+    first: i64 = 0
+    k: i64 = 0
+    while k < n:
+        first |= i64(buf[pos + k]) << (8 * k)
+        k += 1
+    return first
 
 
 def _decode(raw: bytes) -> str:
@@ -120,16 +128,32 @@ class BytesIndex:
         # the first of duplicate merges wins: linked in from the last, so
         # each chain runs in rank order; the last of duplicate pieces wins:
         # linked in from the first
-        i: i64 = 0 if pieces else n - 1
-        stop: i64 = n if pieces else -1
-        step: i64 = 1 if pieces else -1
+        i: i64 = 0
+        stop: i64 = n
+        step: i64 = 1
+        if not pieces:
+            i = n - 1
+            stop = -1
+            step = -1
         done: i64 = 0
         while i != stop:
             a = read_i64_le(bounds, 8 * i) + 8
-            e = read_i64_le(bounds, 8 * i + 8)
-            if e > a or not pieces:
-                k = key_of(region, a, e - a, size)
-                # (the key's low 31 bits: an i32 holds it, and a lookup
+            ln = read_i64_le(bounds, 8 * i + 8) - a
+            if ln > 0 or not pieces:
+                # key_of(region, a, ln, size), written out: a call per
+                # string was a tenth of the table
+                first: i64 = 0
+                if ln >= 8:
+                    first = read_i64_le(region, a)
+                elif a + 8 <= size:
+                    first = read_i64_le(region, a) & (_LOW7 >> (8 * (7 - ln)))
+                elif ln > 0:
+                    first = key_first(region, a, ln)
+                t = ((ln & _M32) ^ (first & _M32)) * _MUL
+                h = (t ^ (t >> 29)) & _M32
+                t = (h ^ ((first >> 32) & _M32)) * _MUL
+                k = (t ^ (t >> 29)) & _M32
+                # (the key's low 31 bits: an i32 holds them, and a lookup
                 # compares those)
                 keys[i] = i32(k & 0x7FFFFFFF)
                 s = k & mask
