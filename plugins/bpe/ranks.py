@@ -12,10 +12,10 @@ one compiled pass over their bytes: each merge's length and first eight
 bytes make a key (:func:`key_of`), and the merges are chained by key, no
 ``str`` made. A lookup encodes the text as the array's decoder would have
 given it (UTF-8, ``surrogateescape``: equal texts have equal bytes), keys
-those bytes the same way and compares them with each merge of that key.
-Merges are linked in so that the first of duplicates is met first, as
-llama.cpp keeps it. The same table over the pieces (the last duplicate
-first) stands in for the vocabulary's piece index while encoding.
+those bytes the same way and compares them with each merge of that key,
+keeping the first of duplicates as llama.cpp does. The same table over
+the pieces (the last duplicate winning) stands in for the vocabulary's
+piece index while encoding.
 
 The pure-Python build ranks every merge in a dict at once (a loop over
 every merge in the interpreter is slower than decoding them all).
@@ -24,11 +24,11 @@ every merge in the interpreter is slower than decoding them all).
 from __future__ import annotations
 
 import threading
-from typing import Final, Iterable, Optional, Sequence, cast, final
+from typing import Final, Optional, Sequence, final
 
 import numpy as np
 from librt.strings import read_i64_le
-from librt.vecs import vec
+from librt.vecs import append, vec
 from mypy_extensions import i32, i64
 
 from tokenprism.core.plugin_api import StringArray, distinct_sorted, offer_gil
@@ -85,6 +85,10 @@ def _decode(raw: bytes) -> str:
         return raw.decode("utf-8", "surrogateescape")
 
 
+_LINK_BITS: Final = 27
+_LINK_MASK: Final = (1 << 27) - 1
+
+
 @final
 class BytesIndex:
     """Text -> index of the strings of an undecoded :class:`StringArray`
@@ -94,51 +98,51 @@ class BytesIndex:
     pieces are left out). Never changed once made: threads read it
     without a lock.
 
-    Chained by key: ``heads`` holds, per slot, the first string (+ 1) of
-    the slot's chain and ``links`` each string's next one; the strings are
-    linked in so that a chain runs from the string that wins a duplicate
-    on. Making it writes each string's key and link in order and touches
-    one slot (an open-addressing table of full hashes of every byte took
-    three times the instructions, and probed a 4 MB vector at random)."""
+    Chained by key: ``heads`` holds, per slot, the last string (+ 1) of
+    the slot's chain, and ``ents`` each string's offset in the region and
+    the string before it in the chain: ``offset << 27 | link + 1``.
+    Made in one walk over the length prefixes, appending one entry per
+    string and touching one slot. Fresh memory is what it costs most on a
+    virtual machine (each page faulted in): the bytes of a copy of the
+    array's offsets and of a key per string were ~3 ms of llama-bpe's
+    ~12 ms of tables; this holds 8 bytes a string and 2 a slot."""
 
     def __init__(self, region: bytes, starts: np.ndarray, end: int, pieces: bool) -> None:
         n: i64 = len(starts)
-        # string i's bytes run from its prefix + 8 to string i + 1's prefix
-        self.bounds = _int_bytes(np.append(starts, end))
+        if n >= _LINK_MASK or len(region) >= (1 << 36):
+            raise ValueError("string array too large to index")
         self.region = region
+        self.pieces = pieces
         size: i64 = 16
-        while size < n:
+        while 2 * size < n:
             size *= 2
         self.mask: i64 = size - 1
-        # zeros copied in from buffers at once (appended one by one, they
-        # cost a third of the table)
-        self.heads = vec[i32](cast(Iterable[i32], np.zeros(size, dtype=np.int32)))
-        self.links = vec[i32](cast(Iterable[i32], np.zeros(max(n, 1), dtype=np.int32)))
-        self.keys = vec[i32](cast(Iterable[i32], np.zeros(max(n, 1), dtype=np.int32)))
-        self._fill(n, pieces)
+        heads = vec[i32](capacity=size)
+        k: i64 = 0
+        while k < size:
+            heads = append(heads, 0)
+            k += 1
+        self.heads = heads
+        self.ents = vec[i64](capacity=max(n, 1))
+        self._fill(n, int(starts[0]) if n > 0 else 0, end)
 
-    def _fill(self, n: i64, pieces: bool) -> None:
+    def _fill(self, n: i64, first_at: i64, end: i64) -> None:
         region = self.region
         size: i64 = len(region)
-        bounds = self.bounds
         heads = self.heads
-        links = self.links
-        keys = self.keys
+        ents = self.ents
         mask = self.mask
-        # the first of duplicate merges wins: linked in from the last, so
-        # each chain runs in rank order; the last of duplicate pieces wins:
-        # linked in from the first
+        pieces = self.pieces
+        p = first_at
         i: i64 = 0
-        stop: i64 = n
-        step: i64 = 1
-        if not pieces:
-            i = n - 1
-            stop = -1
-            step = -1
-        done: i64 = 0
-        while i != stop:
-            a = read_i64_le(bounds, 8 * i) + 8
-            ln = read_i64_le(bounds, 8 * i + 8) - a
+        while i < n:
+            if p + 8 > end:
+                raise ValueError("string array shorter than its count")
+            a = p + 8
+            ln = read_i64_le(region, p)
+            if ln < 0 or ln > end - a:
+                raise ValueError("string length past the array")
+            link: i64 = 0
             if ln > 0 or not pieces:
                 # key_of(region, a, ln, size), written out: a call per
                 # string was a tenth of the table
@@ -152,17 +156,15 @@ class BytesIndex:
                 t = ((ln & _M32) ^ (first & _M32)) * _MUL
                 h = (t ^ (t >> 29)) & _M32
                 t = (h ^ ((first >> 32) & _M32)) * _MUL
-                k = (t ^ (t >> 29)) & _M32
-                # (the key's low 31 bits: an i32 holds them, and a lookup
-                # compares those)
-                keys[i] = i32(k & 0x7FFFFFFF)
-                s = k & mask
-                links[i] = heads[s]
+                s = ((t ^ (t >> 29)) & _M32) & mask
+                link = i64(heads[s])
                 heads[s] = i32(i + 1)
-            i += step
-            done += 1
-            if done & 0x3FFF == 0:
+            ents = append(ents, (p << _LINK_BITS) | link)
+            p = a + ln
+            i += 1
+            if i & 0x3FFF == 0:
                 offer_gil()  # built when the first text needs it, maybe in a worker
+        self.ents = ents
 
     def get(self, s: str, start: i64, end: i64) -> i64:
         """The index of the string ``s[start:end]``, or -1."""
@@ -187,24 +189,27 @@ class BytesIndex:
                 return -1
             escaped = True
         n: i64 = len(q)
-        k = key_of(q, 0, n, n)
-        want = k & 0x7FFFFFFF
-        bounds = self.bounds
         region = self.region
-        keys = self.keys
-        links = self.links
-        j: i64 = i64(self.heads[k & self.mask]) - 1
+        ents = self.ents
+        last_wins = self.pieces
+        found: i64 = -1
+        # a chain runs from the latest string back: the last duplicate is
+        # met first, the first one last
+        j: i64 = i64(self.heads[key_of(q, 0, n, n) & self.mask]) - 1
         while j >= 0:
-            if keys[j] == want:
-                a = read_i64_le(bounds, 8 * j) + 8
-                if read_i64_le(bounds, 8 * j + 8) - a == n and region[a:a + n] == q:
-                    # equal bytes are equal texts, unless the text's
-                    # escaped bytes spell valid UTF-8 (which the decoder
-                    # gives back as characters)
-                    if not escaped or _decode(q) == text:
-                        return j
-            j = i64(links[j]) - 1
-        return -1
+            e = ents[j]
+            pos = e >> _LINK_BITS
+            if read_i64_le(region, pos) == n and region[pos + 8:pos + 8 + n] == q:
+                # equal bytes are equal texts, unless the text's escaped
+                # bytes spell valid UTF-8 (which the decoder gives back as
+                # characters)
+                if escaped and _decode(q) != text:
+                    return -1
+                found = j
+                if last_wins:
+                    return j
+            j = (e & _LINK_MASK) - 1
+        return found
 
 
 class RankTable:
@@ -296,10 +301,6 @@ class RankTable:
     def load_all(self) -> None:
         """:meth:`complete_all` (tests compare the result with :func:`rank_dict`)."""
         self.complete_all()
-
-
-def _int_bytes(values: np.ndarray) -> bytes:
-    return values.astype("<i8", copy=False).tobytes()
 
 
 def rank_of(table: RankTable, ranks: dict[str, int], text: str) -> int:
