@@ -12,9 +12,10 @@ Ranks are looked up by the merge text ``"left right"``: llama.cpp splits a
 merge at its first space after index 0 and keeps the first duplicate, and
 symbols never hold a space (byte-level glyphs, escaped spaces; llama.cpp
 asserts this), so that text identifies the pair. No pair table has to be
-built from the 500 000 merges of a large vocabulary; the rank dict is
-filled on demand, a bucket of merges at a time (``ranks.py``). Results are
-cached per word.
+built from the 500 000 merges of a large vocabulary: ranks come from a
+native table made from the merges' undecoded bytes on first use
+(``ranks.py``), and pieces are looked up in the same kind of table over
+theirs. Results are cached per word.
 
 Spans are UTF-8 byte offsets into the original fragment: a byte-level
 symbol covers exactly its bytes; an escaped space (``\u2581``, three bytes)
@@ -40,7 +41,7 @@ if TYPE_CHECKING:  # the explanation records load with the first trace, never fo
 from . import pretokenizers as pt
 from .custom_split import piece_end
 from .pretokenize import CLASS_TABLE, Splitter, UnicodeTables, tables
-from .ranks import NATIVE_TABLES, BytesIndex, RankTable, merges_containing
+from .ranks import NATIVE_TABLES, BytesIndex, RankTable, indexable, merges_containing
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
@@ -201,7 +202,7 @@ class BpeTokenizer:
                 if not self._raw_checked:
                     pieces = self.vocab.pieces
                     raw = pieces.raw() if NATIVE_TABLES and isinstance(pieces, StringArray) else None
-                    if raw is not None and len(pieces) > 0:
+                    if raw is not None and len(pieces) > 0 and indexable(len(pieces), len(raw[0])):
                         self._raw_index = BytesIndex(raw[0], raw[1], raw[2], True)
                     self._raw_checked = True
         return self._raw_index
@@ -250,8 +251,7 @@ class BpeTokenizer:
         self.rank_table()
         if self.escape and not self.ignore_merges:
             self.safe_split()
-        # the partial dict and the bucket index it replaced (gemma-4: RSS
-        # 170 -> 133 MB)
+        # what the tables' making freed
         trim_heap()
 
     def merge_ranks(self) -> list[int]:

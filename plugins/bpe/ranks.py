@@ -116,6 +116,12 @@ _LINK_BITS: Final = 27
 _LINK_MASK: Final = (1 << 27) - 1
 
 
+def indexable(n: i64, region_size: i64) -> bool:
+    """Whether a :class:`BytesIndex` holds ``n`` strings in a region of
+    ``region_size`` bytes (an entry packs an offset and a link)."""
+    return n < _LINK_MASK and region_size < (1 << (63 - _LINK_BITS))
+
+
 @final
 class BytesIndex:
     """Text -> index of the strings of an undecoded :class:`StringArray`
@@ -136,7 +142,7 @@ class BytesIndex:
 
     def __init__(self, region: bytes, starts: np.ndarray, end: int, pieces: bool) -> None:
         n: i64 = len(starts)
-        if n >= _LINK_MASK or len(region) >= (1 << 36):
+        if not indexable(n, len(region)):
             raise ValueError("string array too large to index")
         self.region = region
         self.pieces = pieces
@@ -262,7 +268,7 @@ class RankTable:
             raw = merges.raw()
             if raw is not None:
                 self._merges = merges
-                if NATIVE_TABLES:
+                if NATIVE_TABLES and indexable(len(merges), len(raw[0])):
                     self._native = BytesIndex(raw[0], raw[1], raw[2], False)
                     self.complete = False
                 else:

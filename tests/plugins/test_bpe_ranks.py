@@ -19,8 +19,8 @@ from tests.refdata import SKIP_REASON, VOCAB_DIR
 from tokenprism.core import open_model, read_gguf
 from tokenprism.core.library.resources import demo_models
 from tokenprism.core.string_array import StringArray
-from tokenprism.plugins.bpe.ranks import NATIVE_TABLES, BytesIndex, RankTable, key_of, merges_containing, rank_dict, \
-    rank_of
+from tokenprism.plugins.bpe.ranks import NATIVE_TABLES, BytesIndex, RankTable, indexable, key_of, merges_containing, \
+    rank_dict, rank_of
 
 
 def _files_with_merges() -> list[object]:
@@ -253,3 +253,10 @@ def test_pieces_index_takes_the_last_duplicate_and_leaves_out_empty_pieces(piece
     for t in texts + probes:
         assert ix.find_text(t) == last.get(t, -1)
         assert ix.get("x" + t + "y", 1, 1 + len(t)) == last.get(t, -1)
+
+
+def test_arrays_an_entry_cannot_address_are_not_indexed() -> None:
+    """An entry packs a string's offset and a link: arrays past either
+    keep the dict of every merge (and the vocabulary's own piece index)."""
+    assert indexable(280_147, 8_000_000) and indexable((1 << 27) - 2, (1 << 36) - 1)
+    assert not indexable(1 << 27, 100) and not indexable(10, 1 << 36)
