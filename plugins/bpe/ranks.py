@@ -112,6 +112,45 @@ def _zeros(size: i64) -> vec[i32]:
     return out
 
 
+def _utf8(cp: i64) -> i64:
+    """The UTF-8 bytes of code point ``cp`` (no surrogate), little-endian,
+    with their count << 32."""
+    if cp < 0x80:
+        return cp | (1 << 32)
+    if cp < 0x800:
+        return (0xC0 | (cp >> 6)) | ((0x80 | (cp & 0x3F)) << 8) | (2 << 32)
+    if cp < 0x10000:
+        return ((0xE0 | (cp >> 12)) | ((0x80 | ((cp >> 6) & 0x3F)) << 8) | ((0x80 | (cp & 0x3F)) << 16)
+                | (3 << 32))
+    return ((0xF0 | (cp >> 18)) | ((0x80 | ((cp >> 12) & 0x3F)) << 8) | ((0x80 | ((cp >> 6) & 0x3F)) << 16)
+            | ((0x80 | (cp & 0x3F)) << 24) | (4 << 32))
+
+
+def _spells(region: bytes, p: i64, s: str, a: i64, b: i64, c: i64, space: bool) -> bool:
+    """Whether the bytes at ``p`` (as many as the text has) are the UTF-8
+    of ``s[a:b]``, a space if ``space``, ``s[b:c]`` (no surrogates)."""
+    x = a
+    pending = space
+    while True:
+        cp: i64 = 0
+        if pending and x == b:
+            cp = 0x20
+            pending = False
+        elif x < c:
+            cp = ord(s[x])
+            x += 1
+        else:
+            return True
+        enc = _utf8(cp)
+        width = enc >> 32
+        k: i64 = 0
+        while k < width:
+            if i64(region[p]) != (enc >> (8 * k)) & 0xFF:
+                return False
+            p += 1
+            k += 1
+
+
 _LINK_BITS: Final = 27
 _LINK_MASK: Final = (1 << 27) - 1
 
@@ -196,12 +235,58 @@ class BytesIndex:
 
     def get(self, s: str, start: i64, end: i64) -> i64:
         """The index of the string ``s[start:end]``, or -1."""
-        return self.find_text(s[start:end])
+        return self.find(s, start, end, end, False)
 
     def find(self, s: str, a: i64, b: i64, c: i64, space: bool) -> i64:
         """The index of the string ``s[a:b] + " " + s[b:c]`` (``space``)
-        or ``s[a:c]``, or -1."""
-        return self.find_text(s[a:b] + " " + s[b:c] if space else s[a:c])
+        or ``s[a:c]``, or -1: keyed and compared from the code points where
+        they lie (slicing, joining and encoding the text were half of a
+        pair's lookup); a text with surrogates goes the long way."""
+        lo: i64 = 0  # the first eight bytes
+        hi: i64 = 0
+        n: i64 = 0
+        x = a
+        pending = space
+        while True:
+            cp: i64 = 0
+            if pending and x == b:
+                cp = 0x20
+                pending = False
+            elif x < c:
+                cp = ord(s[x])
+                x += 1
+            else:
+                break
+            if 0xD800 <= cp < 0xE000:
+                return self.find_text(s[a:b] + " " + s[b:c] if space else s[a:c])
+            enc = _utf8(cp)
+            width = enc >> 32
+            k: i64 = 0
+            while k < width:
+                if n < 4:
+                    lo |= ((enc >> (8 * k)) & 0xFF) << (8 * n)
+                elif n < 8:
+                    hi |= ((enc >> (8 * k)) & 0xFF) << (8 * (n - 4))
+                n += 1
+                k += 1
+        t = ((n & _M32) ^ lo) * _MUL
+        h = (t ^ (t >> 29)) & _M32
+        t = (h ^ hi) * _MUL
+        key = (t ^ (t >> 29)) & _M32
+        region = self.region
+        ents = self.ents
+        last_wins = self.pieces
+        found: i64 = -1
+        j: i64 = i64(self.heads[key & self.mask]) - 1
+        while j >= 0:
+            e = ents[j]
+            pos = e >> _LINK_BITS
+            if read_i64_le(region, pos) == n and _spells(region, pos + 8, s, a, b, c, space):
+                found = j
+                if last_wins:
+                    return j
+            j = (e & _LINK_MASK) - 1
+        return found
 
     def find_text(self, text: str) -> i64:
         """The index of the string ``text``, or -1."""
