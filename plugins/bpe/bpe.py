@@ -12,9 +12,10 @@ Ranks are looked up by the merge text ``"left right"``: llama.cpp splits a
 merge at its first space after index 0 and keeps the first duplicate, and
 symbols never hold a space (byte-level glyphs, escaped spaces; llama.cpp
 asserts this), so that text identifies the pair. No pair table has to be
-built from the 500 000 merges of a large vocabulary; the rank dict is
-filled on demand, a bucket of merges at a time (``ranks.py``). Results are
-cached per word.
+built from the 500 000 merges of a large vocabulary: ranks come from a
+native table made from the merges' undecoded bytes on first use
+(``ranks.py``), and pieces are looked up in the same kind of table over
+theirs. Results are cached per word.
 
 Spans are UTF-8 byte offsets into the original fragment: a byte-level
 symbol covers exactly its bytes; an escaped space (``\u2581``, three bytes)
@@ -31,7 +32,7 @@ from librt.vecs import vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    FragmentResult, MISS, PairCache, PieceIndex, STEP, TokenColumns, TokenizerConfig, Vocab,
+    FragmentResult, MISS, PairCache, PieceIndex, STEP, StringArray, TokenColumns, TokenizerConfig, Vocab,
     WORD_STEP, checkpoint, config_from_vocab, offer_gil, packed, piece_index, trim_heap)
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
@@ -40,14 +41,13 @@ if TYPE_CHECKING:  # the explanation records load with the first trace, never fo
 from . import pretokenizers as pt
 from .custom_split import piece_end
 from .pretokenize import CLASS_TABLE, Splitter, UnicodeTables, tables
-from .ranks import RankTable, merges_containing, rank_of
+from .ranks import NATIVE_TABLES, BytesIndex, RankTable, indexable, merges_containing
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
 _CACHE_LIMIT = 65_536
 _HEAP_MIN = 48  # words with at least this many symbols use the heap merge
 _SAFE_SPLIT_MIN = 256  # texts at least this long cut their words further (units)
-_FULL_RANKS_CHARS = 64  # texts of this many chars per merge rank all merges first
 _ESCAPED_SPACE = "\u2581"
 _DNA_MARKER = "\ue000"
 _LINE_CUT_RE = re.compile("(?<=[!-~]\n)(?=[!-~])")
@@ -146,6 +146,10 @@ class BpeTokenizer:
         # the native index (a lookup hashes the text in place, no slice), made
         # when a text first needs it: ~3 ms of deepseek-coder's 14 ms open
         self._t2i: Optional[PieceIndex] = None
+        # piece -> id from the pieces' undecoded bytes, what encoding looks
+        # pieces up in while they are undecoded (see _pieces_index)
+        self._raw_index: Optional[BytesIndex] = None
+        self._raw_checked = False
         self.splitter = Splitter(ptype.regexes)
         self.tab: UnicodeTables = tables()
         self._ranks: Optional[RankTable] = None
@@ -183,12 +187,39 @@ class BpeTokenizer:
             self._t2i = t
         return t
 
+    def _pieces_index(self) -> Optional[BytesIndex]:
+        """A piece -> id index over the pieces' undecoded bytes, made on
+        first use, or None (pieces decoded already, or the pure build).
+
+        The vocabulary's own index (:attr:`t2i`) is made from every piece's
+        code points: 111M of llama-bpe's 336M-instruction first encode of
+        0.11 MB; this one hashes the bytes a word at a time (~8M). The
+        vocabulary keeps its pieces undecoded only when none is empty and
+        its piece -> id table is over exactly them (``core.vocab``), so
+        both answer alike."""
+        if not self._raw_checked:
+            with self._lock:
+                if not self._raw_checked:
+                    pieces = self.vocab.pieces
+                    raw = pieces.raw() if NATIVE_TABLES and isinstance(pieces, StringArray) else None
+                    if raw is not None and len(pieces) > 0 and indexable(len(pieces), len(raw[0])):
+                        self._raw_index = BytesIndex(raw[0], raw[1], raw[2], True)
+                    self._raw_checked = True
+        return self._raw_index
+
+    def piece_id(self, s: str, start: i64, end: i64) -> i64:
+        """The id of the piece ``s[start:end]``, or -1 (what encoding
+        looks up: see :meth:`_pieces_index`)."""
+        ix = self._raw_index if self._raw_checked else self._pieces_index()
+        if ix is not None:
+            return ix.get(s, start, end)
+        return self.t2i.get(s, start, end)
+
     def byte_ids(self) -> list[int]:
         """The ids of the 256 byte glyphs of a byte-level vocabulary."""
         b = self._byte_ids
         if b is None:
-            t2i = self.t2i
-            b = [t2i.find(g) for g in BYTE_GLYPHS]
+            b = [self.piece_id(g, 0, 1) for g in BYTE_GLYPHS]
             self._byte_ids = b
         return b
 
@@ -212,13 +243,15 @@ class BpeTokenizer:
         """The piece index made, every merge ranked, and the cuts of long
         texts found, now."""
         self._t2i = self.t2i  # (the property makes it)
+        self._pieces_index()
         if self.byte_encode:
             self.byte_ids()
-        self.rank_table().complete_all()
+        # (every merge is ranked once the table is made: its dict of texts,
+        # complete_all, would only cost memory)
+        self.rank_table()
         if self.escape and not self.ignore_merges:
             self.safe_split()
-        # the partial dict and the bucket index it replaced (gemma-4: RSS
-        # 170 -> 133 MB)
+        # what the tables' making freed
         trim_heap()
 
     def merge_ranks(self) -> list[int]:
@@ -272,12 +305,11 @@ class BpeTokenizer:
         if n < _HEAP_MIN:
             return self._merge_ids(g, sym)
         nxt = [-1] * n
-        t2i = self.t2i
         pos = 0
         for piece in self.merge_heap(g):
             end = pos + len(piece)
             nxt[pos] = end if end < n else -1
-            sym[pos] = t2i.find(piece)
+            sym[pos] = self.piece_id(g, pos, end)
             pos = end
         return nxt
 
@@ -287,7 +319,6 @@ class BpeTokenizer:
         from heapq import heappop, heappush
 
         table = self.rank_table()
-        ranks = table.ranks
         check = self.check_space
         n = len(word)
         size: list[int] = [1] * n
@@ -296,11 +327,9 @@ class BpeTokenizer:
         prv: list[int] = list(range(-1, n - 1))
         heap: list[tuple[int, int, int, int, int]] = []
         for i in range(n - 1):
-            a = word[i]
-            b = word[i + 1]
-            if check and (a == " " or b == " "):
+            if check and (word[i] == " " or word[i + 1] == " "):
                 continue
-            r = rank_of(table, ranks, a + " " + b)
+            r = table.pair_rank(word, i, i + 1, i + 2)
             if r >= 0:
                 heap.append((r, i, i + 1, 1, 1))
         heap.sort()
@@ -314,20 +343,17 @@ class BpeTokenizer:
             nxt[left] = nr
             if nr >= 0:
                 prv[nr] = left
-            msym = word[left:left + ls + rs]
+            # symbols are runs of the word: a pair's text is looked up in place
+            mend = left + ls + rs
             p = prv[left]
-            if p >= 0:
-                psym = word[p:p + size[p]]
-                if not (check and (" " in psym or " " in msym)):
-                    rk = rank_of(table, ranks, psym + " " + msym)
-                    if rk >= 0:
-                        heappush(heap, (rk, p, left, size[p], ls + rs))
-            if nr >= 0:
-                nsym = word[nr:nr + size[nr]]
-                if not (check and (" " in msym or " " in nsym)):
-                    rk = rank_of(table, ranks, msym + " " + nsym)
-                    if rk >= 0:
-                        heappush(heap, (rk, left, nr, ls + rs, size[nr]))
+            if p >= 0 and not (check and word.find(" ", p, mend) >= 0):
+                rk = table.pair_rank(word, p, left, mend)
+                if rk >= 0:
+                    heappush(heap, (rk, p, left, size[p], ls + rs))
+            if nr >= 0 and not (check and word.find(" ", left, nr + size[nr]) >= 0):
+                rk = table.pair_rank(word, left, nr, nr + size[nr])
+                if rk >= 0:
+                    heappush(heap, (rk, left, nr, ls + rs, size[nr]))
         out: list[str] = []
         i = 0
         while i >= 0:
@@ -347,9 +373,8 @@ class BpeTokenizer:
             glyphs = word.replace(" ", _SPACE_GLYPH)
         else:
             glyphs = raw.decode("latin-1").translate(_GLYPH_TRANS)
-        t2i = self.t2i
         if self.ignore_merges:
-            tid = t2i.find(glyphs)
+            tid = self.piece_id(glyphs, 0, len(glyphs))
             if tid >= 0:
                 return WordResult([tid], [0], [nbytes], nbytes)
         ids: list[int] = []
@@ -378,10 +403,9 @@ class BpeTokenizer:
         """Append the final byte-level symbol ``s``, which no token spells
         and which starts at byte ``pos`` of its word: llama.cpp looks up
         each UTF-8 byte of its glyphs."""
-        t2i = self.t2i
         for k in range(len(s)):
             for b in s[k].encode("utf-8", "surrogateescape"):
-                bt = t2i.find(_RAW_BYTE_TEXT[b])
+                bt = self.piece_id(_RAW_BYTE_TEXT[b], 0, 1)
                 if bt >= 0:
                     ids.append(bt)
                     starts.append(pos + k)
@@ -418,7 +442,7 @@ class BpeTokenizer:
             after = nxt[right]
             end = n if after < 0 else after
             # the joined token, kept by the two ids as _pair_rank keeps ranks
-            merged = self._join_cache.joined(self.t2i, g, left, end, sym[left], sym[right])
+            merged = self._joined(g, left, end, sym[left], sym[right])
             sym[left] = merged
             rank[right] = -1
             nxt[left] = after
@@ -432,6 +456,19 @@ class BpeTokenizer:
             if before >= 0:
                 rank[before] = self._pair_rank(g, before, left, end, sym[before], merged)
         return nxt
+
+    def _joined(self, g: str, start: i64, end: i64, lid: i64, rid: i64) -> i64:
+        """The token of ``g[start:end]``, the join of two symbols whose
+        tokens are ``lid`` and ``rid`` (-1: none), or -1; kept by the two
+        ids (``core.pair_cache``) when both are tokens."""
+        if lid < 0 or rid < 0:
+            return self.piece_id(g, start, end)
+        cache = self._join_cache
+        t = cache.get(lid, rid)
+        if t == MISS:
+            t = self.piece_id(g, start, end)
+            cache.put(lid, rid, t)
+        return t
 
     def _pair_rank(self, g: str, i: int, j: int, k: int, lid: int, rid: int) -> int:
         """The merge rank of the symbols ``g[i:j]`` (token ``lid``) and
@@ -450,12 +487,9 @@ class BpeTokenizer:
     def _text_rank(self, g: str, i: int, j: int, k: int) -> int:
         """The rank of the pair ``g[i:j]``, ``g[j:k]`` by its merge text, or
         -1 (also for a pair holding a space where ``check_space``)."""
-        left = g[i:j]
-        right = g[j:k]
-        if self.check_space and (" " in left or " " in right):
+        if self.check_space and g.find(" ", i, k) >= 0:
             return -1
-        rt = self.rank_table()
-        return rank_of(rt, rt.ranks, left + " " + right)
+        return self.rank_table().pair_rank(g, i, j, k)
 
     def word_utf8(self, word: str) -> WordResult:
         """Tokens of one word of a vocabulary of UTF-8 pieces (Gemma 4):
@@ -463,9 +497,8 @@ class BpeTokenizer:
         esc = word.replace(" ", _ESCAPED_SPACE) if self.escape else word
         is_ascii = word.isascii()
         nbytes = len(word) if is_ascii else len(word.encode("utf-8", "surrogatepass"))
-        t2i = self.t2i
         if self.ignore_merges or (self.newline_fix and esc.strip("\n") == ""):
-            tid = t2i.find(esc)
+            tid = self.piece_id(esc, 0, len(esc))
             if tid >= 0:
                 return WordResult([tid], [0], [nbytes], nbytes)
         # byte offset of each char of the word
@@ -482,7 +515,7 @@ class BpeTokenizer:
         n = len(esc)
         if n == 0:
             return WordResult(ids, starts, ends, nbytes)
-        sym = [t2i.char(ord(c)) for c in esc]
+        sym = [self.piece_id(esc, i, i + 1) for i in range(n)]
         nxt = self._merge(esc, sym)
         i = 0
         while i >= 0:
@@ -498,7 +531,6 @@ class BpeTokenizer:
         starts at character ``pos`` of ``word`` (``offs``: the byte offset
         of each character, empty for ASCII words)."""
         is_ascii = not offs
-        t2i = self.t2i
         ln = len(s)
         if tid >= 0:
             ids.append(tid)
@@ -510,7 +542,8 @@ class BpeTokenizer:
             spaced = self.escape and word[pos + k] == " "
             j = 0
             for by in s[k].encode("utf-8", "surrogatepass"):
-                bt = t2i.find(_HEX_BYTE_TEXT[by])
+                hx = _HEX_BYTE_TEXT[by]
+                bt = self.piece_id(hx, 0, len(hx))
                 if bt >= 0:
                     ids.append(bt)
                     if spaced:
@@ -552,11 +585,6 @@ class BpeTokenizer:
         """BPE-tokenize ``text`` (``llm_tokenizer_bpe_session::tokenize``),
         appending tokens with spans shifted by ``base``; returns the byte
         offset after the text."""
-        if len(text) >= _FULL_RANKS_CHARS * len(self.vocab.merges):
-            # a text this long loads most buckets of the lazy rank table;
-            # ranking every merge at once costs less (gpt-2, 5.2 MB of
-            # source: 0.19 s of new words -> 0.02 s + 0.11 s)
-            self.rank_table().complete_all()
         kind = self.splitter.custom_kind
         if kind >= 0 and not self.escape:
             return self._encode_scanned(text, kind, out, base)

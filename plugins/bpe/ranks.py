@@ -1,167 +1,341 @@
-"""Merge ranks of a BPE vocabulary, loaded a bucket at a time.
+"""Merge ranks of a BPE vocabulary, and its pieces' ids, from their
+undecoded bytes: a native hash table.
 
-Ranks are looked up by merge text (``"left right"``, see ``bpe.py``) in a
-dict. Made at once for gemma-4's 515k merges, that dict took ~110 ms on top
-of ~110 ms to decode the merges, twice what the rest of opening the file
-costs, while a short text needs a few hundred of them. When the merges come
-undecoded from the file (a :class:`StringArray`), they are grouped instead
-by a hash of their first :data:`KEY_BYTES` bytes; a lookup that misses in a
-group not loaded yet decodes that group's merges into the dict and looks
-again. Equal texts have equal bytes (decoding with ``surrogateescape``
-round-trips), hence the same group, so a miss after loading means what a
-miss in the full dict meant. Within a group the merges are added in rank
-order and only where absent: the first of duplicates wins, as in llama.cpp.
+Ranks are looked up by merge text (``"left right"``, see ``bpe.py``). Made
+as a dict, gemma-4's 515k merges cost ~110 ms to decode and ~110 ms to
+insert, and even filled a bucket at a time (the merges grouped by a hash
+of their first bytes, a group decoded on its first miss) the grouping and
+the decoding of what a first 0.11 MB text needs were 100M instructions of
+llama-bpe's 336M first encode. When the merges come undecoded from the
+file (a :class:`StringArray`), a :class:`BytesIndex` is made instead in
+one compiled pass over their bytes: each merge's length and first eight
+bytes make a key (:func:`key_of`), and the merges are chained by key, no
+``str`` made. A lookup encodes the text as the array's decoder would have
+given it (UTF-8, ``surrogateescape``: equal texts have equal bytes), keys
+those bytes the same way and compares them with each merge of that key,
+keeping the first of duplicates as llama.cpp does. The same table over
+the pieces (the last duplicate winning) stands in for the vocabulary's
+piece index while encoding.
+
+The pure-Python build ranks every merge in a dict at once (a loop over
+every merge in the interpreter is slower than decoding them all).
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Final, Optional, Sequence
+from typing import Final, Optional, Sequence, final
 
 import numpy as np
 from librt.strings import read_i64_le
-from librt.vecs import append, vec
-from mypy_extensions import i64
+from librt.vecs import append, extend, vec
+from mypy_extensions import i32, i64
 
-from tokenprism.core.plugin_api import STEP, StringArray, distinct_sorted, offer_gil
+from tokenprism.core.plugin_api import StringArray, distinct_sorted, offer_gil
 
-KEY_BYTES: Final = 6
-"""Bytes of a merge's text that choose its bucket: enough to keep apart
-``"\u2581th"`` and ``"\u2581to"`` (three bytes of escaped space, then
-letters), which one byte-level or escaped-space prefix would lump together
-as a third of all merges."""
-_KEY_MASK: Final = (1 << (8 * KEY_BYTES)) - 1
-BUCKETS: Final = 65521  # a prime: key % BUCKETS mixes every byte of the key
+NATIVE_TABLES: Final = not __file__.endswith(".py")
+"""Whether this module is compiled (see the module doc)."""
+_M32: Final = 0xFFFFFFFF
+_MUL: Final = 0x5BD1E995  # below 2**31: a 32-bit value times it stays below 2**63
+_LOW7: Final = (1 << 56) - 1
+"""Seven low bytes: shifted down for fewer (mypyc shifts a literal 1, even
+``i64(1)``, as a 32-bit C int)."""
 _SLICE = 65536
 
 
-def text_bucket(text: str) -> i64:
-    """The bucket of a merge text (:func:`bucket_of`) from its bytes as
-    ``surrogateescape`` encodes them; -1 when no decoded merge can have
-    this text (a surrogate the decoder never makes).
-
-    The bytes are worked out from the code points: this runs on every
-    rank lookup that misses until all buckets are loaded, and encoding a
-    slice of the text cost several times more."""
-    # native i64 throughout (a tagged int checked every step cost half
-    # of it): the key is 48 bits, the tail 16, the hash stays below 2**53
-    key: i64 = 0
-    nb: i64 = 0
-    total: i64 = 0
-    tail: i64 = 0
-    n: i64 = len(text)
-    i: i64 = 0
-    while i < n:
-        c: i64 = ord(text[i])
-        i += 1
-        if c < 0x80:
-            # ASCII, most merge text: one byte
-            total += 1
-            tail = (tail >> 8) | (c << 8)
-            if nb < KEY_BYTES:
-                key |= c << (8 * nb)
-                nb += 1
-            continue
-        enc: i64 = 0
-        width: i64 = 0
-        if c < 0x800:
-            enc = (0xC0 | (c >> 6)) | ((0x80 | (c & 0x3F)) << 8)
-            width = 2
-        elif 0xD800 <= c < 0xE000:
-            if not 0xDC80 <= c < 0xDD00:
-                return -1
-            enc = c - 0xDC00  # an undecodable byte, given back as itself
-            width = 1
-        elif c < 0x10000:
-            enc = (0xE0 | (c >> 12)) | ((0x80 | ((c >> 6) & 0x3F)) << 8) | ((0x80 | (c & 0x3F)) << 16)
-            width = 3
+def key_of(buf: bytes, pos: i64, n: i64, size: i64) -> i64:
+    """The 32-bit key of the ``n`` bytes at ``pos`` of ``buf`` (of ``size``
+    bytes): their length and first eight bytes (fewer padded with zeros),
+    mixed by multiplies and shifts. One read of the bytes, whatever their
+    length: the word may run on into the next string's length prefix
+    (masked off), or, at the very end of the buffer, is gathered byte by
+    byte. Strings that share their length and first eight bytes share a
+    key; a lookup compares the bytes."""
+    first: i64 = 0
+    if n >= 8:
+        first = read_i64_le(buf, pos)
+    elif n > 0:
+        if pos + 8 <= size:
+            first = read_i64_le(buf, pos) & (_LOW7 >> (8 * (7 - n)))
         else:
-            enc = ((0xF0 | (c >> 18)) | ((0x80 | ((c >> 12) & 0x3F)) << 8) | ((0x80 | ((c >> 6) & 0x3F)) << 16)
-                   | ((0x80 | (c & 0x3F)) << 24))
-            width = 4
-        total += width
-        # the last two bytes, the later one high
+            first = key_first(buf, pos, n)
+    t = ((n & _M32) ^ (first & _M32)) * _MUL
+    h = (t ^ (t >> 29)) & _M32
+    t = (h ^ ((first >> 32) & _M32)) * _MUL
+    return (t ^ (t >> 29)) & _M32
+
+
+def key_first(buf: bytes, pos: i64, n: i64) -> i64:
+    """The ``n`` (< 8) bytes at ``pos`` as a little-endian word, gathered
+    one by one (at the very end of ``buf``)."""
+    first: i64 = 0
+    k: i64 = 0
+    while k < n:
+        first |= i64(buf[pos + k]) << (8 * k)
+        k += 1
+    return first
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        # the strict decoder's fast path: the same text whenever it
+        # succeeds (naming an error handler takes the slow codec lookup)
+        return raw.decode()
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "surrogateescape")
+
+
+_ZERO_RUN: Final = 4096
+_ZEROS: vec[i32] = vec[i32]()
+
+
+def _zeros(size: i64) -> vec[i32]:
+    """``size`` (a power of two) zeros: copied in from a run of zeros made
+    once, into a vector made with that capacity (appended one at a time,
+    they were a quarter of the table's instructions; numpy's zeros copied
+    in touched twice the fresh memory)."""
+    global _ZEROS
+    run = _ZEROS
+    if len(run) == 0:
+        k: i64 = 0
+        while k < _ZERO_RUN:
+            run = append(run, 0)
+            k += 1
+        _ZEROS = run
+    out = vec[i32](capacity=size)
+    if size < _ZERO_RUN:
+        return extend(out, run[0:size])
+    done: i64 = 0
+    while done < size:
+        out = extend(out, run)
+        done += _ZERO_RUN
+    return out
+
+
+def _utf8(cp: i64) -> i64:
+    """The UTF-8 bytes of code point ``cp`` (no surrogate), little-endian,
+    with their count << 32."""
+    if cp < 0x80:
+        return cp | (1 << 32)
+    if cp < 0x800:
+        return (0xC0 | (cp >> 6)) | ((0x80 | (cp & 0x3F)) << 8) | (2 << 32)
+    if cp < 0x10000:
+        return ((0xE0 | (cp >> 12)) | ((0x80 | ((cp >> 6) & 0x3F)) << 8) | ((0x80 | (cp & 0x3F)) << 16)
+                | (3 << 32))
+    return ((0xF0 | (cp >> 18)) | ((0x80 | ((cp >> 12) & 0x3F)) << 8) | ((0x80 | ((cp >> 6) & 0x3F)) << 16)
+            | ((0x80 | (cp & 0x3F)) << 24) | (4 << 32))
+
+
+def _spells(region: bytes, p: i64, s: str, a: i64, b: i64, c: i64, space: bool) -> bool:
+    """Whether the bytes at ``p`` (as many as the text has) are the UTF-8
+    of ``s[a:b]``, a space if ``space``, ``s[b:c]`` (no surrogates)."""
+    x = a
+    pending = space
+    while True:
+        cp: i64 = 0
+        if pending and x == b:
+            cp = 0x20
+            pending = False
+        elif x < c:
+            cp = ord(s[x])
+            x += 1
+        else:
+            return True
+        enc = _utf8(cp)
+        width = enc >> 32
         k: i64 = 0
         while k < width:
-            tail = (tail >> 8) | (((enc >> (8 * k)) & 0xFF) << 8)
+            if i64(region[p]) != (enc >> (8 * k)) & 0xFF:
+                return False
+            p += 1
             k += 1
-        if nb < KEY_BYTES:
-            w = width
-            e = enc
-            if nb + w > KEY_BYTES:
-                w = KEY_BYTES - nb
-                e &= (i64(1) << (8 * w)) - 1
-            key |= e << (8 * nb)
-            nb += w
-    return bucket_of(key, nb, tail, total)
 
 
-def bucket_of(head: i64, nb: i64, tail: i64, total: i64) -> i64:
-    """The bucket of a merge text whose UTF-8 bytes start with ``nb`` (at
-    most :data:`KEY_BYTES`) bytes ``head`` (little-endian), end with the
-    bytes of ``tail`` (the last one high; one byte: ``tail`` is that
-    byte << 8) and number ``total``. The first bytes alone made buckets of
-    hundreds of merges for common starts (gemma-4's ``"\u2581"`` + two
-    letters), and a first encode decoded a quarter of all merges to find
-    a few thousand; with the last bytes and the length in the hash, a
-    bucket holds the merges that share all three."""
-    h = (head | (nb << 48)) ^ (tail * 0x9E3779B1) ^ (min(total, 0xFFFF) * 0x85EBCA77)
-    return h % BUCKETS
+_LINK_BITS: Final = 27
+_LINK_MASK: Final = (1 << 27) - 1
 
 
-def bucket_keys(region: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """:func:`text_bucket` of every string of a :class:`StringArray`, from
-    its bytes (the same hash: eight bytes of each string read as one
-    word). A native loop: numpy's gather of each string's eight bytes
-    (a fancy index into a sliding window view) took ~170 instructions a
-    string, this ~30."""
-    return _keys(region, _int_bytes(starts), _int_bytes(ends), 0, len(starts))
+def indexable(n: i64, region_size: i64) -> bool:
+    """Whether a :class:`BytesIndex` holds ``n`` strings in a region of
+    ``region_size`` bytes (an entry packs an offset and a link)."""
+    return n < _LINK_MASK and region_size < (1 << (63 - _LINK_BITS))
 
 
-def _keys(region: bytes, sb: bytes, eb: bytes, shift: i64, n: i64) -> np.ndarray:
-    """:func:`bucket_keys` of ``n`` strings whose starts are the int64s of
-    ``sb`` and whose ends are those of ``eb`` from the ``shift``-th on (the
-    rank table passes its starts, with the array's end appended, as
-    both: no array of ends is made)."""
-    size: i64 = len(region)
-    out = vec[i64](capacity=n)
-    i: i64 = 0
-    while i < n:
-        first: i64 = read_i64_le(sb, 8 * i) + 8
-        end: i64 = read_i64_le(eb, 8 * (i + shift))
-        total: i64 = end - first
-        length: i64 = total
-        if length > KEY_BYTES:
-            length = KEY_BYTES
-        if first + 8 <= size:
-            # (not (1 << 8 * length) - 1: mypyc shifts the literal 1 as a
-            # 32-bit C int)
-            mask: i64 = _KEY_MASK >> (8 * (KEY_BYTES - length))
-            head: i64 = read_i64_le(region, first) & mask
-            # the string's last two bytes (the word before them is the
-            # string's own length prefix at worst: end - 8 >= start)
-            tail: i64 = (read_i64_le(region, end - 8) >> 48) & 0xFFFF
-            if total < 2:
-                tail = tail & 0xFF00 if total == 1 else 0
-            h: i64 = (head | (length << 48)) ^ (tail * 0x9E3779B1) ^ (min(total, 0xFFFF) * 0x85EBCA77)
-            out = append(out, h % BUCKETS)
-        else:
-            # a word running past the region's end: from the text
-            out = append(out, text_bucket(region[first:end].decode("utf-8", "surrogateescape")))
-        i += 1
-    return np.frombuffer(memoryview(out), dtype=np.int64)
+@final
+class BytesIndex:
+    """Text -> index of the strings of an undecoded :class:`StringArray`
+    (see the module doc): merge text -> rank, the first of duplicates
+    winning, or, made with ``pieces``, piece text -> id as the
+    vocabulary's piece index answers (the last of duplicates wins, empty
+    pieces are left out). Never changed once made: threads read it
+    without a lock.
+
+    Chained by key: ``heads`` holds, per slot, the last string (+ 1) of
+    the slot's chain, and ``ents`` each string's offset in the region and
+    the string before it in the chain: ``offset << 27 | link + 1``.
+    Made in one walk over the length prefixes, appending one entry per
+    string and touching one slot. Fresh memory is what it costs most on a
+    virtual machine (each page faulted in): the bytes of a copy of the
+    array's offsets and of a key per string were ~3 ms of llama-bpe's
+    ~12 ms of tables; this holds 8 bytes a string and 2 a slot."""
+
+    def __init__(self, region: bytes, starts: np.ndarray, end: int, pieces: bool) -> None:
+        n: i64 = len(starts)
+        if not indexable(n, len(region)):
+            raise ValueError("string array too large to index")
+        self.region = region
+        self.pieces = pieces
+        size: i64 = 16
+        while 2 * size < n:
+            size *= 2
+        self.mask: i64 = size - 1
+        self.heads = _zeros(size)
+        self.ents = vec[i64](capacity=max(n, 1))
+        self._fill(n, int(starts[0]) if n > 0 else 0, end)
+
+    def _fill(self, n: i64, first_at: i64, end: i64) -> None:
+        region = self.region
+        size: i64 = len(region)
+        heads = self.heads
+        ents = self.ents
+        mask = self.mask
+        pieces = self.pieces
+        p = first_at
+        i: i64 = 0
+        while i < n:
+            if p + 8 > end:
+                raise ValueError("string array shorter than its count")
+            a = p + 8
+            ln = read_i64_le(region, p)
+            if ln < 0 or ln > end - a:
+                raise ValueError("string length past the array")
+            link: i64 = 0
+            if ln > 0 or not pieces:
+                # key_of(region, a, ln, size), written out: a call per
+                # string was a tenth of the table
+                first: i64 = 0
+                if ln >= 8:
+                    first = read_i64_le(region, a)
+                elif a + 8 <= size:
+                    first = read_i64_le(region, a) & (_LOW7 >> (8 * (7 - ln)))
+                elif ln > 0:
+                    first = key_first(region, a, ln)
+                t = ((ln & _M32) ^ (first & _M32)) * _MUL
+                h = (t ^ (t >> 29)) & _M32
+                t = (h ^ ((first >> 32) & _M32)) * _MUL
+                s = ((t ^ (t >> 29)) & _M32) & mask
+                link = i64(heads[s])
+                heads[s] = i32(i + 1)
+            ents = append(ents, (p << _LINK_BITS) | link)
+            p = a + ln
+            i += 1
+            if i & 0x3FFF == 0:
+                offer_gil()  # built when the first text needs it, maybe in a worker
+        self.ents = ents
+
+    def get(self, s: str, start: i64, end: i64) -> i64:
+        """The index of the string ``s[start:end]``, or -1."""
+        return self.find(s, start, end, end, False)
+
+    def find(self, s: str, a: i64, b: i64, c: i64, space: bool) -> i64:
+        """The index of the string ``s[a:b] + " " + s[b:c]`` (``space``)
+        or ``s[a:c]``, or -1: keyed and compared from the code points where
+        they lie (slicing, joining and encoding the text were half of a
+        pair's lookup); a text with surrogates goes the long way."""
+        lo: i64 = 0  # the first eight bytes
+        hi: i64 = 0
+        n: i64 = 0
+        x = a
+        pending = space
+        while True:
+            cp: i64 = 0
+            if pending and x == b:
+                cp = 0x20
+                pending = False
+            elif x < c:
+                cp = ord(s[x])
+                x += 1
+            else:
+                break
+            if 0xD800 <= cp < 0xE000:
+                return self.find_text(s[a:b] + " " + s[b:c] if space else s[a:c])
+            enc = _utf8(cp)
+            width = enc >> 32
+            k: i64 = 0
+            while k < width:
+                if n < 4:
+                    lo |= ((enc >> (8 * k)) & 0xFF) << (8 * n)
+                elif n < 8:
+                    hi |= ((enc >> (8 * k)) & 0xFF) << (8 * (n - 4))
+                n += 1
+                k += 1
+        t = ((n & _M32) ^ lo) * _MUL
+        h = (t ^ (t >> 29)) & _M32
+        t = (h ^ hi) * _MUL
+        key = (t ^ (t >> 29)) & _M32
+        region = self.region
+        ents = self.ents
+        last_wins = self.pieces
+        found: i64 = -1
+        j: i64 = i64(self.heads[key & self.mask]) - 1
+        while j >= 0:
+            e = ents[j]
+            pos = e >> _LINK_BITS
+            if read_i64_le(region, pos) == n and _spells(region, pos + 8, s, a, b, c, space):
+                found = j
+                if last_wins:
+                    return j
+            j = (e & _LINK_MASK) - 1
+        return found
+
+    def find_text(self, text: str) -> i64:
+        """The index of the string ``text``, or -1."""
+        escaped = False
+        try:
+            q = text.encode()
+        except UnicodeEncodeError:
+            # surrogates: the bytes the array's decoder gives them back as,
+            # if any (others match no string)
+            try:
+                q = text.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:
+                return -1
+            escaped = True
+        n: i64 = len(q)
+        region = self.region
+        ents = self.ents
+        last_wins = self.pieces
+        found: i64 = -1
+        # a chain runs from the latest string back: the last duplicate is
+        # met first, the first one last
+        j: i64 = i64(self.heads[key_of(q, 0, n, n) & self.mask]) - 1
+        while j >= 0:
+            e = ents[j]
+            pos = e >> _LINK_BITS
+            if read_i64_le(region, pos) == n and region[pos + 8:pos + 8 + n] == q:
+                # equal bytes are equal texts, unless the text's escaped
+                # bytes spell valid UTF-8 (which the decoder gives back as
+                # characters)
+                if escaped and _decode(q) != text:
+                    return -1
+                found = j
+                if last_wins:
+                    return j
+            j = (e & _LINK_MASK) - 1
+        return found
 
 
 class RankTable:
     """Merge text -> rank of a vocabulary's merges (see the module doc).
 
     Readers take ``ranks`` and look up in it; one that misses calls
-    :func:`rank_of`, which loads the text's bucket if needed. Several
-    threads may encode with one tokenizer: loads take a lock, a dict read
-    needs none. ``ranks`` only grows, except that :meth:`complete_all`
-    swaps in the full dict (built at once, which is faster than loading
-    every bucket); ``done`` is that full dict, once there is one, so a
-    reader still holding the partial dict knows to look again."""
+    :func:`rank_of`, which asks the native table (:class:`BytesIndex`)
+    while there is one, or :meth:`pair_rank` asks it directly. ``ranks``
+    starts empty and keeps the texts :meth:`miss` found, until
+    :meth:`complete_all` swaps in the full dict; ``done`` is that full
+    dict, once there is one, so a reader still holding the partial dict
+    knows to look again. Several threads may encode with one tokenizer:
+    the native table is made before anyone reads it and never changes."""
 
     ranks: dict[str, int]
     done: Optional[dict[str, int]]
@@ -172,106 +346,57 @@ class RankTable:
         self.done = None
         self.complete = True
         self._lock = threading.Lock()
-        self._region = b""
         self._merges: Optional[StringArray] = None
-        # little-endian int64s in bytes, read natively (read_i64_le): 515k
-        # ints as objects took 40 MB, numpy's per-call overhead on a
-        # bucket's slice cost more than decoding its 8 merges on average,
-        # and an array.array's items are read through the generic
-        # subscript, a boxed int each (~700 instructions a merge loaded)
-        self._starts = b""
-        self._order = b""
-        self._bounds = b""
-        # per bucket, 1 once its merges are in the dict (a set of the
-        # empty ones cost more to make than the rest of the index)
-        self._loaded = bytearray()
-        self._pending = 0
+        self._native: Optional[BytesIndex] = None
         raw = None
         if isinstance(merges, StringArray) and len(merges) > 0:
             raw = merges.raw()
             if raw is not None:
-                self._index(merges, raw[0], raw[1], raw[2])
+                self._merges = merges
+                if NATIVE_TABLES and indexable(len(merges), len(raw[0])):
+                    self._native = BytesIndex(raw[0], raw[1], raw[2], False)
+                    self.complete = False
+                else:
+                    # decoded on a copy: the array stays undecoded
+                    self.ranks = rank_dict(StringArray(raw[0], raw[1], raw[2]).tolist())
         if raw is None:
             self.ranks = rank_dict(merges)
         if self.complete:
             self.done = self.ranks
 
-    def _index(self, merges: StringArray, region: bytes, starts: np.ndarray, end: int) -> None:
-        # so that string i ends where string i + 1 starts
-        sb = _int_bytes(np.append(starts, end))
-        keys = _keys(region, sb, sb, 1, len(starts))
-        counts = np.bincount(keys, minlength=BUCKETS)
-        bounds = np.zeros(BUCKETS + 1, dtype=np.int64)
-        np.cumsum(counts, out=bounds[1:])
-        # stable: each bucket lists its merges in rank order
-        self._order = _int_bytes(np.argsort(keys.astype(np.uint16), kind="stable"))
-        self._bounds = _int_bytes(bounds)
-        self._region = region
-        self._merges = merges
-        self._starts = sb
-        # (an empty bucket counts as loaded)
-        self._loaded = bytearray((counts == 0).astype(np.uint8).tobytes())
-        self._pending = int(np.count_nonzero(counts))
-        self.complete = self._pending == 0
-
     def miss(self, text: str) -> int:
-        """The rank of ``text`` once its bucket is loaded, or -1."""
-        if self.complete:
+        """The rank of ``text`` from the native table, or -1 (a hit is kept
+        in ``ranks``, so the next reader of the same text finds it there)."""
+        nat = self._native  # (None once another thread completed the table)
+        if nat is None:
             return self.ranks.get(text, -1)
-        b = text_bucket(text)
-        loaded = self._loaded  # (emptied when another thread completes the table)
-        if b < 0 or (b < len(loaded) and loaded[b]):
-            return -1
-        with self._lock:
-            if not self.complete and not self._loaded[b]:
-                self._load(b)
-        return self.ranks.get(text, -1)
+        n: i64 = len(text)
+        r = nat.find(text, 0, n, n, False)
+        if r >= 0:
+            self.ranks.setdefault(text, int(r))
+        return r
 
-    def _load(self, b: int) -> None:
-        order = self._order
-        starts = self._starts
-        region = self._region
-        ranks = self.ranks
-        step: i64 = STEP  # (a global of another module: looked up by name each time)
-        j: i64 = read_i64_le(self._bounds, 8 * b)
-        stop: i64 = read_i64_le(self._bounds, 8 * b + 8)
-        while j < stop:
-            if j % step == step - 1:
-                offer_gil()  # only a hostile file makes a bucket this big
-            i: i64 = read_i64_le(order, 8 * j)
-            raw = region[read_i64_le(starts, 8 * i) + 8:read_i64_le(starts, 8 * i + 8)]
-            try:
-                # the strict decoder's fast path: the same text whenever it
-                # succeeds (naming an error handler takes the slow codec
-                # lookup, ~1000 instructions a merge)
-                m = raw.decode()
-            except UnicodeDecodeError:
-                m = raw.decode("utf-8", "surrogateescape")
-            # the first of duplicates wins
-            ranks.setdefault(m, int(i))
-            j += 1
-        self._loaded[b] = 1
-        self._pending -= 1
-        if self._pending == 0:
-            self._finish(self.ranks)
+    def pair_rank(self, s: str, a: i64, b: i64, c: i64) -> i64:
+        """The rank of the merge of ``s[a:b]`` and ``s[b:c]``, or -1,
+        looked up where the symbols lie (no merge text made) while the
+        native table answers."""
+        nat = self._native
+        if nat is not None:
+            return nat.find(s, a, b, c, True)
+        return self.ranks.get(s[a:b] + " " + s[b:c], -1)
 
     def _finish(self, full: dict[str, int]) -> None:
         self.ranks = full
         self.done = full
         self.complete = True
-        # the index and the bytes are no longer needed
-        self._order = b""
-        self._starts = b""
-        self._bounds = b""
-        self._region = b""
+        # the table and the bytes are no longer needed
+        self._native = None
         self._merges = None
-        self._loaded = bytearray()
 
     def complete_all(self) -> None:
-        """Rank every merge now. Decoding all merges in one pass and
-        building a new dict (outside the lock, offering the GIL) is several
-        times faster than loading the buckets one by one, whose merges lie
-        all over the file's bytes."""
+        """Rank every merge in the dict now (for displays and the trace,
+        which look merges up by text; the encoder's lookups need only the
+        native table)."""
         if self.complete:
             return
         with self._lock:
@@ -287,17 +412,8 @@ class RankTable:
                 self._finish(full)
 
     def load_all(self) -> None:
-        """Load every bucket (tests compare the result with :func:`rank_dict`)."""
-        with self._lock:
-            for b in range(BUCKETS):
-                if self.complete:
-                    return
-                if not self._loaded[b]:
-                    self._load(b)
-
-
-def _int_bytes(values: np.ndarray) -> bytes:
-    return values.astype("<i8", copy=False).tobytes()
+        """:meth:`complete_all` (tests compare the result with :func:`rank_dict`)."""
+        self.complete_all()
 
 
 def rank_of(table: RankTable, ranks: dict[str, int], text: str) -> int:
@@ -347,16 +463,21 @@ def merges_containing(merges: Sequence[str], sub: str) -> list[str]:
     lo = int(starts[0]) if len(starts) else end
     if end - lo < len(needle):
         return []
-    # positions of the needle's first byte, narrowed byte by byte: one
-    # vectorised pass instead of bytes.find, slow on gemma-4's 9 MB of
-    # merges where a space (the needle's start) is in every line; only
-    # the array's own bytes (the region can hold the whole file)
-    buf = np.frombuffer(region, dtype=np.uint8, count=end, offset=0)
-    hits = np.flatnonzero(buf[lo:end - len(needle) + 1] == needle[0]) + lo
-    for k in range(1, len(needle)):
-        hits = hits[buf[hits + k] == needle[k]]
-    if len(hits) == 0:
+    # bytes.find, from hit to hit, in the array's own bytes (the region
+    # can hold the whole file). A vectorised pass (the needle's first byte
+    # compared everywhere, then narrowed) made temporaries of the bytes'
+    # size, faulted in page by page in a fresh process: gemma-4's 9 MB of
+    # merges took 16-22 ms that way, 8 ms so
+    found: list[int] = []
+    at = region.find(needle, lo, end)
+    while at >= 0:
+        found.append(at)
+        if len(found) % _SLICE == 0:
+            offer_gil()  # (a hostile file can hold the needle everywhere)
+        at = region.find(needle, at + 1, end)
+    if not found:
         return []
+    hits = np.array(found, dtype=np.int64)
     which: list[int] = distinct_sorted(np.searchsorted(starts, hits, side="right") - 1).tolist()
     out: list[str] = []
     for i in which:

@@ -1,7 +1,7 @@
-"""The lazily filled merge-rank table (plugins/bpe/ranks.py) against the
-dict made at once from decoded merges: same ranks for every merge, the
-first of duplicates winning, no rank for anything else, on the reference
-vocabularies and on hostile bytes."""
+"""The native merge-rank table (plugins/bpe/ranks.py) against the dict
+made at once from decoded merges: same ranks for every merge and every
+pair looked up in place, the first of duplicates winning, no rank for
+anything else, on the reference vocabularies and on hostile bytes."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from tests.refdata import SKIP_REASON, VOCAB_DIR
 from tokenprism.core import open_model, read_gguf
 from tokenprism.core.library.resources import demo_models
 from tokenprism.core.string_array import StringArray
-from tokenprism.plugins.bpe.ranks import BUCKETS, KEY_BYTES, RankTable, bucket_keys, bucket_of, merges_containing, \
-    rank_dict, rank_of, text_bucket
+from tokenprism.plugins.bpe.ranks import NATIVE_TABLES, BytesIndex, RankTable, indexable, key_of, merges_containing, \
+    rank_dict, rank_of
 
 
 def _files_with_merges() -> list[object]:
@@ -45,24 +45,26 @@ def test_lazy_table_equals_the_full_dict(path: str) -> None:
     merges = read_gguf(path).metadata["tokenizer.ggml.merges"].value
     assert isinstance(merges, StringArray)
     lazy = RankTable(merges)
-    assert not lazy.complete and not merges.decoded()
+    assert lazy.complete != NATIVE_TABLES and not merges.decoded()
     texts = StringArray(merges.region, merges.starts, merges.end).tolist()  # decoded on a copy
-    # the vectorised bucket of every merge is the one its text gets
-    keys = bucket_keys(merges.region, merges.starts, merges.ends())
-    assert keys.tolist() == [text_bucket(t) for t in texts]
-    # lookups before everything is loaded already give the full answer
     want = _expected_ranks(texts)
-    for t in texts[:: max(1, len(texts) // 3000)]:
+    # every merge, by its text and as a pair looked up where it lies
+    for t in texts:
         assert rank_of(lazy, lazy.ranks, t) == want[t]
-    for left, right in (("zz", "qq"), ("\u0120t", "\u0120t"), ("x", "")):
+        k = t.find(" ", 1)
+        if k > 0:
+            w = "<" + t[:k] + t[k + 1:] + ">"
+            assert lazy.pair_rank(w, 1, 1 + k, len(w) - 1) == want.get(t, -1), t
+    for left, right in (("zz", "qq"), ("\u0120t", "\u0120t"), ("x", ""), ("", "x")):
         assert rank_of(lazy, lazy.ranks, left + " " + right) == want.get(left + " " + right, -1)
+        assert lazy.pair_rank(left + right, 0, len(left), len(left + right)) == want.get(left + " " + right, -1)
     lazy.load_all()
     assert lazy.complete and lazy.ranks == want == rank_dict(texts)
 
 
 HOSTILE = [
     b"a b", b"a b",  # a duplicate: the first keeps its rank
-    b"", b"x", b"ab",  # shorter than the bucket key
+    b"", b"x", b"ab",  # shorter than one word of the hash
     b"\xe2\x96\x81t he", b"\xe2\x96\x81t he",
     b"\xff\xfe b", b"\xe2\x96 \x81",  # invalid UTF-8 (decoded with surrogateescape)
     b"\xed\xa0\x80 x",  # an encoded surrogate, invalid in UTF-8
@@ -83,7 +85,8 @@ def test_hostile_bytes_give_the_ranks_of_the_decoded_texts() -> None:
     # other characters, nothing at all
     for t in ("\ud800 b", "\udce2\udc96\udc81t he", "a  b", "zz", "\u2581th e"):
         assert rank_of(lazy, lazy.ranks, t) == -1, t
-    assert text_bucket("\ud800 b") == -1
+    assert lazy.pair_rank("\udce2\udc96\udc81the", 0, 4, 6) == -1  # the bytes of "\u2581t he", other chars
+    assert lazy.pair_rank("\u2581the", 0, 2, 4) == 5 and lazy.pair_rank("\udcff\udcfeb", 0, 2, 3) == 7
     lazy.load_all()
     assert lazy.ranks == want == RankTable(texts).ranks
 
@@ -97,7 +100,7 @@ def test_decoded_merges_are_ranked_at_once() -> None:
     assert RankTable(()).complete and RankTable(string_array([])).ranks == {}
 
 
-def test_threads_loading_the_same_buckets_agree() -> None:
+def test_threads_reading_one_table_agree() -> None:
     items = [f"{chr(0x4E00 + i % 500)}{i} {i % 7}".encode() for i in range(20_000)]
     texts = [b.decode() for b in items]
     want = _expected_ranks(texts)
@@ -137,26 +140,37 @@ def test_a_short_text_decodes_few_merges() -> None:
     model.encode("Hello world")
     assert not merges.decoded()
     table = model.tokenizer.rank_table()  # type: ignore[attr-defined]
-    assert 0 < len(table.ranks) < len(merges) and BUCKETS > 1000
-
-
-def _bucket_by_encoding(text: str) -> int:
-    raw = text.encode("utf-8", "surrogateescape")
-    head = raw[:KEY_BYTES]
-    tail = raw[-2] | raw[-1] << 8 if len(raw) >= 2 else raw[0] << 8 if raw else 0
-    return bucket_of(int.from_bytes(head, "little"), len(head), tail, len(raw))
+    assert table.complete != NATIVE_TABLES and table.done is (None if NATIVE_TABLES else table.ranks)
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.text(alphabet=st.one_of(st.characters(codec="utf-8"), st.sampled_from("\u2581\u0120\udc80\udcff\udce2")),
-               min_size=0, max_size=9))
-def test_bucket_from_code_points_equals_bucket_of_the_encoded_bytes(text: str) -> None:
-    assert text_bucket(text) == _bucket_by_encoding(text)
+@given(st.binary(max_size=19), st.binary(min_size=8, max_size=8))
+def test_key_reads_past_the_bytes_only_to_mask_it_off(raw: bytes, after: bytes) -> None:
+    """The key's word read whole (running on into other bytes, masked) or
+    byte by byte (at the buffer's end) is the same; only the length and
+    first eight bytes count."""
+    want = key_of(raw, 0, len(raw), len(raw))
+    assert key_of(b"xy" + raw + after, 2, len(raw), len(raw) + 10) == want
+    assert key_of(raw[:8] + bytes(len(raw[8:])), 0, len(raw), len(raw)) == want
 
 
-def test_surrogates_no_merge_can_hold_have_no_bucket() -> None:
-    assert text_bucket("\ud800ab") == -1 and text_bucket("a\udc7f") == -1
-    assert text_bucket("\udc80") == _bucket_by_encoding("\udc80")
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.text(alphabet="ab\u0120\u2581\udcff\u00e9\U0001f642", min_size=1, max_size=5),
+                          st.text(alphabet="ab\u0120\u2581\udcff\u00e9\U0001f642", min_size=1, max_size=5)),
+                min_size=1, max_size=60),
+       st.lists(st.text(alphabet="ab\u0120\u2581\udcff\u00e9\U0001f642 ", max_size=11), max_size=20))
+def test_native_table_answers_as_the_dict(pairs: list[tuple[str, str]], probes: list[str]) -> None:
+    """Random merges (duplicates likely, escaped bytes among them): the
+    table made from their bytes ranks texts and in-place pairs as the dict
+    of the decoded texts does."""
+    items = [(a + " " + b).encode("utf-8", "surrogateescape") for a, b in pairs]
+    texts = [x.decode("utf-8", "surrogateescape") for x in items]
+    want = _expected_ranks(texts)
+    table = RankTable(string_array(items))
+    for t in texts + probes:
+        assert rank_of(table, table.ranks, t) == want.get(t, -1), t
+    for a, b in pairs + [(p[:2], p[2:]) for p in probes]:
+        assert table.pair_rank("<" + a + b, 1, 1 + len(a), 1 + len(a + b)) == want.get(a + " " + b, -1)
 
 
 @pytest.mark.parametrize("path", _files_with_merges()[:1] + [pytest.param("hostile", id="hostile")])
@@ -169,8 +183,9 @@ def test_complete_all_swaps_in_the_full_dict_without_misleading_readers(path: st
     want = _expected_ranks(texts)
     table = RankTable(merges)
     partial = table.ranks
-    rank_of(table, partial, texts[0])  # one bucket loaded
-    assert table.done is None and len(partial) < len(want)
+    rank_of(table, partial, texts[0])  # one text kept
+    if NATIVE_TABLES:
+        assert table.done is None and len(partial) < len(want)
     table.complete_all()
     assert table.complete and table.done is table.ranks and table.ranks == want
     # a reader that took the partial dict before the swap still gets every rank
@@ -194,11 +209,54 @@ def test_prepare_builds_ahead_and_changes_no_id(kind: str) -> None:
     ready = open_model(path)
     ready.prepare()  # a no-op for plugins without tables made on demand
     if kind == "bpe":
-        table = ready.tokenizer.rank_table()  # type: ignore[attr-defined]
-        assert table.complete and table.done is table.ranks
-        assert len(table.ranks) == len(set(ready.vocab.merges))
+        # the native table made (no dict of every merge's text: memory only)
+        assert ready.tokenizer._ranks is not None  # type: ignore[attr-defined]
     if kind == "ugm" and ready.tokenizer.by_chunks:  # type: ignore[attr-defined]
         # the tables its first ASCII and non-ASCII encodes would make
         assert ready.tokenizer._ascii_stop is not None and ready.tokenizer._stop_flags  # type: ignore[attr-defined]
     assert ready.encode(TEXT).ids == want
     assert ready.encode(TEXT, add_special=True).ids == lazy.encode(TEXT, add_special=True).ids
+
+
+@pytest.mark.parametrize("path", _files_with_merges())
+def test_pieces_index_answers_as_the_vocabulary(path: str) -> None:
+    """What encoding looks pieces up in (the pieces' undecoded bytes)
+    gives the vocabulary's own ids: the last of duplicates, -1 for the
+    rest."""
+    model = open_model(path)
+    tok = model.tokenizer
+    ix = tok._pieces_index()  # type: ignore[attr-defined]
+    pieces = model.vocab.pieces
+    assert isinstance(pieces, StringArray)
+    if not NATIVE_TABLES:
+        assert ix is None
+        return
+    assert ix is not None
+    texts = StringArray(pieces.region, pieces.starts, pieces.end).tolist()
+    last = {p: i for i, p in enumerate(texts) if p}
+    probes = ["", "zzzzqqq", "\udcff", "\u2581the", "\u0120the", "<0x0A>", "\ud800"]
+    for t in texts[:: max(1, len(texts) // 4000)] + probes:
+        assert ix.find_text(t) == last.get(t, -1) == tok.t2i.find(t), t  # type: ignore[attr-defined]
+        assert tok.piece_id("<" + t + ">", 1, 1 + len(t)) == last.get(t, -1)  # type: ignore[attr-defined]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab\u0120\u2581\udcff\u00e9\U0001f642", max_size=10), min_size=1, max_size=60),
+       st.lists(st.text(alphabet="ab\u0120\u2581\udcff\u00e9\U0001f642", max_size=10), max_size=20))
+def test_pieces_index_takes_the_last_duplicate_and_leaves_out_empty_pieces(pieces: list[str],
+                                                                         probes: list[str]) -> None:
+    items = [p.encode("utf-8", "surrogateescape") for p in pieces]
+    texts = [x.decode("utf-8", "surrogateescape") for x in items]
+    last = {t: i for i, t in enumerate(texts) if t}
+    region, starts, end = string_array(items).raw()  # type: ignore[misc]
+    ix = BytesIndex(region, starts, end, True)
+    for t in texts + probes:
+        assert ix.find_text(t) == last.get(t, -1)
+        assert ix.get("x" + t + "y", 1, 1 + len(t)) == last.get(t, -1)
+
+
+def test_arrays_an_entry_cannot_address_are_not_indexed() -> None:
+    """An entry packs a string's offset and a link: arrays past either
+    keep the dict of every merge (and the vocabulary's own piece index)."""
+    assert indexable(280_147, 8_000_000) and indexable((1 << 27) - 2, (1 << 36) - 1)
+    assert not indexable(1 << 27, 100) and not indexable(10, 1 << 36)
