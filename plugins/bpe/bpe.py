@@ -32,8 +32,8 @@ from librt.vecs import vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    FragmentResult, MISS, PairCache, PieceIndex, STEP, StringArray, TokenColumns, TokenizerConfig, Vocab,
-    WORD_STEP, checkpoint, config_from_vocab, offer_gil, packed, piece_index, trim_heap)
+    BytesIndex, FragmentResult, MISS, PairCache, PieceIndex, STEP, TokenColumns, TokenizerConfig, Vocab,
+    WORD_STEP, checkpoint, config_from_vocab, offer_gil, packed, piece_index, raw_index, trim_heap)
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
     from tokenprism.core.plugin_api import FragmentTrace
@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # the explanation records load with the first trace, never fo
 from . import pretokenizers as pt
 from .custom_split import piece_end
 from .pretokenize import CLASS_TABLE, Splitter, UnicodeTables, tables
-from .ranks import NATIVE_TABLES, BytesIndex, RankTable, indexable, merges_containing
+from .ranks import NATIVE_TABLES, RankTable, merges_containing
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
@@ -200,10 +200,8 @@ class BpeTokenizer:
         if not self._raw_checked:
             with self._lock:
                 if not self._raw_checked:
-                    pieces = self.vocab.pieces
-                    raw = pieces.raw() if NATIVE_TABLES and isinstance(pieces, StringArray) else None
-                    if raw is not None and len(pieces) > 0 and indexable(len(pieces), len(raw[0])):
-                        self._raw_index = BytesIndex(raw[0], raw[1], raw[2], True)
+                    if NATIVE_TABLES:
+                        self._raw_index = raw_index(self.vocab.pieces, True)
                     self._raw_checked = True
         return self._raw_index
 
