@@ -14,8 +14,8 @@ symbols never hold a space (byte-level glyphs, escaped spaces; llama.cpp
 asserts this), so that text identifies the pair. No pair table has to be
 built from the 500 000 merges of a large vocabulary: ranks come from a
 native table made from the merges' undecoded bytes on first use
-(``ranks.py``), and pieces are looked up in the same kind of table over
-theirs. Results are cached per word.
+(``ranks.py``, the core's ``BytesIndex``), and pieces are looked up in
+the same kind of table over theirs. Results are cached per word.
 
 Spans are UTF-8 byte offsets into the original fragment: a byte-level
 symbol covers exactly its bytes; an escaped space (``\u2581``, three bytes)
