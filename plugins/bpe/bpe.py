@@ -210,7 +210,7 @@ class BpeTokenizer:
         looks up: see :meth:`_pieces_index`)."""
         ix = self._raw_index if self._raw_checked else self._pieces_index()
         if ix is not None:
-            return ix.get(s, start, end)
+            return ix.find(s, start, end, end, False)  # (get, less its check for a dict)
         return self.t2i.get(s, start, end)
 
     def byte_ids(self) -> list[int]:
