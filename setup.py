@@ -38,6 +38,7 @@ COMPILED = [
     "core/pair_cache.py",
     "core/columns.py",
     "core/piece_codes.py",
+    "core/bytes_index.py",
     "core/unicode_ranges.py",
     "plugins/spm/spm.py",
     "plugins/bpe/bpe.py",
@@ -48,7 +49,6 @@ COMPILED = [
     "plugins/ugm/charsmap.py",
     "plugins/ugm/trie.py",
     "plugins/wpm/wpm.py",
-    "plugins/wpm/piece_bytes.py",
 ]
 
 

@@ -14,6 +14,7 @@ HOT_MODULES = (
     "tokenprism.core.pair_cache",
     "tokenprism.core.columns",
     "tokenprism.core.piece_codes",
+    "tokenprism.core.bytes_index",
     "tokenprism.core.unicode_ranges",
     "tokenprism.plugins.spm.spm",
     "tokenprism.plugins.bpe.bpe",
@@ -24,7 +25,6 @@ HOT_MODULES = (
     "tokenprism.plugins.ugm.charsmap",
     "tokenprism.plugins.ugm.trie",
     "tokenprism.plugins.wpm.wpm",
-    "tokenprism.plugins.wpm.piece_bytes",
 )
 
 

@@ -65,6 +65,9 @@ The vocabulary
     (:class:`PieceCodes`: every piece as code points), both made from the
     file's bytes; :func:`decoded_pieces` gives the piece strings.
     :class:`StringArray` is how the file's string arrays (merges) come.
+    :class:`BytesIndex` looks texts up in such an array's undecoded bytes
+    (:func:`raw_index`: merges or pieces; :func:`piece_lookup`: the pieces
+    in any form, with the longest piece at a position).
 
 Long work
     A loop that may run long calls :func:`offer_gil` every :data:`STEP`
@@ -130,6 +133,7 @@ if TYPE_CHECKING:
                           NormalizedFragment, PreTokenized, RuleChunks, Step, Symbols, Unknown, Word)
     from .merge_order import merge_order
     from .arrays import distinct_sorted
+    from .bytes_index import BytesIndex, piece_lookup, raw_index
     from .pair_cache import MISS, PairCache
     from .unicode_ranges import (MAX_CP, RangeSet, Ranges, complement, contains, flag_ranges, intersect,
                                  lowercase_pairs, merged, nfd_first, points, subtract, whitespace)
@@ -147,6 +151,7 @@ _LAZY = {
                      "LatticeEdge", "Merge", "NormalizedFragment", "PreTokenized", "RuleChunks", "Step", "Symbols",
                      "Unknown", "Word"), "explain"),
     "merge_order": "merge_order",
+    **dict.fromkeys(("BytesIndex", "piece_lookup", "raw_index"), "bytes_index"),
     **dict.fromkeys(("MAX_CP", "RangeSet", "Ranges", "complement", "contains", "flag_ranges", "intersect",
                      "lowercase_pairs", "merged", "nfd_first", "points", "subtract", "whitespace"),
                     "unicode_ranges"),
@@ -178,6 +183,7 @@ __all__ = [
     # the vocabulary
     "Attr", "PieceCodes", "PieceIndex", "StringArray", "TokenType", "Vocab", "decoded_pieces",
     "piece_codes", "piece_index",
+    "BytesIndex", "piece_lookup", "raw_index",
     # long work
     "STEP", "WORD_STEP", "Cancelled", "checkpoint", "dispose", "offer_gil", "trim_heap",
     # merge loops

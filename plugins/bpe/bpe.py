@@ -14,8 +14,8 @@ symbols never hold a space (byte-level glyphs, escaped spaces; llama.cpp
 asserts this), so that text identifies the pair. No pair table has to be
 built from the 500 000 merges of a large vocabulary: ranks come from a
 native table made from the merges' undecoded bytes on first use
-(``ranks.py``), and pieces are looked up in the same kind of table over
-theirs. Results are cached per word.
+(``ranks.py``, the core's ``BytesIndex``), and pieces are looked up in
+the same kind of table over theirs. Results are cached per word.
 
 Spans are UTF-8 byte offsets into the original fragment: a byte-level
 symbol covers exactly its bytes; an escaped space (``\u2581``, three bytes)
@@ -32,8 +32,8 @@ from librt.vecs import vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    FragmentResult, MISS, PairCache, PieceIndex, STEP, StringArray, TokenColumns, TokenizerConfig, Vocab,
-    WORD_STEP, checkpoint, config_from_vocab, offer_gil, packed, piece_index, trim_heap)
+    BytesIndex, FragmentResult, MISS, PairCache, PieceIndex, STEP, TokenColumns, TokenizerConfig, Vocab,
+    WORD_STEP, checkpoint, config_from_vocab, offer_gil, packed, piece_index, raw_index, trim_heap)
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
     from tokenprism.core.plugin_api import FragmentTrace
@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # the explanation records load with the first trace, never fo
 from . import pretokenizers as pt
 from .custom_split import piece_end
 from .pretokenize import CLASS_TABLE, Splitter, UnicodeTables, tables
-from .ranks import NATIVE_TABLES, BytesIndex, RankTable, indexable, merges_containing
+from .ranks import NATIVE_TABLES, RankTable, merges_containing
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
@@ -200,10 +200,8 @@ class BpeTokenizer:
         if not self._raw_checked:
             with self._lock:
                 if not self._raw_checked:
-                    pieces = self.vocab.pieces
-                    raw = pieces.raw() if NATIVE_TABLES and isinstance(pieces, StringArray) else None
-                    if raw is not None and len(pieces) > 0 and indexable(len(pieces), len(raw[0])):
-                        self._raw_index = BytesIndex(raw[0], raw[1], raw[2], True)
+                    if NATIVE_TABLES:
+                        self._raw_index = raw_index(self.vocab.pieces, True)
                     self._raw_checked = True
         return self._raw_index
 
@@ -212,7 +210,7 @@ class BpeTokenizer:
         looks up: see :meth:`_pieces_index`)."""
         ix = self._raw_index if self._raw_checked else self._pieces_index()
         if ix is not None:
-            return ix.get(s, start, end)
+            return ix.find(s, start, end, end, False)  # (get, less its check for a dict)
         return self.t2i.get(s, start, end)
 
     def byte_ids(self) -> list[int]:

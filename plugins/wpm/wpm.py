@@ -54,11 +54,9 @@ from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    FragmentResult, PieceCodes, RangeSet, Ranges, Vocab, checkpoint,
+    BytesIndex, FragmentResult, PieceCodes, RangeSet, Ranges, Vocab, checkpoint,
     config_from_vocab, flag_ranges, intersect, lowercase_pairs, merged, nfd_first, packed, piece_codes,
-    points, subtract, unicode_data as ud, utf8_width, whitespace)
-
-from .piece_bytes import PieceBytes, piece_bytes
+    piece_lookup, points, subtract, unicode_data as ud, utf8_width, whitespace)
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
     from tokenprism.core.plugin_api import FragmentTrace
@@ -532,7 +530,7 @@ class WpmTokenizer:
         self._unk: int = special.get("unk", -1)
         # the piece index is made on first use (_index): opening reads no
         # piece (bert-bge's first open ~3 ms less)
-        self._t2i: PieceBytes | None = None
+        self._t2i: BytesIndex | None = None
         tables = _get_tables(lowercase, strip_accents)
         self._tables = tables
         self._ascii_class: bytes = tables.ascii_class
@@ -932,14 +930,14 @@ class WpmTokenizer:
             best = -1
             j = i
 
-    def _index(self) -> PieceBytes:
+    def _index(self) -> BytesIndex:
         """The piece index of ``_greedy_dict``, made on first use over the
-        pieces' undecoded bytes (``piece_bytes``: a tenth of the core's
+        pieces' undecoded bytes (``piece_lookup``: a tenth of the core's
         code-point index's cost, which the trie still reads later; a race
         at worst makes it twice)."""
         t = self._t2i
         if t is None:
-            t = piece_bytes(self._pieces)
+            t = piece_lookup(self._pieces)
             self._t2i = t
         return t
 

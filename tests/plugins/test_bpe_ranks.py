@@ -19,8 +19,7 @@ from tests.refdata import SKIP_REASON, VOCAB_DIR
 from tokenprism.core import open_model, read_gguf
 from tokenprism.core.library.resources import demo_models
 from tokenprism.core.string_array import StringArray
-from tokenprism.plugins.bpe.ranks import NATIVE_TABLES, BytesIndex, RankTable, indexable, key_of, merges_containing, \
-    rank_dict, rank_of
+from tokenprism.plugins.bpe.ranks import NATIVE_TABLES, RankTable, merges_containing, rank_dict, rank_of
 
 
 def _files_with_merges() -> list[object]:
@@ -143,17 +142,6 @@ def test_a_short_text_decodes_few_merges() -> None:
     assert table.complete != NATIVE_TABLES and table.done is (None if NATIVE_TABLES else table.ranks)
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.binary(max_size=19), st.binary(min_size=8, max_size=8))
-def test_key_reads_past_the_bytes_only_to_mask_it_off(raw: bytes, after: bytes) -> None:
-    """The key's word read whole (running on into other bytes, masked) or
-    byte by byte (at the buffer's end) is the same; only the length and
-    first eight bytes count."""
-    want = key_of(raw, 0, len(raw), len(raw))
-    assert key_of(b"xy" + raw + after, 2, len(raw), len(raw) + 10) == want
-    assert key_of(raw[:8] + bytes(len(raw[8:])), 0, len(raw), len(raw)) == want
-
-
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.text(alphabet="ab\u0120\u2581\udcff\u00e9\U0001f642", min_size=1, max_size=5),
                           st.text(alphabet="ab\u0120\u2581\udcff\u00e9\U0001f642", min_size=1, max_size=5)),
@@ -238,25 +226,3 @@ def test_pieces_index_answers_as_the_vocabulary(path: str) -> None:
     for t in texts[:: max(1, len(texts) // 4000)] + probes:
         assert ix.find_text(t) == last.get(t, -1) == tok.t2i.find(t), t  # type: ignore[attr-defined]
         assert tok.piece_id("<" + t + ">", 1, 1 + len(t)) == last.get(t, -1)  # type: ignore[attr-defined]
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.text(alphabet="ab\u0120\u2581\udcff\u00e9\U0001f642", max_size=10), min_size=1, max_size=60),
-       st.lists(st.text(alphabet="ab\u0120\u2581\udcff\u00e9\U0001f642", max_size=10), max_size=20))
-def test_pieces_index_takes_the_last_duplicate_and_leaves_out_empty_pieces(pieces: list[str],
-                                                                         probes: list[str]) -> None:
-    items = [p.encode("utf-8", "surrogateescape") for p in pieces]
-    texts = [x.decode("utf-8", "surrogateescape") for x in items]
-    last = {t: i for i, t in enumerate(texts) if t}
-    region, starts, end = string_array(items).raw()  # type: ignore[misc]
-    ix = BytesIndex(region, starts, end, True)
-    for t in texts + probes:
-        assert ix.find_text(t) == last.get(t, -1)
-        assert ix.get("x" + t + "y", 1, 1 + len(t)) == last.get(t, -1)
-
-
-def test_arrays_an_entry_cannot_address_are_not_indexed() -> None:
-    """An entry packs a string's offset and a link: arrays past either
-    keep the dict of every merge (and the vocabulary's own piece index)."""
-    assert indexable(280_147, 8_000_000) and indexable((1 << 27) - 2, (1 << 36) - 1)
-    assert not indexable(1 << 27, 100) and not indexable(10, 1 << 36)

@@ -1,0 +1,465 @@
+"""Text -> index of the strings of an undecoded :class:`StringArray`, from
+their bytes where the file holds them: a native hash table (compiled).
+
+Decoding a large vocabulary's strings to key a dict by them is most of a
+first encode: for gemma-4's 515k merges ~110 ms to decode and ~110 ms to
+insert; for llama-bpe's pieces 111M of a 336M-instruction first encode of
+0.11 MB; for bert-bge 26.5M (over a quarter). A :class:`BytesIndex` is made
+instead in one pass over the length prefixes: each string's length and
+first eight bytes make a key (:func:`key_of`), and the strings are chained
+by key, no ``str`` made. A lookup keys the UTF-8 of the text's code points
+where they lie (no slice, no encode) and compares them with each string of
+that key. BPE ranks merges with it (the first of duplicates wins, as in
+llama.cpp) and looks pieces up in it (the last duplicate wins, as
+``token_to_id``; empty pieces are left out); WPM asks it for the longest
+piece at a position (:meth:`BytesIndex.longest`).
+
+Equal bytes are equal texts: the array decodes a string's bytes as UTF-8
+with ``surrogateescape``, which maps distinct byte strings to distinct
+texts; a query with surrogates is encoded back the same way and checked
+(:meth:`BytesIndex.find_text`). The pure-Python build walks bytes ~50x
+slower than compiled code: callers keep their dicts there
+(:data:`NATIVE`), and :func:`piece_lookup` answers from one.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Optional, Sequence, final
+
+from librt.strings import BytesWriter, read_i64_le, write_i64_le
+from librt.vecs import append, extend, vec
+from mypy_extensions import i32, i64
+
+from .frozen import as_tuple
+from .gil import offer_gil
+from .string_array import StringArray
+
+NATIVE: Final = not __file__.endswith(".py")
+"""Whether this module is compiled (see the module doc)."""
+_M32: Final = 0xFFFFFFFF
+_MUL: Final = 0x5BD1E995  # below 2**31: a 32-bit value times it stays below 2**63
+_LOW7: Final = (1 << 56) - 1
+"""Seven low bytes: shifted down for fewer (mypyc shifts a literal 1, even
+``i64(1)``, as a 32-bit C int)."""
+_LINK_BITS: Final = 27
+_LINK_MASK: Final = (1 << 27) - 1
+
+
+def key_of(buf: bytes, pos: i64, n: i64, size: i64) -> i64:
+    """The 32-bit key of the ``n`` bytes at ``pos`` of ``buf`` (of ``size``
+    bytes): their length and first eight bytes (fewer padded with zeros),
+    mixed by multiplies and shifts. One read of the bytes, whatever their
+    length: the word may run on into the next string's length prefix
+    (masked off), or, at the very end of the buffer, is gathered byte by
+    byte. Strings that share their length and first eight bytes share a
+    key; a lookup compares the bytes."""
+    first: i64 = 0
+    if n >= 8:
+        first = read_i64_le(buf, pos)
+    elif n > 0:
+        if pos + 8 <= size:
+            first = read_i64_le(buf, pos) & (_LOW7 >> (8 * (7 - n)))
+        else:
+            first = key_first(buf, pos, n)
+    return _mix(n, first & _M32, (first >> 32) & _M32)
+
+
+def _mix(n: i64, lo: i64, hi: i64) -> i64:
+    """The key of ``n`` bytes whose first eight are ``lo`` (four low) and
+    ``hi`` (the next four), zero-padded."""
+    t = ((n & _M32) ^ lo) * _MUL
+    h = (t ^ (t >> 29)) & _M32
+    t = (h ^ hi) * _MUL
+    return (t ^ (t >> 29)) & _M32
+
+
+def key_first(buf: bytes, pos: i64, n: i64) -> i64:
+    """The ``n`` (< 8) bytes at ``pos`` as a little-endian word, gathered
+    one by one (at the very end of ``buf``)."""
+    first: i64 = 0
+    k: i64 = 0
+    while k < n:
+        first |= i64(buf[pos + k]) << (8 * k)
+        k += 1
+    return first
+
+
+def _decode(raw: bytes) -> str:
+    try:
+        # the strict decoder's fast path: the same text whenever it
+        # succeeds (naming an error handler takes the slow codec lookup)
+        return raw.decode()
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "surrogateescape")
+
+
+_ZERO_RUN: Final = 4096
+_ZEROS: vec[i32] = vec[i32]()
+
+
+def _zeros(size: i64) -> vec[i32]:
+    """``size`` (a power of two) zeros: copied in from a run of zeros made
+    once, into a vector made with that capacity (appended one at a time,
+    they were a quarter of the table's instructions; numpy's zeros copied
+    in touched twice the fresh memory)."""
+    global _ZEROS
+    run = _ZEROS
+    if len(run) == 0:
+        k: i64 = 0
+        while k < _ZERO_RUN:
+            run = append(run, 0)
+            k += 1
+        _ZEROS = run
+    out = vec[i32](capacity=size)
+    if size < _ZERO_RUN:
+        return extend(out, run[0:size])
+    done: i64 = 0
+    while done < size:
+        out = extend(out, run)
+        done += _ZERO_RUN
+    return out
+
+
+def _utf8(cp: i64) -> i64:
+    """The UTF-8 bytes of code point ``cp`` (no surrogate), little-endian,
+    with their count << 32."""
+    if cp < 0x80:
+        return cp | (1 << 32)
+    if cp < 0x800:
+        return (0xC0 | (cp >> 6)) | ((0x80 | (cp & 0x3F)) << 8) | (2 << 32)
+    if cp < 0x10000:
+        return ((0xE0 | (cp >> 12)) | ((0x80 | ((cp >> 6) & 0x3F)) << 8) | ((0x80 | (cp & 0x3F)) << 16)
+                | (3 << 32))
+    return ((0xF0 | (cp >> 18)) | ((0x80 | ((cp >> 12) & 0x3F)) << 8) | ((0x80 | ((cp >> 6) & 0x3F)) << 16)
+            | ((0x80 | (cp & 0x3F)) << 24) | (4 << 32))
+
+
+def _spells(region: bytes, p: i64, s: str, a: i64, b: i64, c: i64, space: bool) -> bool:
+    """Whether the bytes at ``p`` (as many as the text has) are the UTF-8
+    of ``s[a:b]``, a space if ``space``, ``s[b:c]`` (no surrogates)."""
+    x = a
+    pending = space
+    while True:
+        cp: i64 = 0
+        if pending and x == b:
+            cp = 0x20
+            pending = False
+        elif x < c:
+            cp = ord(s[x])
+            x += 1
+        else:
+            return True
+        enc = _utf8(cp)
+        width = enc >> 32
+        k: i64 = 0
+        while k < width:
+            if i64(region[p]) != (enc >> (8 * k)) & 0xFF:
+                return False
+            p += 1
+            k += 1
+
+
+def indexable(n: i64, region_size: i64) -> bool:
+    """Whether a :class:`BytesIndex` holds ``n`` strings in a region of
+    ``region_size`` bytes (an entry packs an offset and a link)."""
+    return n < _LINK_MASK and region_size < (1 << (63 - _LINK_BITS))
+
+
+@final
+class BytesIndex:
+    """Text -> index of ``n`` strings stored as in a :class:`StringArray`
+    (each an 8-byte little-endian length and its bytes, the first at
+    ``first``, all before ``end``): see the module doc. ``pieces``: the
+    last of duplicates wins and empty strings are left out (a vocabulary's
+    pieces), else the first wins (merges). Never changed once made:
+    threads read it without a lock.
+
+    Chained by key: ``heads`` holds, per slot, the last string (+ 1) of
+    the slot's chain, and ``ents`` each string's offset in the region and
+    the string before it in the chain: ``offset << 27 | link + 1``.
+    Made in one walk over the length prefixes, appending one entry per
+    string and touching one slot. Fresh memory is what it costs most on a
+    virtual machine (each page faulted in): the bytes of a copy of the
+    array's offsets and of a key per string were ~3 ms of llama-bpe's
+    ~12 ms of tables; this holds 8 bytes a string and 2 a slot.
+
+    ``table``: answers from a dict instead (the pure-Python build's piece
+    lookup, :func:`piece_lookup`; the bytes are then not indexed)."""
+
+    def __init__(self, region: bytes, first: i64, end: i64, n: i64, pieces: bool,
+                 table: Optional[dict[str, int]] = None) -> None:
+        if not indexable(n, len(region)):
+            raise ValueError("string array too large to index")
+        self.region = region
+        self.pieces = pieces
+        self.table = table
+        if table is not None:
+            n = 0
+        size: i64 = 16
+        while 2 * size < n:
+            size *= 2
+        self.mask: i64 = size - 1
+        self.heads = _zeros(size)
+        self.ents = vec[i64](capacity=max(n, 1))
+        self._fill(n, first, end)
+
+    def _fill(self, n: i64, first_at: i64, end: i64) -> None:
+        region = self.region
+        size: i64 = len(region)
+        heads = self.heads
+        ents = self.ents
+        mask = self.mask
+        pieces = self.pieces
+        p = first_at
+        i: i64 = 0
+        while i < n:
+            if p + 8 > end:
+                raise ValueError("string array shorter than its count")
+            a = p + 8
+            ln = read_i64_le(region, p)
+            if ln < 0 or ln > end - a:
+                raise ValueError("string length past the array")
+            link: i64 = 0
+            if ln > 0 or not pieces:
+                # key_of(region, a, ln, size), written out: a call per
+                # string was a tenth of the table
+                first: i64 = 0
+                if ln >= 8:
+                    first = read_i64_le(region, a)
+                elif a + 8 <= size:
+                    first = read_i64_le(region, a) & (_LOW7 >> (8 * (7 - ln)))
+                elif ln > 0:
+                    first = key_first(region, a, ln)
+                t = ((ln & _M32) ^ (first & _M32)) * _MUL
+                h = (t ^ (t >> 29)) & _M32
+                t = (h ^ ((first >> 32) & _M32)) * _MUL
+                s = ((t ^ (t >> 29)) & _M32) & mask
+                link = i64(heads[s])
+                heads[s] = i32(i + 1)
+            ents = append(ents, (p << _LINK_BITS) | link)
+            p = a + ln
+            i += 1
+            if i & 0x3FFF == 0:
+                offer_gil()  # built when the first text needs it, maybe in a worker
+        self.ents = ents
+
+    def get(self, s: str, start: i64, end: i64) -> i64:
+        """The index of the string ``s[start:end]``, or -1."""
+        table = self.table
+        if table is not None:
+            return table.get(s[start:end], -1) if end > start else -1
+        return self.find(s, start, end, end, False)
+
+    def find(self, s: str, a: i64, b: i64, c: i64, space: bool) -> i64:
+        """The index of the string ``s[a:b] + " " + s[b:c]`` (``space``)
+        or ``s[a:c]``, or -1: keyed and compared from the code points where
+        they lie (slicing, joining and encoding the text were half of a
+        pair's lookup); a text with surrogates goes the long way."""
+        lo: i64 = 0  # the first eight bytes
+        hi: i64 = 0
+        n: i64 = 0
+        x = a
+        pending = space
+        while True:
+            cp: i64 = 0
+            if pending and x == b:
+                cp = 0x20
+                pending = False
+            elif x < c:
+                cp = ord(s[x])
+                x += 1
+            else:
+                break
+            if 0xD800 <= cp < 0xE000:
+                return self.find_text(s[a:b] + " " + s[b:c] if space else s[a:c])
+            enc = _utf8(cp)
+            width = enc >> 32
+            k: i64 = 0
+            while k < width:
+                if n < 4:
+                    lo |= ((enc >> (8 * k)) & 0xFF) << (8 * n)
+                elif n < 8:
+                    hi |= ((enc >> (8 * k)) & 0xFF) << (8 * (n - 4))
+                n += 1
+                k += 1
+        # the chain walked here, as in _walk (a call per lookup was a sixth
+        # of BPE's pair lookups)
+        region = self.region
+        ents = self.ents
+        last_wins = self.pieces
+        found: i64 = -1
+        t = ((n & _M32) ^ lo) * _MUL  # _mix(n, lo, hi), written out
+        h = (t ^ (t >> 29)) & _M32
+        t = (h ^ hi) * _MUL
+        j: i64 = i64(self.heads[((t ^ (t >> 29)) & _M32) & self.mask]) - 1
+        while j >= 0:
+            e = ents[j]
+            pos = e >> _LINK_BITS
+            if read_i64_le(region, pos) == n and _spells(region, pos + 8, s, a, b, c, space):
+                found = j
+                if last_wins:
+                    return j
+            j = (e & _LINK_MASK) - 1
+        return found
+
+    def _walk(self, key: i64, n: i64, s: str, a: i64, b: i64, c: i64, space: bool) -> i64:
+        """The index of the ``n``-byte string of key ``key`` that spells
+        the text :meth:`find` describes, or -1. A chain runs from the
+        latest string back: the last duplicate is met first."""
+        region = self.region
+        ents = self.ents
+        last_wins = self.pieces
+        found: i64 = -1
+        j: i64 = i64(self.heads[key & self.mask]) - 1
+        while j >= 0:
+            e = ents[j]
+            pos = e >> _LINK_BITS
+            if read_i64_le(region, pos) == n and _spells(region, pos + 8, s, a, b, c, space):
+                found = j
+                if last_wins:
+                    return j
+            j = (e & _LINK_MASK) - 1
+        return found
+
+    def longest(self, s: str, start: i64, stop: i64) -> i64:
+        """The longest string ``s[start:j]`` with ``start < j <= stop``, as
+        ``j << 32 | index`` (-1: none). One pass over the characters gives
+        every prefix's byte count and the first eight bytes, which is all a
+        prefix's key needs: each candidate end is then a key and a chain
+        (asking :meth:`get` for each end walked the same characters again,
+        ~11 lookups a new word on bert-bge)."""
+        if stop <= start:
+            return -1
+        table = self.table
+        if table is not None:
+            while stop > start:
+                tid = table.get(s[start:stop], -1)
+                if tid >= 0:
+                    return (stop << 32) | tid
+                stop -= 1
+            return -1
+        counts = vec[i64](capacity=stop - start)
+        lo: i64 = 0
+        hi: i64 = 0
+        n: i64 = 0
+        j = start
+        while j < stop:
+            cp: i64 = ord(s[j])
+            if 0xD800 <= cp < 0xE000:
+                break
+            enc = _utf8(cp)
+            width = enc >> 32
+            k: i64 = 0
+            while k < width and n < 8:
+                if n < 4:
+                    lo |= ((enc >> (8 * k)) & 0xFF) << (8 * n)
+                else:
+                    hi |= ((enc >> (8 * k)) & 0xFF) << (8 * (n - 4))
+                n += 1
+                k += 1
+            n += width - k
+            counts = append(counts, n)
+            j += 1
+        # the prefixes through a surrogate (j stopped there): the long way
+        e = stop
+        while e > j:
+            r = self.find_text(s[start:e])
+            if r >= 0:
+                return (e << 32) | r
+            e -= 1
+        m: i64 = len(counts)
+        while m > 0:
+            nb = counts[m - 1]
+            end = start + m
+            r = -1
+            if nb >= 8:
+                r = self._walk(_mix(nb, lo, hi), nb, s, start, end, end, False)
+            elif nb > 4:
+                r = self._walk(_mix(nb, lo, hi & (_LOW7 >> (8 * (11 - nb)))), nb, s, start, end, end, False)
+            else:
+                r = self._walk(_mix(nb, lo & (_LOW7 >> (8 * (7 - nb))), 0), nb, s, start, end, end, False)
+            if r >= 0:
+                return (end << 32) | r
+            m -= 1
+        return -1
+
+    def find_text(self, text: str) -> i64:
+        """The index of the string ``text``, or -1."""
+        table = self.table
+        if table is not None:
+            return table.get(text, -1) if text else -1
+        escaped = False
+        try:
+            q = text.encode()
+        except UnicodeEncodeError:
+            # surrogates: the bytes the array's decoder gives them back as,
+            # if any (others match no string)
+            try:
+                q = text.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:
+                return -1
+            escaped = True
+        n: i64 = len(q)
+        region = self.region
+        ents = self.ents
+        last_wins = self.pieces
+        found: i64 = -1
+        j: i64 = i64(self.heads[key_of(q, 0, n, n) & self.mask]) - 1
+        while j >= 0:
+            e = ents[j]
+            pos = e >> _LINK_BITS
+            if read_i64_le(region, pos) == n and region[pos + 8:pos + 8 + n] == q:
+                # equal bytes are equal texts, unless the text's escaped
+                # bytes spell valid UTF-8 (which the decoder gives back as
+                # characters)
+                if escaped and _decode(q) != text:
+                    return -1
+                found = j
+                if last_wins:
+                    return j
+            j = (e & _LINK_MASK) - 1
+        return found
+
+
+def raw_index(strings: Sequence[str], pieces: bool) -> Optional[BytesIndex]:
+    """A :class:`BytesIndex` over the bytes of ``strings`` while they are
+    an undecoded :class:`StringArray` a table can address, else None."""
+    if not isinstance(strings, StringArray) or len(strings) == 0:
+        return None
+    raw = strings.raw()
+    if raw is None or not indexable(len(strings), len(raw[0])):
+        return None
+    region, starts, end = raw
+    return BytesIndex(region, int(starts[0]), end, len(strings), pieces)
+
+
+def piece_lookup(pieces: Sequence[str]) -> BytesIndex:
+    """Piece text -> id of a vocabulary's pieces (the last duplicate
+    wins, empty pieces left out): over the file's own bytes while they are
+    undecoded, else over the pieces encoded again; from a dict in the
+    pure-Python build (see the module doc)."""
+    if not NATIVE:
+        # (decoded in one go; the last duplicate wins)
+        table = {p: i for i, p in enumerate(as_tuple(pieces)) if p}
+        return BytesIndex(b"", 0, 0, 0, True, table)
+    ix = raw_index(pieces, True)
+    if ix is not None:
+        return ix
+    w = BytesWriter()
+    for p in pieces:
+        try:
+            data = p.encode()
+        except UnicodeEncodeError:
+            # surrogates: left out unless they are escaped bytes that decode
+            # back to the piece (else the bytes would answer for another
+            # text); no text holds them (Model.encode replaces them)
+            try:
+                data = p.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:
+                data = b""
+            if _decode(data) != p:
+                data = b""
+        write_i64_le(w, len(data))
+        w.write(data)
+    buf = w.getvalue()
+    return BytesIndex(buf, 0, len(buf), len(pieces), True)
