@@ -184,6 +184,9 @@ def _sparse_char_columns(cont: bytes, starts: vec[i64],
         e = y - b
         cs = append(cs, s)
         ce = append(ce, e)
+        # the groups, as _groups and _char_columns keep them: written out in
+        # each walk, since a call per token (mypyc inlines none) is what
+        # these walks exist to save
         if s < e:
             if prev >= 0 and s < prev_end:
                 if len(groups) == 0:
