@@ -126,10 +126,10 @@ def test_key_reads_past_the_bytes_only_to_mask_it_off(raw: bytes, after: bytes) 
 
 
 def test_arrays_an_entry_cannot_address_are_not_indexed() -> None:
-    """An entry packs a string's offset and a link: arrays past either
-    are left to the callers' dicts."""
-    assert indexable(280_147, 8_000_000) and indexable((1 << 27) - 2, (1 << 36) - 1)
-    assert not indexable(1 << 27, 100) and not indexable(10, 1 << 36)
+    """An entry packs a string's offset, a tag and a link: arrays past
+    either are left to the callers' dicts."""
+    assert indexable(280_147, 8_000_000) and indexable((1 << 24) - 2, (1 << 31) - 1)
+    assert not indexable(1 << 24, 100) and not indexable(10, 1 << 31)
     assert raw_index(("a", "b"), True) is None and raw_index(string_array([]), False) is None
 
 
