@@ -126,10 +126,10 @@ def test_key_reads_past_the_bytes_only_to_mask_it_off(raw: bytes, after: bytes) 
 
 
 def test_arrays_an_entry_cannot_address_are_not_indexed() -> None:
-    """An entry packs a string's offset and a link: arrays past either
-    are left to the callers' dicts."""
-    assert indexable(280_147, 8_000_000) and indexable((1 << 27) - 2, (1 << 36) - 1)
-    assert not indexable(1 << 27, 100) and not indexable(10, 1 << 36)
+    """An entry packs a string's offset, a tag and a link: arrays past
+    either are left to the callers' dicts."""
+    assert indexable(280_147, 8_000_000) and indexable((1 << 24) - 2, (1 << 31) - 1)
+    assert not indexable(1 << 24, 100) and not indexable(10, 1 << 31)
     assert raw_index(("a", "b"), True) is None and raw_index(string_array([]), False) is None
 
 
@@ -145,3 +145,17 @@ def test_bert_bge_pieces_found_at_their_last_id(ref_model: Callable[[str], Model
     w = "▁tokenizers"
     hit = index.longest(w, 0, len(w))
     assert (hit >> 32, texts[hit & 0xFFFFFFFF]) == (6, "▁token")
+
+
+def test_crowded_chains_find_every_string_and_no_other() -> None:
+    """Two strings a slot on average, all of one length: a chain is
+    walked past entries of other keys (their tags differ) and of the same
+    key (their bytes differ) to the one asked for."""
+    items = [f"w{i:05d}".encode() for i in range(3000)] + [b"w00007"]
+    index = _index(items, b"", False)
+    texts = [b.decode() for b in items]
+    assert [index.get(t, 0, len(t)) for t in texts[:3000]] == list(range(3000))
+    assert index.get("w00007", 0, 6) == 7  # the first duplicate (merges)
+    assert all(index.get(f"x{i:05d}", 0, 6) == -1 for i in range(3000))
+    assert index.find("aw00012z", 1, 4, 7, False) == 12 and index.find("w00012", 0, 3, 6, True) == -1
+    assert _index(items, b"", True).get("w00007", 0, 6) == 3000  # the last (pieces)
