@@ -22,17 +22,22 @@ LARGE_BLOCK = 1 << 20
 _mapped = False
 
 
+def _glibc(name: str) -> object:
+    """glibc's function ``name``, or False where there is none."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        return getattr(ctypes.CDLL("libc.so.6"), name)
+    except (OSError, AttributeError):
+        return False
+
+
 def trim_heap() -> None:
     """Return free heap pages to the OS (glibc only; a few milliseconds)."""
     global _trim
     with _lock:
         if _trim is None:
-            _trim = False
-            if sys.platform.startswith("linux"):
-                try:
-                    _trim = ctypes.CDLL("libc.so.6").malloc_trim
-                except (OSError, AttributeError):
-                    pass
+            _trim = _glibc("malloc_trim")
         fn = _trim
     if fn:
         fn(0)  # type: ignore[operator]
@@ -55,11 +60,7 @@ def map_large_blocks() -> bool:
     """
     global _mapped
     with _lock:
-        if _mapped or not sys.platform.startswith("linux"):
-            return _mapped
-        try:
-            mallopt = ctypes.CDLL("libc.so.6").mallopt
-        except (OSError, AttributeError):
-            return False
-        _mapped = bool(mallopt(_M_MMAP_THRESHOLD, LARGE_BLOCK))
+        if not _mapped:
+            mallopt = _glibc("mallopt")
+            _mapped = bool(mallopt and mallopt(_M_MMAP_THRESHOLD, LARGE_BLOCK))  # type: ignore[operator]
         return _mapped
