@@ -45,13 +45,12 @@ def char_spans(text: str, starts: list[int], ends: list[int]) -> tuple[list[int]
     return list(cols[0]), list(cols[1])
 
 
-Columns = tuple[Column, Column, Column, Column, Column]
-
-
-def span_columns(text: str, bstarts: vec[i64], bends: vec[i64]) -> Columns:
-    """``(starts, ends, byte_starts, byte_ends, groups)`` of an
-    :class:`~tokenprism.core.encoding.Encoding`, from the UTF-8 byte spans
-    of the tokens of ``text``: the byte columns, then :func:`char_columns`.
+def char_columns(text: str, bstarts: vec[i64], bends: vec[i64], bs: Column,
+                 be: Column) -> tuple[Column, Column, Column]:
+    """``(starts, ends, groups)`` of the tokens whose UTF-8 byte spans are
+    ``bstarts``/``bends`` (``bs``/``be``: their columns, which ASCII text's
+    char spans are): one walk along the spans for the char spans and the
+    groups (ASCII: one pass over the byte spans finds the groups).
 
     No int object is made per value: the columns are
     :class:`~tokenprism.core.encoding.IntColumn` arrays copied from native
@@ -59,18 +58,6 @@ def span_columns(text: str, bstarts: vec[i64], bends: vec[i64]) -> Columns:
     ungrouped tokens share one -1. Making and freeing an int per value
     (allocation, page faults, cache misses) was most of the core's time on
     long non-ASCII text."""
-    bs = as_column(bstarts)
-    be = as_column(bends)
-    cs, ce, groups = char_columns(text, bstarts, bends, bs, be)
-    return cs, ce, bs, be, groups
-
-
-def char_columns(text: str, bstarts: vec[i64], bends: vec[i64], bs: Column,
-                 be: Column) -> tuple[Column, Column, Column]:
-    """``(starts, ends, groups)`` of the tokens whose UTF-8 byte spans are
-    ``bstarts``/``bends`` (``bs``/``be``: their columns, which ASCII text's
-    char spans are): one walk along the spans for the char spans and the
-    groups (ASCII: one pass over the byte spans finds the groups)."""
     n = len(bstarts)
     if text.isascii():
         return bs, be, _group_column(_groups(bstarts, bends), n)

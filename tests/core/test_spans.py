@@ -10,7 +10,8 @@ from librt.vecs import vec
 from mypy_extensions import i64
 
 from tokenprism.core.encoding import IntColumn
-from tokenprism.core.spans import assign_groups, byte_to_char_spans, char_spans, span_columns
+from tokenprism.core.columns import as_column
+from tokenprism.core.spans import assign_groups, byte_to_char_spans, char_columns, char_spans
 
 # one character of every UTF-8 length, plus a lone surrogate (3 bytes with surrogatepass)
 _CHARS = st.sampled_from(["a", " ", "é", "€", "😀", "\ud800"])
@@ -50,6 +51,14 @@ def test_char_spans_far_out_of_order() -> None:
 def test_groups() -> None:
     # tokens 1-3 share character 1; token 4 is empty (a BOS-like token)
     assert assign_groups([0, 1, 1, 1, 2, 2], [1, 2, 2, 2, 3, 2]) == [-1, 1, 1, 1, -1, -1]
+
+
+def span_columns(text: str, bstarts: vec[i64], bends: vec[i64]) -> tuple[object, ...]:
+    """An encoding's five span columns as ``pipeline.encode_segments``
+    makes them: the byte spans' columns, then :func:`char_columns`."""
+    bs, be = as_column(bstarts), as_column(bends)
+    cs, ce, groups = char_columns(text, bstarts, bends, bs, be)
+    return cs, ce, bs, be, groups
 
 
 @settings(max_examples=400, deadline=None)

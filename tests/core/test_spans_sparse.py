@@ -11,7 +11,9 @@ from librt.vecs import vec
 from mypy_extensions import i64
 
 from tokenprism.core.spans import (
-    _char_columns, _sparse_char_columns, assign_groups, byte_to_char_spans, continuation_bytes, span_columns)
+    _char_columns, _sparse_char_columns, assign_groups, byte_to_char_spans, continuation_bytes)
+
+from tests.core.test_spans import span_columns
 
 # mostly ASCII with some of every UTF-8 length and a lone surrogate (3 bytes)
 _CHARS = st.sampled_from(["a", "b", " ", "\n", "é", "€", "😀", "\ud800"])
