@@ -40,8 +40,8 @@ from .spans import char_columns
 from .special import Segment, segments
 from .tokenizer import Tokenizer, TokenizerConfig
 
-__all__ = ["ByteColumns", "CharSpans", "SpanColumns", "encode_bytes", "encode_segments", "end_columns", "extend_shifted", "segments", "special_ends",
-           "with_special_ends"]
+__all__ = ["ByteColumns", "CharSpans", "SpanColumns", "encode_bytes", "encode_segments", "end_columns",
+           "extend_shifted", "segments", "special_ends", "with_special_ends"]
 
 
 class SpanColumns(NamedTuple):
