@@ -28,7 +28,7 @@ import re
 import threading
 from typing import TYPE_CHECKING, Final, Optional, cast
 
-from librt.vecs import vec
+from librt.vecs import append, vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
@@ -94,9 +94,9 @@ class WordResult:
     n: i64
     nbytes: int
 
-    def __init__(self, ids: list[int], starts: list[int], ends: list[int], nbytes: int) -> None:
-        self.cols = packed(ids, starts, ends)
-        self.n = len(ids)
+    def __init__(self, cols: vec[i64], nbytes: int) -> None:
+        self.cols = cols
+        self.n = len(cols) // 3
         self.nbytes = nbytes
 
     @property
@@ -162,7 +162,7 @@ class BpeTokenizer:
         # the merge loop of byte-level words (see _pair_rank)
         self._rank_cache = PairCache(len(vocab.pieces), len(vocab.merges))
         self._join_cache = PairCache(len(vocab.pieces), len(vocab.pieces))
-        self._byte_ids: Optional[list[int]] = None
+        self._byte_ids: Optional[vec[i64]] = None
         self.dna_oov: int = self.t2i.find("<oov>") if model == "hybriddna" else -1
 
         defaults = dict(pt.MODEL_DEFAULT_SPECIAL.get(model, {}))
@@ -213,11 +213,11 @@ class BpeTokenizer:
             return ix.find(s, start, end, end, False)  # (get, less its check for a dict)
         return self.t2i.get(s, start, end)
 
-    def byte_ids(self) -> list[int]:
+    def byte_ids(self) -> vec[i64]:
         """The ids of the 256 byte glyphs of a byte-level vocabulary."""
         b = self._byte_ids
         if b is None:
-            b = [self.piece_id(g, 0, 1) for g in BYTE_GLYPHS]
+            b = vec[i64]([self.piece_id(g, 0, 1) for g in BYTE_GLYPHS])
             self._byte_ids = b
         return b
 
@@ -292,18 +292,18 @@ class BpeTokenizer:
 
     # ------------------------------------------------------------ merging
 
-    def _merge(self, g: str, sym: list[int]) -> list[int]:
+    def _merge(self, g: str, sym: vec[i64]) -> vec[i64]:
         """llama.cpp's merges of the symbols of ``g`` (one character each,
         with tokens ``sym``, -1: none): turns ``sym`` into each final
         symbol's token, indexed by its first character, and returns the
         links to the next final symbol (-1 ends). Short words merge by token
         ids (:meth:`_merge_ids`), long ones with llama.cpp's queue
         (:meth:`merge_heap`)."""
-        n = len(g)
+        n: i64 = len(g)
         if n < _HEAP_MIN:
             return self._merge_ids(g, sym)
-        nxt = [-1] * n
-        pos = 0
+        nxt = _run(n, -1, 0)
+        pos: i64 = 0
         for piece in self.merge_heap(g):
             end = pos + len(piece)
             nxt[pos] = end if end < n else -1
@@ -374,42 +374,48 @@ class BpeTokenizer:
         if self.ignore_merges:
             tid = self.piece_id(glyphs, 0, len(glyphs))
             if tid >= 0:
-                return WordResult([tid], [0], [nbytes], nbytes)
-        ids: list[int] = []
-        starts: list[int] = []
-        ends: list[int] = []
+                return WordResult(_one(tid, 0, nbytes), nbytes)
         if nbytes == 0:
-            return WordResult(ids, starts, ends, 0)
+            return WordResult(vec[i64](), 0)
+        # native vectors end to end (lists of int objects were a third of
+        # a new word's instructions: boxing, list reads and writes, frees)
         byte_ids = self.byte_ids()
-        sym = [byte_ids[b] for b in raw]
+        sym = vec[i64](capacity=nbytes)
+        k: i64 = 0
+        while k < nbytes:
+            sym = append(sym, byte_ids[raw[k]])
+            k += 1
         nxt = self._merge(glyphs, sym)
+        count: i64 = 0
+        i: i64 = 0
+        while i >= 0:
+            count += 1
+            i = nxt[i]
+        cols = vec[i64](capacity=3 * count)
         i = 0
         while i >= 0:
             j = nxt[i]
             e = nbytes if j < 0 else j
             t = sym[i]
             if t >= 0:
-                ids.append(t)
-                starts.append(i)
-                ends.append(e)
+                cols = append(append(append(cols, t), i), e)
             else:
-                self._symbol(glyphs[i:e], i, ids, starts, ends)
+                cols = self._symbol(glyphs[i:e], i, cols)
             i = j
-        return WordResult(ids, starts, ends, nbytes)
+        return WordResult(cols, nbytes)
 
-    def _symbol(self, s: str, pos: int, ids: list[int], starts: list[int], ends: list[int]) -> None:
-        """Append the final byte-level symbol ``s``, which no token spells
-        and which starts at byte ``pos`` of its word: llama.cpp looks up
-        each UTF-8 byte of its glyphs."""
+    def _symbol(self, s: str, pos: i64, cols: vec[i64]) -> vec[i64]:
+        """``cols`` with the final byte-level symbol ``s`` appended, which no
+        token spells and which starts at byte ``pos`` of its word: llama.cpp
+        looks up each UTF-8 byte of its glyphs."""
         for k in range(len(s)):
             for b in s[k].encode("utf-8", "surrogateescape"):
                 bt = self.piece_id(_RAW_BYTE_TEXT[b], 0, 1)
                 if bt >= 0:
-                    ids.append(bt)
-                    starts.append(pos + k)
-                    ends.append(pos + k + 1)
+                    cols = append(append(append(cols, bt), pos + k), pos + k + 1)
+        return cols
 
-    def _merge_ids(self, g: str, sym: list[int]) -> list[int]:
+    def _merge_ids(self, g: str, sym: vec[i64]) -> vec[i64]:
         """:meth:`_merge` of a short word.
 
         A symbol is its token plus its neighbours: symbol ``i`` starts at
@@ -418,17 +424,19 @@ class BpeTokenizer:
         come from caches keyed by the two tokens (:meth:`_pair_rank`); a
         step walks the list of ranks for the lowest, leftmost first, which
         is the pair llama.cpp's queue pops next."""
-        n = len(g)
-        nxt = list(range(1, n + 1))
+        n: i64 = len(g)
+        nxt = _run(n, 1, 1)
         nxt[n - 1] = -1
-        prv = list(range(-1, n - 1))
-        # -1: no pair there (a rank stored in a list is an int object, and
-        # -1 is one CPython shares, where a big "none" was made anew each time)
-        rank = [self._pair_rank(g, i, i + 1, i + 2, sym[i], sym[i + 1]) for i in range(n - 1)]
-        rank.append(-1)
+        prv = _run(n, -1, 1)
+        rank = vec[i64](capacity=n)  # -1: no pair there
+        i: i64 = 0
+        while i < n - 1:
+            rank = append(rank, self._pair_rank(g, i, i + 1, i + 2, sym[i], sym[i + 1]))
+            i += 1
+        rank = append(rank, -1)
         while True:
-            best = -1
-            left = -1
+            best: i64 = -1
+            left: i64 = -1
             for i in range(n - 1):
                 r = rank[i]
                 if r >= 0 and (r < best or best < 0):
@@ -468,7 +476,7 @@ class BpeTokenizer:
             cache.put(lid, rid, t)
         return t
 
-    def _pair_rank(self, g: str, i: int, j: int, k: int, lid: int, rid: int) -> int:
+    def _pair_rank(self, g: str, i: i64, j: i64, k: i64, lid: i64, rid: i64) -> i64:
         """The merge rank of the symbols ``g[i:j]`` (token ``lid``) and
         ``g[j:k]`` (token ``rid``), or -1 when none joins them; kept by the
         two ids (``core.pair_cache``) when both are tokens."""
@@ -482,7 +490,7 @@ class BpeTokenizer:
                 cache.put(lid, rid, r)
         return r
 
-    def _text_rank(self, g: str, i: int, j: int, k: int) -> int:
+    def _text_rank(self, g: str, i: i64, j: i64, k: i64) -> i64:
         """The rank of the pair ``g[i:j]``, ``g[j:k]`` by its merge text, or
         -1 (also for a pair holding a space where ``check_space``)."""
         if self.check_space and g.find(" ", i, k) >= 0:
@@ -498,7 +506,7 @@ class BpeTokenizer:
         if self.ignore_merges or (self.newline_fix and esc.strip("\n") == ""):
             tid = self.piece_id(esc, 0, len(esc))
             if tid >= 0:
-                return WordResult([tid], [0], [nbytes], nbytes)
+                return WordResult(_one(tid, 0, nbytes), nbytes)
         # byte offset of each char of the word
         offs: list[int] = []
         if not is_ascii:
@@ -510,18 +518,22 @@ class BpeTokenizer:
         ids: list[int] = []
         starts: list[int] = []
         ends: list[int] = []
-        n = len(esc)
+        n: i64 = len(esc)
         if n == 0:
-            return WordResult(ids, starts, ends, nbytes)
-        sym = [self.piece_id(esc, i, i + 1) for i in range(n)]
+            return WordResult(vec[i64](), nbytes)
+        sym = vec[i64](capacity=n)
+        k: i64 = 0
+        while k < n:
+            sym = append(sym, self.piece_id(esc, k, k + 1))
+            k += 1
         nxt = self._merge(esc, sym)
-        i = 0
+        i: i64 = 0
         while i >= 0:
             j = nxt[i]
             e = n if j < 0 else j
             self._symbol_utf8(word, esc[i:e], sym[i], i, offs, ids, starts, ends)
             i = j
-        return WordResult(ids, starts, ends, nbytes)
+        return WordResult(packed(ids, starts, ends), nbytes)
 
     def _symbol_utf8(self, word: str, s: str, tid: int, pos: int, offs: list[int],
                      ids: list[int], starts: list[int], ends: list[int]) -> None:
@@ -795,6 +807,21 @@ class BpeTokenizer:
             ws = tab.whitespace
             return "".join([c if ord(c) in ws else chr(tab.tolower(ord(c))) for c in text])
         return text
+
+
+def _run(n: i64, first: i64, step: i64) -> vec[i64]:
+    """``first, first + step, ...``: ``n`` values."""
+    out = vec[i64](capacity=n)
+    k: i64 = 0
+    while k < n:
+        out = append(out, first + k * step)
+        k += 1
+    return out
+
+
+def _one(tid: i64, start: i64, end: i64) -> vec[i64]:
+    """The columns of one token."""
+    return append(append(append(vec[i64](capacity=3), tid), start), end)
 
 
 def decode_text(piece: str) -> bytes:

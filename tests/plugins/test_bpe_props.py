@@ -25,6 +25,8 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from librt.vecs import vec
+from mypy_extensions import i64
 
 from tests.refdata import VOCAB_DIR
 from tokenprism.core.vocab import token_table
@@ -180,7 +182,7 @@ def test_merge_heap_equals_scan(ref_model) -> None:  # type: ignore[no-untyped-d
 
 def _final_symbols(tok, w: str) -> list[str]:  # type: ignore[no-untyped-def]
     """The texts of the final symbols ``tok._merge`` leaves of ``w``."""
-    nxt = tok._merge(w, [token_table(tok.vocab).get(c, -1) for c in w])
+    nxt = tok._merge(w, vec[i64]([token_table(tok.vocab).get(c, -1) for c in w]))
     out = []
     i = 0
     while i >= 0:
