@@ -45,9 +45,9 @@ from .ranks import NATIVE_TABLES, RankTable, merges_containing
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
-_CACHE_LIMIT = 65_536
-_HEAP_MIN = 48  # words with at least this many symbols use the heap merge
-_SAFE_SPLIT_MIN = 256  # texts at least this long cut their words further (units)
+_CACHE_LIMIT: Final = 65_536
+_HEAP_MIN: Final = 48  # words with at least this many symbols use the heap merge
+_SAFE_SPLIT_MIN: Final = 256  # texts at least this long cut their words further (units)
 _ESCAPED_SPACE = "\u2581"
 _DNA_MARKER = "\ue000"
 _LINE_CUT_RE = re.compile("(?<=[!-~]\n)(?=[!-~])")
@@ -364,8 +364,8 @@ class BpeTokenizer:
     def word_bytelevel(self, word: str) -> WordResult:
         """Tokens of one pre-tokenized word of a GPT-2 byte-level vocabulary."""
         raw = word.encode("utf-8", "surrogatepass")
-        nbytes = len(raw)
-        if word.isascii() and word.isprintable():
+        nbytes: i64 = len(raw)
+        if _printable_ascii(raw, nbytes, len(word)):
             # only the space has a glyph of its own here; translate()
             # looks up every character in a dict (15 % of a word's time)
             glyphs = word.replace(" ", _SPACE_GLYPH)
@@ -616,12 +616,13 @@ class BpeTokenizer:
         million words is made (making and freeing it was ~a fifth of the
         first encode of 5 MB)."""
         data = self.splitter.collapsed_bytes(text)
+        tab = CLASS_TABLE  # (a global imported from another module: a dict lookup per word)
         n: i64 = len(text)
         pos: i64 = 0
         k: i64 = 0
         at: i64 = base
         while pos < n:
-            e = piece_end(kind, CLASS_TABLE, data, pos, n)
+            e = piece_end(kind, tab, data, pos, n)
             k += 1
             if k % _WORD_STEP == 0:
                 checkpoint(pos, n)  # (in characters: the words are not counted first)
@@ -807,6 +808,21 @@ class BpeTokenizer:
             ws = tab.whitespace
             return "".join([c if ord(c) in ws else chr(tab.tolower(ord(c))) for c in text])
         return text
+
+
+def _printable_ascii(raw: bytes, nbytes: i64, nchars: i64) -> bool:
+    """Whether the UTF-8 ``raw`` of a word of ``nchars`` characters is
+    printable ASCII, read natively (``str.isascii`` and ``isprintable``
+    are method calls from compiled code, ~800 instructions each)."""
+    if nbytes != nchars:
+        return False
+    k: i64 = 0
+    while k < nbytes:
+        b: i64 = raw[k]
+        if b < 0x20 or b > 0x7E:
+            return False
+        k += 1
+    return True
 
 
 def _run(n: i64, first: i64, step: i64) -> vec[i64]:
