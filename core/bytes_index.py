@@ -204,8 +204,8 @@ class BytesIndex:
     the slot's chain, and ``ents`` each string's offset in the region, its
     key's top byte and the string before it in the chain:
     ``offset << 32 | tag << 24 | link + 1``.
-    Made in one walk over the length prefixes, appending one entry per
-    string and touching one slot. Fresh memory is what it costs most on a
+    Made in one walk over the length prefixes, storing one entry per
+    string in place and touching one slot. Fresh memory is what it costs most on a
     virtual machine (each page faulted in): the bytes of a copy of the
     array's offsets and of a key per string were ~3 ms of llama-bpe's
     ~12 ms of tables; this holds 8 bytes a string and 2 a slot.

@@ -141,6 +141,8 @@ class UnicodeTables:
         self._cats: Optional[dict[int, Ranges]] = None
         self._collapsed: Optional[dict[int, Ranges]] = None
         self._collapse_bytes: Optional[npt.NDArray[np.uint8]] = None
+        self._collapse_raw = b""  # the same table as bytes (compiled code reads them)
+        self._memo = cs.new_memo()
 
     def categories(self) -> dict[int, Ranges]:
         """The code points of each category bit, as merged ranges."""
@@ -185,7 +187,10 @@ class UnicodeTables:
         """:func:`collapse_text` as the latin-1 bytes of its chars. Until the
         whole table is needed (a text of many distinct non-ASCII chars) the
         chars a text holds are classed one by one: the 1.1M-entry table took
-        ~15M instructions, most of a short text's split."""
+        ~15M instructions, most of a short text's split. Compiled, one
+        native pass over the characters (``custom_split.collapse``)."""
+        if NATIVE_CUSTOM_SPLIT:
+            return cs.collapse(text, self._memo, self.collapsed_rep, self._table_raw, self._collapse_raw)
         cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         table = self._collapse_bytes
         if table is not None or len(cps) < _SPARSE_MIN:
@@ -203,6 +208,14 @@ class UnicodeTables:
             reps = [self.collapsed_rep(c) for c in distinct.tolist()]
             out[far] = np.array(reps, dtype=np.uint8)[where]
         return out.tobytes()
+
+    def _table_raw(self) -> bytes:
+        """:meth:`collapse_bytes` as bytes (made once)."""
+        raw = self._collapse_raw
+        if not raw:
+            raw = self.collapse_bytes().tobytes()
+            self._collapse_raw = raw
+        return raw
 
     def collapsed_rep(self, cpt: int) -> int:
         """The char that stands for non-ASCII ``cpt`` in the collapsed text,
