@@ -17,7 +17,7 @@ compiled with mypyc; as pure Python it gives the same pieces, slower.
 
 from __future__ import annotations
 
-from typing import Callable, Final
+from typing import Callable, Final, final
 
 from librt.strings import BytesWriter
 from librt.vecs import append, vec
@@ -223,34 +223,56 @@ def collapse(text: str, memo: vec[i64], rep_of: Callable[[int], int], table_of: 
     code point the byte ``rep_of`` gives it (its class's), kept in ``memo``
     (direct-mapped: ``cp << 8 | byte``) or read from ``table`` (every code
     point's byte, ``table_of()``: asked for after :data:`_MEMO_MISSES`
-    misses, a text of many distinct characters). One native pass; numpy's
-    (the text as UTF-32, masks, a unique of the non-ASCII characters)
-    faulted in several times the text's size and took ~1.9 ms of a first
-    encode of 0.11 MB."""
-    # every character as one byte, then the non-ASCII ones set (a byte
-    # appended at a time is a method call from compiled code)
+    misses, a text of many distinct characters). Numpy's pass (the text as
+    UTF-32, masks, a unique of the non-ASCII characters) faulted in several
+    times the text's size and took ~1.9 ms of a first encode of 0.11 MB.
+
+    The text's latin-1 bytes first (``?`` for the code points above
+    U+00FF), in one C call; then a pass over the bytes, where only those
+    above 0x7F and the ``?`` need their character: reading every
+    character from compiled code cost ~30 instructions each."""
+    raw = text.encode("latin-1", "replace")
     w = BytesWriter()
-    w.write(text.encode("latin-1", "replace"))
-    misses: i64 = 0
-    n: i64 = len(text)
+    w.write(raw)
+    st = _Reps(memo, rep_of, table_of, table)
+    n: i64 = len(raw)
     i: i64 = 0
     while i < n:
-        cp: i64 = ord(text[i])
-        if cp >= 0x80:
-            r: i64 = 0
-            if len(table) > 0:
-                r = table[cp]
-            else:
-                s = cp & (_MEMO_SIZE - 1)
-                e = memo[s]
-                if e >> 8 == cp:
-                    r = e & 0xFF
-                else:
-                    r = rep_of(cp)
-                    memo[s] = (cp << 8) | r
-                    misses += 1
-                    if misses == _MEMO_MISSES:
-                        table = table_of()
-            w[i] = u8(r)
+        b: i64 = raw[i]
+        if b >= 0x80:
+            w[i] = u8(st.rep(b))
+        elif b == 0x3F:
+            cp: i64 = ord(text[i])
+            if cp != 0x3F:
+                w[i] = u8(st.rep(cp))
         i += 1
     return w.getvalue()
+
+
+@final
+class _Reps:
+    """The byte of each non-ASCII code point, for :func:`collapse`."""
+
+    def __init__(self, memo: vec[i64], rep_of: Callable[[int], int], table_of: Callable[[], bytes],
+                 table: bytes) -> None:
+        self.memo = memo
+        self.rep_of = rep_of
+        self.table_of = table_of
+        self.table = table
+        self.misses: i64 = 0
+
+    def rep(self, cp: i64) -> i64:
+        table = self.table
+        if len(table) > 0:
+            return table[cp]
+        memo = self.memo
+        s = cp & (_MEMO_SIZE - 1)
+        e = memo[s]
+        if e >> 8 == cp:
+            return e & 0xFF
+        r: i64 = self.rep_of(cp)
+        memo[s] = (cp << 8) | r
+        self.misses += 1
+        if self.misses == _MEMO_MISSES:
+            self.table = self.table_of()
+        return r
