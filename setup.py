@@ -45,6 +45,7 @@ COMPILED = [
     "plugins/bpe/ranks.py",
     "plugins/bpe/pretokenize.py",
     "plugins/bpe/custom_split.py",
+    "plugins/bpe/word_cache.py",
     "plugins/ugm/ugm.py",
     "plugins/ugm/charsmap.py",
     "plugins/ugm/trie.py",

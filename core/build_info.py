@@ -21,6 +21,7 @@ HOT_MODULES = (
     "tokenprism.plugins.bpe.ranks",
     "tokenprism.plugins.bpe.pretokenize",
     "tokenprism.plugins.bpe.custom_split",
+    "tokenprism.plugins.bpe.word_cache",
     "tokenprism.plugins.ugm.ugm",
     "tokenprism.plugins.ugm.charsmap",
     "tokenprism.plugins.ugm.trie",

@@ -42,6 +42,7 @@ from . import pretokenizers as pt
 from .custom_split import piece_end
 from .pretokenize import CLASS_TABLE, Splitter, UnicodeTables, tables
 from .ranks import NATIVE_TABLES, RankTable, merges_containing
+from .word_cache import NATIVE as NATIVE_CACHE, WordCache, WordResult, ascii_hash
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
 
@@ -83,33 +84,6 @@ _HEX_BYTE_TEXT: list[str] = [f"<0x{b:02X}>" for b in range(256)]
 MODE_PLAIN = 0
 MODE_DNA = 1
 MODE_WHITESPACE = 2
-
-
-class WordResult:
-    """Tokens of one word: ids and byte spans relative to the word, and the
-    word's length in UTF-8 bytes. Kept in the word cache as one native
-    vector (``cols``: id, start, end of each token in turn)."""
-
-    cols: vec[i64]
-    n: i64
-    nbytes: int
-
-    def __init__(self, cols: vec[i64], nbytes: int) -> None:
-        self.cols = cols
-        self.n = len(cols) // 3
-        self.nbytes = nbytes
-
-    @property
-    def ids(self) -> list[int]:
-        return [self.cols[3 * t] for t in range(self.n)]
-
-    @property
-    def starts(self) -> list[int]:
-        return [self.cols[3 * t + 1] for t in range(self.n)]
-
-    @property
-    def ends(self) -> list[int]:
-        return [self.cols[3 * t + 2] for t in range(self.n)]
 
 
 class BpeTokenizer:
@@ -156,7 +130,7 @@ class BpeTokenizer:
         self._token_ranks: Optional[list[int]] = None
         self._safe_split: Optional[re.Pattern[str]] = None
         self._lock = threading.Lock()
-        self.cache: dict[str, WordResult] = {}
+        self.cache = WordCache(_CACHE_LIMIT)
         self._misses = 0  # words not in the cache, to offer the GIL now and then
         self._pieces: list[Optional[bytes]] = [None] * len(vocab.pieces)
         # the merge loop of byte-level words (see _pair_rank)
@@ -626,23 +600,43 @@ class BpeTokenizer:
             k += 1
             if k % _WORD_STEP == 0:
                 checkpoint(pos, n)  # (in characters: the words are not counted first)
-            at = self._add_word(text[pos:e], out, at)
+            at = self._add_scanned(text, data, pos, e, out, at)
             pos = e
         return at
 
     def _add_word(self, w: str, out: TokenColumns, base: i64) -> i64:
         """Append the tokens of the word ``w`` (from the cache, or merged
         and cached); returns the byte offset after it."""
-        cache = self.cache
-        r = cache.get(w)
+        r = self.cache.get(w)
         if r is None:
-            self._misses += 1
-            if self._misses % 1024 == 0:
-                offer_gil()  # new words are the slow part: let the GUI thread in now and then
-            r = self.word(w)
-            if len(cache) >= _CACHE_LIMIT:
-                cache.clear()
-            cache[w] = r
+            r = self._new_word(w)
+            self.cache.put(w, b"", -1, r)
+        return self._emit(r, out, base)
+
+    def _add_scanned(self, text: str, data: bytes, a: i64, b: i64, out: TokenColumns, base: i64) -> i64:
+        """:meth:`_add_word` of the word ``text[a:b]``; ``data``: the
+        text's collapsed bytes, where an ASCII word is looked up without
+        slicing it out (``word_cache``)."""
+        cache = self.cache
+        h: i64 = -1
+        if NATIVE_CACHE:
+            h = ascii_hash(data, a, b)
+        r = cache.get_ascii(data, a, b, h) if h >= 0 else cache.get(text[a:b])
+        if r is None:
+            w = text[a:b]
+            r = self._new_word(w)
+            cache.put(w, data[a:b] if h >= 0 else b"", h, r)
+        return self._emit(r, out, base)
+
+    def _new_word(self, w: str) -> WordResult:
+        """The tokens of a word the cache does not hold."""
+        self._misses += 1
+        if self._misses % 1024 == 0:
+            offer_gil()  # new words are the slow part: let the GUI thread in now and then
+        return self.word(w)
+
+    def _emit(self, r: WordResult, out: TokenColumns, base: i64) -> i64:
+        """Append the word's tokens ``r`` at byte ``base``; the offset after it."""
         rc = r.cols
         n: i64 = 3 * r.n
         t: i64 = 0
