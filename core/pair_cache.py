@@ -5,7 +5,7 @@ Two tokens spell one pair text (piece texts are distinct), so what a merge
 loop looks up by the pair's text (its token, its merge rank) can be kept
 by the two ids instead: a hit costs no slicing, hashing or lookup of a
 string. The cache is direct-mapped (a clash evicts the older pair) and a
-slot is one int, ``key << bits | value + 1``, written in one store: a
+slot is one int, ``key << bits | value + 2`` (0: empty), written in one store: a
 thread never reads one pair's key with another pair's value, so several
 threads may share a cache without a lock. The slots are a native int64
 vector: a list of ints made an int object per store and cost a second
@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from typing import Final, final
 
-from librt.vecs import vec
+from librt.vecs import append, extend, vec
 from mypy_extensions import i64
 
-from .columns import filled
 from .piece_codes import PieceIndex
 
 MISS: Final = -2
@@ -27,16 +26,29 @@ MISS: Final = -2
 SLOTS: Final = 1 << 15  # 256 KB of slots, a few times the pairs a text of one language meets
 
 
-_EMPTY: vec[i64] = vec[i64]()
+_RUN: Final = 4096
+_ZEROS: vec[i64] = vec[i64]()
 
 
 def _empty_slots() -> vec[i64]:
-    """A new vector of SLOTS empty slots: a copy of one made once (filling
-    each cache a slot at a time cost as much as a short text's merges)."""
-    global _EMPTY
-    if len(_EMPTY) == 0:
-        _EMPTY = filled(SLOTS, -1)
-    return _EMPTY[0:SLOTS]
+    """A new vector of SLOTS empty slots, copied in from a run of zeros
+    made once (filling each cache a slot at a time cost as much as a short
+    text's merges; a whole cache kept to copy from was 256 KB more fresh
+    memory, faulted in page by page, in every process's first encode)."""
+    global _ZEROS
+    run = _ZEROS
+    if len(run) == 0:
+        k: i64 = 0
+        while k < _RUN:
+            run = append(run, 0)
+            k += 1
+        _ZEROS = run
+    out = vec[i64](capacity=SLOTS)
+    done: i64 = 0
+    while done < SLOTS:
+        out = extend(out, run)
+        done += _RUN
+    return out
 
 
 @final
@@ -45,7 +57,7 @@ class PairCache:
 
     def __init__(self, n_tokens: int, top: int) -> None:
         self.n_tokens: i64 = n_tokens
-        self.bits: i64 = (top + 2).bit_length()
+        self.bits: i64 = (top + 3).bit_length()
         self.slots = vec[i64]()  # made on first use
 
     def get(self, lid: i64, rid: i64) -> i64:
@@ -55,9 +67,9 @@ class PairCache:
             return MISS
         e = slots[(lid * 1031 + rid) & (SLOTS - 1)]
         bits = self.bits
-        if e < 0 or e >> bits != lid * self.n_tokens + rid:
+        if e == 0 or e >> bits != lid * self.n_tokens + rid:
             return MISS
-        return (e & ((1 << bits) - 1)) - 1
+        return (e & ((1 << bits) - 1)) - 2
 
     def joined(self, index: PieceIndex, text: str, start: i64, end: i64, lid: i64, rid: i64) -> i64:
         """The token of ``text[start:end]``, the join of two symbols whose
@@ -77,4 +89,4 @@ class PairCache:
         if len(slots) == 0:
             slots = _empty_slots()
             self.slots = slots
-        slots[(lid * 1031 + rid) & (SLOTS - 1)] = ((lid * self.n_tokens + rid) << self.bits) | (value + 1)
+        slots[(lid * 1031 + rid) & (SLOTS - 1)] = ((lid * self.n_tokens + rid) << self.bits) | (value + 2)
