@@ -29,16 +29,15 @@ The normalizer has two paths that give the same result:
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
+from librt.vecs import append, pop, vec
+from mypy_extensions import i64, u8
 
 from tokenprism.core.plugin_api import (
-    GGUFError, STEP, WORD_STEP, checkpoint, distinct_sorted, merged, offer_gil)
-
-if TYPE_CHECKING:
-    from mypy_extensions import i64
+    GGUFError, STEP, WORD_STEP, checkpoint, merged, offer_gil)
 
 CHARSMAP_KEY = "tokenizer.ggml.precompiled_charsmap"
 ESCAPED_SPACE = "\u2581"
@@ -51,6 +50,16 @@ _JOIN_SLICE: Final = 1 << 16
 
 def _malformed(message: str) -> GGUFError:
     return GGUFError("", f"malformed precompiled charsmap: {message}", None, CHARSMAP_KEY)
+
+
+def _zeros_u8(n: i64) -> vec[u8]:
+    """``n`` zero bytes as a native vector (flags by index)."""
+    out = vec[u8](capacity=n)
+    k: i64 = 0
+    while k < n:
+        out = append(out, 0)
+        k += 1
+    return out
 
 
 def _xcda_base(unit: int) -> int:
@@ -131,7 +140,8 @@ class Charsmap:
     ``single`` (characters that are keys by themselves), ``multi_first``
     (characters that start longer keys), ``second`` (characters that follow
     the first character in some key), ``inner_ascii`` (ASCII bytes found in
-    keys past their first character) and the replacement strings decoded.
+    keys past their first character) and the replacement strings (decoded
+    on first use, see :meth:`repl_text`).
     ``utf8_ok`` is false when keys or replacements are not UTF-8 in a way
     the character path cannot reproduce.
     """
@@ -145,22 +155,18 @@ class Charsmap:
         self.single: set[str] = set()
         self.multi_first: set[str] = set()
         self.second: set[str] = set()
+        # the replacement strings decoded so far, by offset (see repl_text)
         self.repl_str: dict[int, str] = {}
         self.n_values = 0
+        # the longest replacement string in characters (of those that decode)
+        self.longest = 0
         # ASCII bytes that occur in keys past their first character
         self.inner_ascii: set[int] = set()
         self.space_in_keys = False
-        empty = np.zeros(0, dtype=np.int64)
-        self._child_parent: npt.NDArray[np.int64] = empty
-        self._child_index: npt.NDArray[np.int64] = empty
-        self._base: npt.NDArray[np.int64] = empty
-        self._leaf: npt.NDArray[np.int64] = empty
-        self._lcheck: npt.NDArray[np.int64] = empty
-        self._kid_lo: dict[int, int] = {}
-        self._kid_hi: dict[int, int] = {}
-        self._kid_label: list[int] = []
-        self._kid_off: list[int] = []
-        self._kid_leaf: list[bool] = []
+        # the children of node offset o are units kid_at[kid_start[o]:kid_start[o + 1]]
+        # (see _index_children)
+        self._kid_start = vec[i64]()
+        self._kid_at = vec[i64]()
         if not blob:
             # no charsmap in the file: llama.cpp copies text unchanged
             return
@@ -177,179 +183,297 @@ class Charsmap:
             arr: npt.NDArray[np.uint32] = np.frombuffer(blob, dtype="<u4", count=n_units, offset=4)
             self.units = arr.tolist()
             self.root = _xcda_base(self.units[0])
-            self._check(arr)
+            self._index_children()
+            self._check()
             self._first_chars()
 
     # ---- checking the double array ------------------------------------------
 
-    def _check(self, arr: npt.NDArray[np.uint32]) -> None:
+    def _index_children(self) -> None:
+        """Unit ``p`` with a label ``c`` in 1..255 is a child of the node
+        whose children sit at offset ``p ^ c``: a counting sort of the units
+        by that offset, in native vectors (numpy's sort and searches, and
+        lists and dicts for the visits, were 20 ms of opening a 250k-token
+        vocabulary whose charsmap has 44k units)."""
+        units = self.units
+        size: i64 = self.size
+        # p ^ c < size rounded up to a multiple of 256
+        n_off: i64 = (size | 0xFF) + 1
+        counts = vec[i64](capacity=n_off + 1)
+        k: i64 = 0
+        while k <= n_off:
+            counts = append(counts, 0)
+            k += 1
+        p: i64 = 0
+        while p < size:
+            c: i64 = i64(units[p]) & 0x800000FF
+            if 1 <= c <= 255:
+                counts[(p ^ c) + 1] += 1
+            p += 1
+        k = 0
+        while k < n_off:
+            counts[k + 1] += counts[k]
+            k += 1
+        fill = vec[i64](counts)
+        at = vec[i64](capacity=counts[n_off])
+        k = 0
+        while k < counts[n_off]:
+            at = append(at, 0)
+            k += 1
+        p = 0
+        while p < size:
+            c = i64(units[p]) & 0x800000FF
+            if 1 <= c <= 255:
+                o = p ^ c
+                at[fill[o]] = p  # (ascending p within a node, as a stable sort gives)
+                fill[o] += 1
+            p += 1
+        self._kid_start = counts
+        self._kid_at = at
+
+    def _check(self) -> None:
         """Visit every node reachable from the root with input bytes 1..255
-        and check every index and replacement offset a lookup would use."""
-        size = self.size
-        u = arr.astype(np.int64)
-        base = (u >> 10) << ((u & 512) >> 6)
-        lcheck = u & 0x800000FF
-        leaf = (u >> 8) & 1
-        value = u & 0x7FFFFFFF
-        # unit i is a child of the node whose children sit at offset
-        # i ^ label(i); index the children by that offset
-        positions = np.nonzero((lcheck >= 1) & (lcheck <= 255))[0].astype(np.int64)
-        parents = positions ^ lcheck[positions]
-        order = np.argsort(parents, kind="stable")
-        self._child_parent = parents[order]
-        self._child_index = positions[order]
-        self._base = base
-        self._leaf = leaf
-        self._lcheck = lcheck
-
+        (a level at a time) and check every index and replacement offset a
+        lookup would use. Native vectors throughout: a list or set item per
+        child was most of the 10 ms this took for a 44k-unit charsmap."""
+        units = self.units
+        size: i64 = self.size
+        starts = self._kid_start
+        at = self._kid_at
         repl = self.repl
-        n_repl = len(repl)
-        nul = np.frombuffer(repl, dtype=np.uint8) == 0
-        # for every offset into the strings: is there a NUL at or after it
-        has_end = np.flip(np.logical_or.accumulate(np.flip(nul)))
-
-        visited = np.zeros(size, dtype=bool)
+        n_repl: i64 = len(repl)
+        # a replacement at offset v ends when some NUL is at or after v
+        last_nul: i64 = repl.rfind(b"\0")
+        root: i64 = self.root
+        # nodes queued once: a node is visited at the first level that reaches it
+        queued = _zeros_u8(size)
+        if root < size:  # (else the first level reports it)
+            queued[root] = 1
+        is_value = _zeros_u8(n_repl)
+        values = vec[i64]()
+        # ASCII labels of the root's children, and of children below it
+        ascii_root = _zeros_u8(0x80)
+        ascii_inner = _zeros_u8(0x80)
         first_level = True
-        root_labels = np.zeros(0, dtype=np.int64)
-        frontier = np.array([self.root], dtype=np.int64)
-        values: set[int] = set()
-        while frontier.size:
-            if int((frontier | 0xFF).max()) >= size:
-                raise _malformed(f"a node's children fall outside the {size}-unit XCDA")
-            visited[frontier] = True
-            lo = np.searchsorted(self._child_parent, frontier, side="left")
-            hi = np.searchsorted(self._child_parent, frontier, side="right")
-            counts = hi - lo
-            total = int(counts.sum())
-            if total == 0:
+        frontier = vec[i64]()
+        frontier = append(frontier, root)
+        while len(frontier) > 0:
+            for o in frontier:
+                if (o | 0xFF) >= size:
+                    raise _malformed(f"a node's children fall outside the {size}-unit XCDA")
+            kids = vec[i64]()
+            for o in frontier:
+                k: i64 = starts[o]
+                while k < starts[o + 1]:
+                    kids = append(kids, at[k])
+                    k += 1
+            if len(kids) == 0:
                 break
-            # the children of every frontier node, concatenated
-            starts = np.repeat(lo - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-            children = self._child_index[starts + np.arange(total)]
-            labels_here = lcheck[children]
-            if first_level:
-                root_labels = labels_here
-                first_level = False
-            else:
-                self.inner_ascii.update(distinct_sorted(labels_here[labels_here < 0x80]).tolist())
-            offsets = children ^ base[children]
-            if int(offsets.max()) >= size:
-                raise _malformed(f"a node points outside the {size}-unit XCDA")
-            leaf_off = offsets[leaf[children] != 0]
-            if leaf_off.size:
-                vals = value[leaf_off]
-                if int(vals.max()) >= n_repl:
-                    raise _malformed(f"a replacement offset is outside the {n_repl} bytes of strings")
-                if not bool(has_end[vals].all()):
+            offsets = vec[i64](capacity=len(kids))
+            ascii_seen = ascii_root if first_level else ascii_inner
+            for q in kids:
+                u: i64 = units[q]
+                label: i64 = u & 0x800000FF
+                if label < 0x80:
+                    ascii_seen[label] = 1
+                off: i64 = q ^ ((u >> 10) << ((u & 512) >> 6))
+                if off >= size:
+                    raise _malformed(f"a node points outside the {size}-unit XCDA")
+                offsets = append(offsets, off)
+            first_level = False
+            # (every offset is checked, then every value, as one error is reported)
+            vals = vec[i64]()
+            back_to_root = False
+            i: i64 = 0
+            while i < len(kids):
+                off = offsets[i]
+                if (i64(units[kids[i]]) >> 8) & 1:
+                    val: i64 = i64(units[off]) & 0x7FFFFFFF
+                    if val >= n_repl:
+                        raise _malformed(f"a replacement offset is outside the {n_repl} bytes of strings")
+                    vals = append(vals, val)
+                if off == root:
+                    back_to_root = True
+                i += 1
+            for val in vals:
+                if val > last_nul:
                     raise _malformed("a replacement string has no terminating NUL")
-                values.update(vals.tolist())
-            if bool((offsets == self.root).any()):
+                if is_value[val] == 0:
+                    is_value[val] = 1
+                    values = append(values, val)
+            if back_to_root:
                 # a path back to the root: its labels occur inside keys too
-                self.inner_ascii.update(distinct_sorted(root_labels[root_labels < 0x80]).tolist())
-            frontier = distinct_sorted(offsets[~visited[offsets]])
+                c: i64 = 0
+                while c < 0x80:
+                    if ascii_root[c]:
+                        ascii_inner[c] = 1
+                    c += 1
+            frontier = vec[i64]()
+            for off in offsets:
+                if queued[off] == 0:
+                    queued[off] = 1
+                    frontier = append(frontier, off)
+        c = 0
+        while c < 0x80:
+            if ascii_inner[c]:
+                self.inner_ascii.add(int(c))
+            c += 1
         self.space_in_keys = 0x20 in self.inner_ascii
         self.n_values = len(values)
+        self._read_strings(values)
+
+    def _read_strings(self, values: vec[i64]) -> None:
+        """``utf8_ok`` and ``longest`` from the replacement strings at
+        ``values``, none of them decoded (``repl_text`` does that on
+        first use): a dict of 15k strings made when the model opens was 15
+        ms of a 250k-token vocabulary's open.
+
+        When all the strings decode as one, a string that starts at a
+        character's first byte is whole characters up to its NUL (a NUL
+        is never inside a character), so its length is its count of bytes
+        that do not continue a character; any other is decoded alone."""
+        repl = self.repl
+        whole_ok = True
+        try:
+            repl.decode("utf-8")
+        except UnicodeDecodeError:
+            whole_ok = False
+        longest: i64 = 0
         for v in values:
-            end = repl.find(b"\0", v)
+            k: i64 = v
+            if whole_ok and not 0x80 <= repl[k] <= 0xBF:
+                chars: i64 = 0
+                while repl[k] != 0:
+                    if not 0x80 <= repl[k] <= 0xBF:
+                        chars += 1
+                    k += 1
+            else:
+                text = self.repl_text(v)
+                if text is None:
+                    self.utf8_ok = False
+                    continue
+                chars = len(text)
+            if chars > longest:
+                longest = chars
+        self.longest = int(longest)
+
+    def repl_text(self, value: int) -> str | None:
+        """The replacement string at offset ``value`` (one the check
+        reached), None when it is not UTF-8."""
+        text = self.repl_str.get(value)
+        if text is None:
+            repl = self.repl
             try:
-                self.repl_str[v] = repl[v:end].decode("utf-8")
+                text = repl[value:repl.find(b"\0", value)].decode("utf-8")
             except UnicodeDecodeError:
-                self.utf8_ok = False
+                return None
+            self.repl_str[value] = text
+        return text
 
-    def _children(self, offset: int) -> list[tuple[int, int, bool]]:
-        """(label, offset of its own children, is a leaf) of every child of
-        the node at ``offset``."""
-        lo = self._kid_lo.get(offset, -1)
-        if lo < 0:
-            return []
-        hi = self._kid_hi[offset]
-        return list(zip(self._kid_label[lo:hi], self._kid_off[lo:hi], self._kid_leaf[lo:hi]))
+    def _chars(self, offset: i64) -> tuple[vec[i64], vec[i64], vec[u8]]:
+        """Every character a key can go on with below the node at
+        ``offset`` (its children's ASCII labels, and the valid UTF-8
+        sequences of its descendants): the code points, the offsets of the
+        nodes they reach and whether those are leaves. Clears ``utf8_ok``
+        where a key ends inside a character.
 
-    def _first_chars(self) -> None:
-        """Classify every character a key can start with."""
-        # the children of every node as plain lists, looked up by the
-        # node's offset: thousands of nodes are visited, and one numpy
-        # call per visit costs more than making these
-        parents = self._child_parent
-        kids = self._child_index
-        n_kids = len(parents)
-        new = np.ones(n_kids, dtype=bool)
-        new[1:] = parents[1:] != parents[:-1]
-        firsts = np.nonzero(new)[0]
-        lasts = np.append(firsts[1:], n_kids)
-        heads: list[int] = parents[firsts].tolist()
-        self._kid_lo = dict(zip(heads, firsts.tolist()))
-        self._kid_hi = dict(zip(heads, lasts.tolist()))
-        self._kid_label = self._lcheck[kids].tolist()
-        self._kid_off = (kids ^ self._base[kids]).tolist()
-        self._kid_leaf = (self._leaf[kids] != 0).tolist()
-        # (bytes so far, offset of the node's children, bytes still needed)
-        stack: list[tuple[bytes, int, int]] = []
-        for label, off, is_leaf in self._children(self.root):
+        Native, a code point built as the bytes go down (a sequence is
+        valid UTF-8 when its lead byte is one and its code point is not
+        overlong, a surrogate or past U+10FFFF), where lists of tuples and a
+        decode per sequence were 5 ms of opening a 44k-unit charsmap."""
+        cps = vec[i64]()
+        offs = vec[i64]()
+        leaves = vec[u8]()
+        units = self.units
+        starts = self._kid_start
+        at = self._kid_at
+        if offset < 0 or offset + 1 >= len(starts):
+            return cps, offs, leaves
+        # pending sequences: code point so far, the node's offset, bytes still needed, bytes in all
+        s_cp = vec[i64]()
+        s_off = vec[i64]()
+        s_need = vec[i64]()
+        s_len = vec[i64]()
+        k: i64 = starts[offset]
+        while k < starts[offset + 1]:
+            q = at[k]
+            u: i64 = units[q]
+            k += 1
+            label: i64 = u & 0x800000FF
+            off: i64 = q ^ ((u >> 10) << ((u & 512) >> 6))
+            leaf: i64 = (u >> 8) & 1
             if label < 0x80:
-                self._classify(chr(label), off, is_leaf)
+                cps = append(cps, label)
+                offs = append(offs, off)
+                leaves = append(leaves, u8(leaf))
                 continue
-            need = 1 if 0xC2 <= label <= 0xDF else 2 if 0xE0 <= label <= 0xEF else 3 if 0xF0 <= label <= 0xF4 else 0
+            need: i64 = 1 if 0xC2 <= label <= 0xDF else 2 if 0xE0 <= label <= 0xEF else 3 if 0xF0 <= label <= 0xF4 else 0
             if need == 0:
                 continue  # valid UTF-8 never starts with this byte
-            if is_leaf:
+            if leaf:
                 self.utf8_ok = False  # a key ending inside a character
-            stack.append((bytes((label,)), off, need))
-        popped = 0
-        while stack:
+            s_cp = append(s_cp, label & (0x1F if need == 1 else 0x0F if need == 2 else 0x07))
+            s_off = append(s_off, off)
+            s_need = append(s_need, need)
+            s_len = append(s_len, need + 1)
+        popped: i64 = 0
+        while len(s_cp) > 0:
             popped += 1
             if popped % 256 == 0:
                 offer_gil()  # built in the loader thread: the GUI must not wait for it
-            prefix, offset, need = stack.pop()
-            for label, off, is_leaf in self._children(offset):
+            s_cp, cp = pop(s_cp)
+            s_off, node = pop(s_off)
+            s_need, need = pop(s_need)
+            s_len, n = pop(s_len)
+            if node < 0 or node + 1 >= len(starts):
+                continue
+            k = starts[node]
+            while k < starts[node + 1]:
+                q = at[k]
+                u = units[q]
+                k += 1
+                label = u & 0x800000FF
                 if not 0x80 <= label <= 0xBF:
                     continue  # never follows this prefix in valid UTF-8
-                seq = prefix + bytes((label,))
-                if need > 1:
-                    if is_leaf:
-                        self.utf8_ok = False
-                    stack.append((seq, off, need - 1))
-                    continue
-                try:
-                    ch = seq.decode("utf-8")
-                except UnicodeDecodeError:
-                    continue  # overlong or surrogate: never in valid input
-                self._classify(ch, off, is_leaf)
-
-    def _classify(self, ch: str, offset: int, is_leaf: bool) -> None:
-        if is_leaf:
-            self.single.add(ch)
-        kids = self._children(offset)
-        if not kids:
-            return
-        self.multi_first.add(ch)
-        # the characters that can follow: a key can only be longer than one
-        # character where the next character is one of these
-        stack: list[tuple[bytes, int, int]] = []
-        for label, off, leaf in kids:
-            if label < 0x80:
-                self.second.add(chr(label))
-                continue
-            need = 1 if 0xC2 <= label <= 0xDF else 2 if 0xE0 <= label <= 0xEF else 3 if 0xF0 <= label <= 0xF4 else 0
-            if need:
-                if leaf:
-                    self.utf8_ok = False  # a key ending inside a character
-                stack.append((bytes((label,)), off, need))
-        while stack:
-            prefix, offset, need = stack.pop()
-            for label, off, leaf in self._children(offset):
-                if not 0x80 <= label <= 0xBF:
-                    continue
-                seq = prefix + bytes((label,))
+                off = q ^ ((u >> 10) << ((u & 512) >> 6))
+                leaf = (u >> 8) & 1
+                c: i64 = (cp << 6) | (label & 0x3F)
                 if need > 1:
                     if leaf:
                         self.utf8_ok = False
-                    stack.append((seq, off, need - 1))
+                    s_cp = append(s_cp, c)
+                    s_off = append(s_off, off)
+                    s_need = append(s_need, need - 1)
+                    s_len = append(s_len, n)
                     continue
-                try:
-                    self.second.add(seq.decode("utf-8"))
-                except UnicodeDecodeError:
-                    pass
+                if n == 2 and c < 0x80 or n == 3 and (c < 0x800 or 0xD800 <= c <= 0xDFFF) \
+                        or n == 4 and not 0x10000 <= c <= 0x10FFFF:
+                    continue  # overlong, a surrogate or too big: never in valid input
+                cps = append(cps, c)
+                offs = append(offs, off)
+                leaves = append(leaves, u8(leaf))
+        return cps, offs, leaves
+
+    def _has_children(self, offset: i64) -> bool:
+        starts = self._kid_start
+        return 0 <= offset and offset + 1 < len(starts) and starts[offset] < starts[offset + 1]
+
+    def _first_chars(self) -> None:
+        """Classify every character a key can start with."""
+        cps, offs, leaves = self._chars(self.root)
+        i: i64 = 0
+        while i < len(cps):
+            ch = chr(cps[i])
+            if leaves[i]:
+                self.single.add(ch)
+            off = offs[i]
+            if self._has_children(off):
+                self.multi_first.add(ch)
+                # the characters that can follow: a key can only be longer
+                # than one character where the next character is one of these
+                for c in self._chars(off)[0]:
+                    self.second.add(chr(c))
+            i += 1
 
     # ---- lookups -------------------------------------------------------------
 
@@ -525,7 +649,7 @@ class Normalizer:
             chars = len(data[:length].decode("utf-8"))
         except UnicodeDecodeError:
             return None
-        rep = cm.repl_str.get(value)
+        rep = cm.repl_text(value)
         if rep is None:
             return None
         return chars, rep

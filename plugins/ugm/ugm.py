@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
-from librt.strings import read_f64_le, read_i32_le
+from librt.strings import read_f64_le, read_i32_le, read_i64_le
 from librt.vecs import append, vec
 from mypy_extensions import i64
 
@@ -120,16 +120,70 @@ def score_bounds(scores: list[float] | npt.NDArray[np.float64], lengths: list[in
                  unk_score: float) -> tuple[int, float, float] | None:
     """``(g, max(|lo|, hi), top)`` as :func:`exact_limit` describes them
     (``g`` = 0 when every score is 0); None when a score is not finite."""
-    sc = np.append(np.asarray(scores, dtype=np.float64), unk_score)
-    ln = np.append(np.asarray(lengths, dtype=np.int64), 1)
-    if not bool(np.isfinite(sc).all()):
-        return None
-    g = score_grain(sc)
-    singles = sc[ln == 1]
-    lo = min(0.0, float(singles.min()) if singles.size else 0.0)
-    hi = max(0.0, float((sc[ln > 0] / ln[ln > 0]).max()))
-    top = float(np.abs(sc).max())
-    return g, max(-lo, hi), top
+    sc = np.append(np.asarray(scores, dtype=np.float64), unk_score).astype("<f8", copy=False).tobytes()
+    ln = np.append(np.asarray(lengths, dtype=np.int64), 1).astype("<i8", copy=False).tobytes()
+    return _bounds(sc, ln)
+
+
+def _bounds(scores: bytes, lengths: bytes) -> tuple[int, float, float] | None:
+    """:func:`score_bounds` of little-endian float64 ``scores`` and int64
+    ``lengths``, in one native pass (numpy's dozen passes over temporary
+    arrays were 13 ms of opening a 250k-token vocabulary).
+
+    ``g``: a score ``x != 0`` is ``m * 2**(e - 1075)`` with ``m`` its 53-bit
+    significand (``e`` its biased exponent, 1 for subnormals, whose ``m``
+    has no implicit bit), so its lowest set bit is ``e - 1075 + ctz(m)``.
+    The significands are or-ed per exponent and the trailing zeros counted
+    once per exponent at the end."""
+    n: i64 = len(scores) // 8
+    ors = vec[i64](capacity=2048)
+    k: i64 = 0
+    while k < 2048:
+        ors = append(ors, 0)
+        k += 1
+    lo = 0.0
+    hi = 0.0
+    top = 0.0
+    i: i64 = 0
+    while i < n:
+        bits: i64 = read_i64_le(scores, i * 8)
+        e: i64 = (bits >> 52) & 0x7FF
+        if e == 0x7FF:
+            return None  # inf or nan
+        frac: i64 = bits & 0xFFFFFFFFFFFFF
+        if e == 0:
+            if frac != 0:
+                ors[1] = ors[1] | frac
+        else:
+            ors[e] = ors[e] | frac | (1 << 52)
+        x = read_f64_le(scores, i * 8)
+        length: i64 = read_i64_le(lengths, i * 8)
+        if length == 1 and x < lo:
+            lo = x
+        if length > 0:
+            per = x / float(length)
+            if per > hi:
+                hi = per
+        ax = abs(x)
+        if ax > top:
+            top = ax
+        i += 1
+    g: i64 = 0
+    found = False
+    k = 1
+    while k < 2047:
+        m: i64 = ors[k]
+        if m != 0:
+            z: i64 = 0
+            while m & 1 == 0:
+                m >>= 1
+                z += 1
+            low: i64 = k - 1075 + z
+            if not found or low < g:
+                g = low
+                found = True
+        k += 1
+    return int(g), max(-lo, hi), top
 
 
 def limit_of(bounds: tuple[int, float, float] | None, spare_bits: int = 0) -> int:
@@ -145,19 +199,6 @@ def limit_of(bounds: tuple[int, float, float] | None, spare_bits: int = 0) -> in
     if per_char == 0.0:
         return sys.maxsize
     return int(min(room / per_char, float(sys.maxsize // 2)))
-
-
-def score_grain(scores: npt.NDArray[np.float64]) -> int:
-    """The exponent ``g`` of the largest power of two that divides every
-    score (0 when all are 0; the scores are finite)."""
-    nonzero = scores[scores != 0.0]
-    if nonzero.size == 0:
-        return 0
-    mant, exp = np.frexp(nonzero)
-    m = (np.abs(mant) * float(1 << 53)).astype(np.int64)
-    # exponent of the lowest set bit of each score
-    low = exp.astype(np.int64) - 53 + np.log2((m & -m).astype(np.float64)).astype(np.int64)
-    return int(low.min())
 
 
 def _f32(x: float) -> float:
@@ -185,10 +226,10 @@ def _matchers(vocab: Vocab) -> tuple[npt.NDArray[np.int64], list[str], float, np
     return matchable_idx, ud_pieces, min_score, tok_score
 
 
-def _valid_pieces(codes: PieceCodes, matchable: list[int], matchable_idx: npt.NDArray[np.int64],
-                  space: int) -> tuple[list[int], npt.NDArray[np.int64], PieceFacts]:
-    """The matchable pieces the character path keeps (as a list and as an
-    array), and their facts.
+def _valid_pieces(codes: PieceCodes, matchable: vec[i64], matchable_idx: npt.NDArray[np.int64],
+                  space: int) -> tuple[vec[i64], npt.NDArray[np.int64], PieceFacts]:
+    """The matchable pieces the character path keeps (as a native vector
+    and as an array), and their facts.
 
     Pieces that are not valid UTF-8 can only match inside a character in
     llama.cpp, which leads nowhere, so the character path leaves them out.
@@ -197,7 +238,7 @@ def _valid_pieces(codes: PieceCodes, matchable: list[int], matchable_idx: npt.ND
     if not facts.surrogates:
         return matchable, matchable_idx, facts
     valid = without_surrogates(codes, matchable)
-    return valid, np.asarray(valid, dtype=np.int64), piece_facts(codes, valid, space)
+    return valid, np.frombuffer(memoryview(valid), dtype=np.int64), piece_facts(codes, valid, space)
 
 
 def _tag_layout(bounds: tuple[int, float, float] | None, tag_bits: int, valid_scores: npt.NDArray[np.float64],
@@ -260,8 +301,9 @@ class UgmTokenizer:
         self.unk_score = _f32(_f32(min_score) - UNKNOWN_PENALTY)
         # float64s in one bytes object, read natively: a list of 250k
         # float objects cost ~7 ms and ~2 000 page faults of every open
-        self.tok_score: bytes = tok_score.astype("<f8").tobytes()
-        self.matchable: list[int] = matchable_idx.tolist()
+        self.tok_score: bytes = tok_score.astype("<f8", copy=False).tobytes()
+        # a vector copied from the array's memory: a list of 250k ints cost ~7 ms of the open
+        self.matchable = vec[i64](np.ascontiguousarray(matchable_idx, dtype=np.int64).data)
 
         self.normalizer = Normalizer(self.charsmap, ud_pieces, self.config.add_space_prefix,
                                      vocab.flag("remove_extra_whitespaces", False),
@@ -305,7 +347,7 @@ class UgmTokenizer:
         self.chunk_stop_re = re.compile(stop_pattern + "|" + re.escape(self.space) if stop_pattern != "(?!)"
                                         else re.escape(self.space))
         self.space_like: list[str] = _space_like(nz, ud_pieces) if self.by_chunks else []
-        longest = max([len(r) for r in self.charsmap.repl_str.values()] + [1])
+        longest = max(self.charsmap.longest, 1)
         # normalized length <= (longest replacement + a ▁) per character
         self.expand = longest + 1
         self._chunks: dict[str, vec[i64]] = {}
