@@ -27,7 +27,7 @@ from librt.vecs import append, vec
 
 from tokenprism.core.plugin_api import PieceCodes, offer_gil
 
-from mypy_extensions import i32, i64
+from mypy_extensions import i32, i64, u8
 
 # (Final: mypyc puts the literals in the compiled loops)
 NO_NODE: Final = -1
@@ -117,9 +117,11 @@ class PieceFacts:
     """What the tokenizer needs to know of the pieces it puts in the trie,
     from one pass over their code points."""
 
-    def __init__(self, lens: npt.NDArray[np.int64], surrogates: bool, inner_space: bool) -> None:
-        self.lens = lens
-        """Each piece's length in code points."""
+    def __init__(self, lens: vec[i64], surrogates: bool, inner_space: bool) -> None:
+        self.lens_vec = lens
+        """Each piece's length in code points ..."""
+        self.lens: npt.NDArray[np.int64] = np.frombuffer(memoryview(lens), dtype=np.int64)
+        """... and as an array (the same memory)."""
         self.surrogates = surrogates
         """Some piece holds a lone surrogate (not valid UTF-8)."""
         self.inner_space = inner_space
@@ -147,7 +149,7 @@ def piece_facts(codes: PieceCodes, ids: vec[i64], space: i64) -> PieceFacts:
             elif c == space and j > a:
                 inner_space = True
             j += 1
-    return PieceFacts(np.frombuffer(memoryview(lens), dtype=np.int64), surrogates, inner_space)
+    return PieceFacts(lens, surrogates, inner_space)
 
 
 def without_surrogates(codes: PieceCodes, ids: vec[i64]) -> vec[i64]:
@@ -209,8 +211,13 @@ def _place(codes: PieceCodes, ids: vec[i64], size: i64) -> PieceTrie | None:
         keys = append(keys, 0)
         tokens = append(tokens, -1)
         k += 1
-    # the ASCII pairs (see PieceTrie.joined), one byte each, set as edges are made
-    joins = bytearray(JOINS_SIZE)
+    # the ASCII pairs (see PieceTrie.joined), one byte each, set as edges
+    # are made (a native vector: a bytearray item is set through Python)
+    joins = vec[u8](capacity=JOINS_SIZE)
+    k = 0
+    while k < JOINS_SIZE:
+        joins = append(joins, 0)
+        k += 1
     limit: i64 = int(_MAX_LOAD * float(size))
     used: i64 = 0
     done: i64 = 0
@@ -250,4 +257,4 @@ def _place(codes: PieceCodes, ids: vec[i64], size: i64) -> PieceTrie | None:
         tokens[node - 1] = i32(tid)
         if used > limit:
             return None
-    return PieceTrie(keys, tokens, mask, [], bytes(joins))
+    return PieceTrie(keys, tokens, mask, [], bytes(memoryview(joins)))

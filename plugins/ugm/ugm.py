@@ -39,15 +39,16 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 import sys
 import threading
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
-from librt.strings import read_f64_le, read_i32_le, read_i64_le
+from librt.strings import BytesWriter, read_f64_le, read_i32_le, read_i64_le, write_i32_le
 from librt.vecs import append, vec
-from mypy_extensions import i64
+from mypy_extensions import i32, i64
 
 from tokenprism.core.plugin_api import (
     Attr, FragmentResult, GGUFError, PieceCodes, STEP, TokenColumns, TokenType, Vocab, WORD_STEP,
@@ -120,22 +121,24 @@ def score_bounds(scores: list[float] | npt.NDArray[np.float64], lengths: list[in
                  unk_score: float) -> tuple[int, float, float] | None:
     """``(g, max(|lo|, hi), top)`` as :func:`exact_limit` describes them
     (``g`` = 0 when every score is 0); None when a score is not finite."""
-    sc = np.append(np.asarray(scores, dtype=np.float64), unk_score).astype("<f8", copy=False).tobytes()
-    ln = np.append(np.asarray(lengths, dtype=np.int64), 1).astype("<i8", copy=False).tobytes()
-    return _bounds(sc, ln)
+    sc = np.asarray(scores, dtype=np.float64).astype("<f8", copy=False).tobytes()
+    ln = vec[i64](np.ascontiguousarray(lengths, dtype=np.int64).data)
+    return _bounds(sc, vec[i64](range(len(ln))), ln, unk_score)
 
 
-def _bounds(scores: bytes, lengths: bytes) -> tuple[int, float, float] | None:
-    """:func:`score_bounds` of little-endian float64 ``scores`` and int64
-    ``lengths``, in one native pass (numpy's dozen passes over temporary
-    arrays were 13 ms of opening a 250k-token vocabulary).
+def _bounds(scores: bytes, ids: vec[i64], lens: vec[i64], unk_score: float) -> tuple[int, float, float] | None:
+    """:func:`score_bounds` of the little-endian float64 ``scores`` of token
+    ``ids[i]`` (8 bytes each, by id), of length ``lens[i]``, and of the
+    unknown token (length 1), in one native pass: numpy's dozen passes
+    over temporary arrays were 13 ms of opening a 250k-token vocabulary.
 
     ``g``: a score ``x != 0`` is ``m * 2**(e - 1075)`` with ``m`` its 53-bit
     significand (``e`` its biased exponent, 1 for subnormals, whose ``m``
     has no implicit bit), so its lowest set bit is ``e - 1075 + ctz(m)``.
     The significands are or-ed per exponent and the trailing zeros counted
     once per exponent at the end."""
-    n: i64 = len(scores) // 8
+    n: i64 = len(ids)
+    unk = struct.pack("<d", unk_score)
     ors = vec[i64](capacity=2048)
     k: i64 = 0
     while k < 2048:
@@ -145,8 +148,11 @@ def _bounds(scores: bytes, lengths: bytes) -> tuple[int, float, float] | None:
     hi = 0.0
     top = 0.0
     i: i64 = 0
-    while i < n:
-        bits: i64 = read_i64_le(scores, i * 8)
+    while i <= n:
+        # (the unknown score last)
+        src = scores if i < n else unk
+        at: i64 = ids[i] * 8 if i < n else 0
+        bits: i64 = read_i64_le(src, at)
         e: i64 = (bits >> 52) & 0x7FF
         if e == 0x7FF:
             return None  # inf or nan
@@ -156,8 +162,8 @@ def _bounds(scores: bytes, lengths: bytes) -> tuple[int, float, float] | None:
                 ors[1] = ors[1] | frac
         else:
             ors[e] = ors[e] | frac | (1 << 52)
-        x = read_f64_le(scores, i * 8)
-        length: i64 = read_i64_le(lengths, i * 8)
+        x = read_f64_le(src, at)
+        length: i64 = lens[i] if i < n else 1
         if length == 1 and x < lo:
             lo = x
         if length > 0:
@@ -226,29 +232,27 @@ def _matchers(vocab: Vocab) -> tuple[npt.NDArray[np.int64], list[str], float, np
     return matchable_idx, ud_pieces, min_score, tok_score
 
 
-def _valid_pieces(codes: PieceCodes, matchable: vec[i64], matchable_idx: npt.NDArray[np.int64],
-                  space: int) -> tuple[vec[i64], npt.NDArray[np.int64], PieceFacts]:
-    """The matchable pieces the character path keeps (as a native vector
-    and as an array), and their facts.
+def _valid_pieces(codes: PieceCodes, matchable: vec[i64], space: int) -> tuple[vec[i64], PieceFacts]:
+    """The matchable pieces the character path keeps, and their facts.
 
     Pieces that are not valid UTF-8 can only match inside a character in
-    llama.cpp, which leads nowhere, so the character path leaves them out.
-    (The ids as an array: converting 250k ints costs ~4 ms.)"""
+    llama.cpp, which leads nowhere, so the character path leaves them out."""
     facts = piece_facts(codes, matchable, space)
     if not facts.surrogates:
-        return matchable, matchable_idx, facts
+        return matchable, facts
     valid = without_surrogates(codes, matchable)
-    return valid, np.frombuffer(memoryview(valid), dtype=np.int64), piece_facts(codes, valid, space)
+    return valid, piece_facts(codes, valid, space)
 
 
-def _tag_layout(bounds: tuple[int, float, float] | None, tag_bits: int, valid_scores: npt.NDArray[np.float64],
-                valid_idx: npt.NDArray[np.int64], n: int) -> tuple[int, float, float, float, bytes]:
+def _tag_layout(bounds: tuple[int, float, float] | None, tag_bits: int, scores: bytes, ids: vec[i64],
+                n: int) -> tuple[int, float, float, float, bytes]:
     """How :meth:`UgmTokenizer.best_path` tags its scores: ``(tag_chars,
     tag_unit, tag_scale, grain, score_units)``, ``tag_chars`` 0 when the
     scores leave no room for ``tag_bits`` below their grain.
 
-    ``score_units``: the scores again, in units of the grain as int32 by
-    token id (``n`` of them): read from one bytes object, a score costs no
+    ``score_units``: the scores (float64 by id in ``scores``) of ``ids``
+    (ascending) again, in units of the grain as int32 by token id (``n`` of
+    them, 0 for the others): read from one bytes object, a score costs no
     list item and no float object far apart in memory (-2**31: too big, in
     ``tok_score`` only)."""
     tag_chars = limit_of(bounds, tag_bits)
@@ -260,11 +264,27 @@ def _tag_layout(bounds: tuple[int, float, float] | None, tag_bits: int, valid_sc
     grain = math.ldexp(1.0, g)
     if not (unit > 0.0 and math.isfinite(scale) and grain > 0.0 and math.isfinite(1.0 / grain)):
         return 0, unit, scale, grain, b""
-    units = valid_scores * (1.0 / grain)
-    units[~(np.abs(units) < 2.0 ** 31)] = -2.0 ** 31
-    by_id = np.zeros(n, dtype="<i4")
-    by_id[valid_idx] = units.astype(np.int64)
-    return tag_chars, unit, scale, grain, by_id.tobytes()
+    return tag_chars, unit, scale, grain, _score_units(scores, ids, n, 1.0 / grain)
+
+
+def _score_units(scores: bytes, ids: vec[i64], n: i64, per_unit: float) -> bytes:
+    """:func:`_tag_layout`'s ``score_units``, written in id order in one
+    native pass (numpy's temporaries were ~3 ms of a 250k-token open)."""
+    out = BytesWriter()
+    pos: i64 = 0
+    for tid in ids:
+        if tid < pos or tid >= n:
+            raise ValueError("token ids out of order")  # (np.nonzero's are ascending)
+        while pos < tid:
+            write_i32_le(out, 0)
+            pos += 1
+        u = read_f64_le(scores, tid * 8) * per_unit
+        write_i32_le(out, i32(int(u)) if abs(u) < 2.0 ** 31 else i32(-2 ** 31))
+        pos += 1
+    while pos < n:
+        write_i32_le(out, 0)
+        pos += 1
+    return out.getvalue()
 
 
 def _space_like(nz: Normalizer, ud_pieces: list[str]) -> list[str]:
@@ -311,7 +331,7 @@ class UgmTokenizer:
         self.space = self.normalizer.space
 
         codes = piece_codes(vocab)
-        valid, valid_idx, facts = _valid_pieces(codes, self.matchable, matchable_idx, ord(self.space))
+        valid, facts = _valid_pieces(codes, self.matchable, ord(self.space))
         lens = facts.lens
         self.trie = build_trie(codes, valid, lens, _FIRST_TABLE)
         # ▁ inside a piece (past its first character)
@@ -320,14 +340,13 @@ class UgmTokenizer:
         self._lock = threading.Lock()
         self._cache: dict[str, WordEdges] = {}
         self._paths: dict[str, vec[i64]] = {}
-        valid_scores = tok_score[valid_idx]
-        bounds = score_bounds(valid_scores, lens, self.unk_score)
+        bounds = _bounds(self.tok_score, valid, facts.lens_vec, self.unk_score)
         self.exact_chars = limit_of(bounds) if self.cut_on_space else 0
         # best_path keeps, in the low bits of each best score, how many
         # characters back the token that reached it starts (see there):
         # tag_bits of them, below the scores' grain 2**g
         self.tag_bits: int = max(1, int(lens.max()) if len(lens) else 1).bit_length()
-        tags = _tag_layout(bounds, self.tag_bits, valid_scores, valid_idx, len(vocab.pieces))
+        tags = _tag_layout(bounds, self.tag_bits, self.tok_score, valid, len(vocab.pieces))
         self.tag_chars: int = tags[0]
         self.tag_unit: float = tags[1]
         self.tag_scale: float = tags[2]
