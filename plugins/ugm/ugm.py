@@ -138,7 +138,7 @@ def _bounds(scores: bytes, ids: vec[i64], lens: vec[i64], unk_score: float) -> t
     The significands are or-ed per exponent and the trailing zeros counted
     once per exponent at the end."""
     n: i64 = len(ids)
-    unk = struct.pack("<d", unk_score)
+    unk_bits: i64 = read_i64_le(struct.pack("<d", unk_score), 0)
     ors = vec[i64](capacity=2048)
     k: i64 = 0
     while k < 2048:
@@ -149,10 +149,15 @@ def _bounds(scores: bytes, ids: vec[i64], lens: vec[i64], unk_score: float) -> t
     top = 0.0
     i: i64 = 0
     while i <= n:
-        # (the unknown score last)
-        src = scores if i < n else unk
-        at: i64 = ids[i] * 8 if i < n else 0
-        bits: i64 = read_i64_le(src, at)
+        # (no conditional expressions here: mypyc boxed their values)
+        bits: i64 = unk_bits
+        x: float = unk_score
+        length: i64 = 1
+        if i < n:
+            at: i64 = ids[i] * 8
+            bits = read_i64_le(scores, at)
+            x = read_f64_le(scores, at)
+            length = lens[i]
         e: i64 = (bits >> 52) & 0x7FF
         if e == 0x7FF:
             return None  # inf or nan
@@ -162,8 +167,6 @@ def _bounds(scores: bytes, ids: vec[i64], lens: vec[i64], unk_score: float) -> t
                 ors[1] = ors[1] | frac
         else:
             ors[e] = ors[e] | frac | (1 << 52)
-        x = read_f64_le(src, at)
-        length: i64 = lens[i] if i < n else 1
         if length == 1 and x < lo:
             lo = x
         if length > 0:
@@ -279,7 +282,10 @@ def _score_units(scores: bytes, ids: vec[i64], n: i64, per_unit: float) -> bytes
             write_i32_le(out, 0)
             pos += 1
         u = read_f64_le(scores, tid * 8) * per_unit
-        write_i32_le(out, i32(int(u)) if abs(u) < 2.0 ** 31 else i32(-2 ** 31))
+        unit: i32 = -2147483648  # (-2**31: too big)
+        if abs(u) < 2147483648.0:
+            unit = i32(int(u))
+        write_i32_le(out, unit)
         pos += 1
     while pos < n:
         write_i32_le(out, 0)
