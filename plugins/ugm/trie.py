@@ -128,30 +128,6 @@ class PieceFacts:
         """Some piece holds ``space`` past its first character."""
 
 
-def piece_facts(codes: PieceCodes, ids: vec[i64], space: i64) -> PieceFacts:
-    """:class:`PieceFacts` of piece ``t`` for every ``t`` in ``ids``.
-    Compiled: a native read per code point, where joining and encoding
-    the pieces for numpy took 30 ms for a 250k vocabulary."""
-    lens = vec[i64](capacity=len(ids))
-    surrogates = False
-    inner_space = False
-    cps = codes.cps
-    offs = codes.offs
-    for tid in ids:
-        a = offs[tid]
-        b = offs[tid + 1]
-        lens = append(lens, b - a)
-        j: i64 = a
-        while j < b:
-            c: i64 = i64(cps[j])
-            if 0xD800 <= c <= 0xDFFF:
-                surrogates = True
-            elif c == space and j > a:
-                inner_space = True
-            j += 1
-    return PieceFacts(lens, surrogates, inner_space)
-
-
 def without_surrogates(codes: PieceCodes, ids: vec[i64]) -> vec[i64]:
     """The ids of ``ids`` whose pieces hold no lone surrogate."""
     cps = codes.cps
@@ -167,37 +143,44 @@ def without_surrogates(codes: PieceCodes, ids: vec[i64]) -> vec[i64]:
     return out
 
 
-def build_trie(codes: PieceCodes, ids: vec[i64], lens: npt.NDArray[np.int64],
-               first_below: int) -> PieceTrie:
+def build_trie(codes: PieceCodes, ids: vec[i64], space: i64, first_below: int) -> tuple[PieceTrie, PieceFacts]:
     """The trie of piece ``t`` for every ``t`` in ``ids`` (ascending; a
     piece listed twice keeps the last id, as llama.cpp's trie does; empty
-    pieces match nothing); ``lens`` are their lengths. ``first`` covers
-    code points below ``first_below``."""
+    pieces match nothing), and the pieces' :class:`PieceFacts` (``space``:
+    see there), learnt in the same pass over their code points. ``first``
+    covers code points below ``first_below``."""
     # a piece adds at most len(piece) nodes, far fewer as pieces share
     # prefixes (about two per piece in SentencePiece vocabularies): room
     # for four per piece (or for every code point), doubled while more
     # than _MAX_LOAD of the slots fill up
-    total = int(lens.sum())
-    size = 1024
-    while size < 4 * len(lens) and size <= total:
+    offs = codes.offs
+    total: i64 = 0
+    for tid in ids:
+        total += offs[tid + 1] - offs[tid]
+    size: i64 = 1024
+    while size < 4 * len(ids) and size <= total:
         size *= 2
     while True:
         if size >= 1 << 31:
             raise ValueError("too many pieces for the piece trie")
-        trie = _place(codes, ids, size)
-        if trie is not None:
+        built = _place(codes, ids, size, space)
+        if built is not None:
             break
         size *= 2
+    trie = built[0]
     trie.first = [trie.step(0, c) for c in range(first_below)]
-    return trie
+    return trie, built[1]
 
 
 _MAX_LOAD: Final = 0.6
 
 
-def _place(codes: PieceCodes, ids: vec[i64], size: i64) -> PieceTrie | None:
+def _place(codes: PieceCodes, ids: vec[i64], size: i64, space: i64) -> tuple[PieceTrie, PieceFacts] | None:
     """The trie in a table of ``size`` slots, its pieces inserted one at a
-    time; None when it would be more than ``_MAX_LOAD`` full.
+    time, and their facts; None when it would be more than ``_MAX_LOAD``
+    full. (The facts come with the walk, where the walk waits on the
+    table's memory anyway: a pass of their own was 4 ms of a 250k-token
+    open.)
 
     Compiled, a code point costs a hash and a probe or two in native
     memory, and the table is the trie's own: placing a whole level of
@@ -221,6 +204,9 @@ def _place(codes: PieceCodes, ids: vec[i64], size: i64) -> PieceTrie | None:
     limit: i64 = int(_MAX_LOAD * float(size))
     used: i64 = 0
     done: i64 = 0
+    lens = vec[i64](capacity=len(ids))
+    surrogates = False
+    inner_space = False
     cps = codes.cps
     offs = codes.offs
     for tid in ids:
@@ -229,12 +215,17 @@ def _place(codes: PieceCodes, ids: vec[i64], size: i64) -> PieceTrie | None:
             offer_gil()  # built in the loader thread: the GUI must not wait for it
         j: i64 = offs[tid]
         m: i64 = offs[tid + 1]
+        lens = append(lens, m - j)
         if m == j:
             continue
         node: i64 = 0
         prev: i64 = 0x7FFFFFFF  # (the root's "code point": no pair)
         while j < m:
             cp: i64 = i64(cps[j])
+            if 0xD800 <= cp <= 0xDFFF:
+                surrogates = True
+            elif cp == space and node != 0:
+                inner_space = True
             want: i64 = (node << 32) | (cp + 1)
             h: i64 = (node * 0x9E3779B1) ^ (cp * 0x85EBCA6B)  # (the slot formula, the same in PieceTrie.step)
             slot: i64 = (h ^ (h >> 21)) & mask
@@ -257,4 +248,4 @@ def _place(codes: PieceCodes, ids: vec[i64], size: i64) -> PieceTrie | None:
         tokens[node - 1] = i32(tid)
         if used > limit:
             return None
-    return PieceTrie(keys, tokens, mask, [], bytes(memoryview(joins)))
+    return PieceTrie(keys, tokens, mask, [], bytes(memoryview(joins))), PieceFacts(lens, surrogates, inner_space)

@@ -51,13 +51,13 @@ from librt.vecs import append, vec
 from mypy_extensions import i32, i64
 
 from tokenprism.core.plugin_api import (
-    Attr, FragmentResult, GGUFError, PieceCodes, STEP, TokenColumns, TokenType, Vocab, WORD_STEP,
+    Attr, FragmentResult, GGUFError, STEP, TokenColumns, TokenType, Vocab, WORD_STEP,
     checkpoint, config_from_vocab, decoded_pieces, dispose, piece_codes, utf8_width)
 
 from .charsmap import CHARSMAP_KEY, ESCAPED_SPACE, BytesNorm, Charsmap, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
 from .charsmap import stop_starts
-from .trie import NO_NODE, PieceFacts, build_trie, piece_facts, step_node, without_surrogates
+from .trie import NO_NODE, build_trie, step_node, without_surrogates
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
     from tokenprism.core.plugin_api import FragmentTrace
@@ -235,18 +235,6 @@ def _matchers(vocab: Vocab) -> tuple[npt.NDArray[np.int64], list[str], float, np
     return matchable_idx, ud_pieces, min_score, tok_score
 
 
-def _valid_pieces(codes: PieceCodes, matchable: vec[i64], space: int) -> tuple[vec[i64], PieceFacts]:
-    """The matchable pieces the character path keeps, and their facts.
-
-    Pieces that are not valid UTF-8 can only match inside a character in
-    llama.cpp, which leads nowhere, so the character path leaves them out."""
-    facts = piece_facts(codes, matchable, space)
-    if not facts.surrogates:
-        return matchable, facts
-    valid = without_surrogates(codes, matchable)
-    return valid, piece_facts(codes, valid, space)
-
-
 def _tag_layout(bounds: tuple[int, float, float] | None, tag_bits: int, scores: bytes, ids: vec[i64],
                 n: int) -> tuple[int, float, float, float, bytes]:
     """How :meth:`UgmTokenizer.best_path` tags its scores: ``(tag_chars,
@@ -337,9 +325,15 @@ class UgmTokenizer:
         self.space = self.normalizer.space
 
         codes = piece_codes(vocab)
-        valid, facts = _valid_pieces(codes, self.matchable, ord(self.space))
+        valid = self.matchable
+        self.trie, facts = build_trie(codes, valid, ord(self.space), _FIRST_TABLE)
+        if facts.surrogates:
+            # pieces that are not valid UTF-8 can only match inside a
+            # character in llama.cpp, which leads nowhere: the character
+            # path leaves them out (built again without them: rare)
+            valid = without_surrogates(codes, valid)
+            self.trie, facts = build_trie(codes, valid, ord(self.space), _FIRST_TABLE)
         lens = facts.lens
-        self.trie = build_trie(codes, valid, lens, _FIRST_TABLE)
         # ▁ inside a piece (past its first character)
         self.cut_on_space = not facts.inner_space
         self._bytes_pref: dict[bytes, int] | None = None
