@@ -54,10 +54,11 @@ from tokenprism.core.plugin_api import (
     Attr, FragmentResult, GGUFError, STEP, TokenColumns, TokenType, Vocab, WORD_STEP,
     checkpoint, config_from_vocab, decoded_pieces, dispose, piece_codes, utf8_width)
 
-from .charsmap import CHARSMAP_KEY, ESCAPED_SPACE, BytesNorm, Charsmap, Normalizer, StrNorm
+from .charsmap import ESCAPED_SPACE, BytesNorm, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
 from .charsmap import stop_starts
 from .trie import NO_NODE, build_trie, step_node, without_surrogates
+from .xcda import CHARSMAP_KEY, Charsmap
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
     from tokenprism.core.plugin_api import FragmentTrace

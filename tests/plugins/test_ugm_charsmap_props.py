@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.plugins.test_ugm import make_charsmap
-from tokenprism.plugins.ugm.charsmap import Charsmap
+from tokenprism.plugins.ugm.xcda import Charsmap
 
 # a few characters of each UTF-8 length, and bytes that are not UTF-8 by themselves
 CHARS = ["a", "b", " ", "\x7f", "é", "ß", "▁", "ﬁ", "\U0001F600", "\U00010000"]
