@@ -37,9 +37,8 @@ import re
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Optional
 
-import numpy as np
-
 if TYPE_CHECKING:  # (numpy.typing at run time was ~0.7 ms of every BPE file's first open)
+    import numpy as np
     import numpy.typing as npt
 
 from tokenprism.core.plugin_api import (
@@ -186,6 +185,8 @@ class UnicodeTables:
         whole table is needed (a text of many distinct non-ASCII chars) the
         chars a text holds are classed one by one: the 1.1M-entry table took
         ~15M instructions, most of a short text's split."""
+        import numpy as np  # (non-ASCII text only: opening and ASCII text import no numpy)
+
         cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         table = self._collapse_bytes
         if table is not None or len(cps) < _SPARSE_MIN:
@@ -238,6 +239,8 @@ def _paint_runs(runs: list[tuple[int, int, int]]) -> npt.NDArray[np.uint8]:
     (one category each, whitespace taken out of all), so sorted they tile
     0x80..MAX_CP and the table is one ``np.repeat`` (painting 1.1M entries
     range by range took ~1.8 ms of every first load)."""
+    import numpy as np
+
     table = np.array(runs, dtype=np.int64).reshape(-1, 3)
     table = table[np.argsort(table[:, 0], kind="stable")]
     los, his = table[:, 0], table[:, 1]
@@ -258,6 +261,8 @@ def collapse_text(table: npt.NDArray[np.uint8], text: str) -> str:
     looked up for the whole text at once: ``str.translate`` with the same
     table as a 1.1M-char string calls back into it for every character
     (7.5 ms against 0.9 ms for 0.5 MB of mixed scripts)."""
+    import numpy as np
+
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     return table[cps].tobytes().decode("latin-1")
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import threading
 from typing import Final, Optional, Sequence
 
-import numpy as np
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import BytesIndex, StringArray, distinct_sorted, offer_gil, raw_index
@@ -183,6 +182,8 @@ def merges_containing(merges: Sequence[str], sub: str) -> list[str]:
         at = region.find(needle, at + 1, end)
     if not found:
         return []
+    import numpy as np  # (not on the encode path: opening and encoding import no numpy)
+
     hits = np.array(found, dtype=np.int64)
     which: list[int] = distinct_sorted(np.searchsorted(starts, hits, side="right") - 1).tolist()
     out: list[str] = []
