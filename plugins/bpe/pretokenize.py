@@ -114,6 +114,7 @@ _C_SPACE: list[tuple[int, int]] = [(0x09, 0x0D), (0x20, 0x20)]  # isspace() in t
 # collapsed with the whole table (made once a process)
 _SPARSE_CHARS = 1 << 16
 _SPARSE_MIN = 4096  # (shorter texts: the table)
+_FEW_CHARS = 256  # (shorter texts before the table is made: char by char, no numpy)
 _SPARSE_DISTINCT = 2048
 # the classes of the collapsed text's bytes for custom_split: ASCII as the
 # translated \p{L}, \p{N}, \s see it, and the class chars
@@ -185,7 +186,11 @@ class UnicodeTables:
         whole table is needed (a text of many distinct non-ASCII chars) the
         chars a text holds are classed one by one: the 1.1M-entry table took
         ~15M instructions, most of a short text's split."""
-        import numpy as np  # (non-ASCII text only: opening and ASCII text import no numpy)
+        if self._collapse_bytes is None and len(text) < _FEW_CHARS:
+            # a few chars (a command line's text): classed one by one,
+            # without numpy's import (~65 ms of a ~100 ms command)
+            return bytes([c if c < 0x80 else self.collapsed_rep(c) for c in map(ord, text)])
+        import numpy as np
 
         cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         table = self._collapse_bytes
