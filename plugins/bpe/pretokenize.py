@@ -114,7 +114,7 @@ _C_SPACE: list[tuple[int, int]] = [(0x09, 0x0D), (0x20, 0x20)]  # isspace() in t
 # collapsed with the whole table (made once a process)
 _SPARSE_CHARS = 1 << 16
 _SPARSE_MIN = 4096  # (shorter texts: the table)
-_FEW_CHARS = 256  # (shorter texts before the table is made: char by char, no numpy)
+_TRANSLATE_CHARS = 1 << 22  # (shorter texts before the table is made: str.translate, no numpy)
 _SPARSE_DISTINCT = 2048
 # the classes of the collapsed text's bytes for custom_split: ASCII as the
 # translated \p{L}, \p{N}, \s see it, and the class chars
@@ -141,6 +141,9 @@ class UnicodeTables:
         self._cats: Optional[dict[int, Ranges]] = None
         self._collapsed: Optional[dict[int, Ranges]] = None
         self._collapse_bytes: Optional[npt.NDArray[np.uint8]] = None
+        # collapse()'s str.translate table: ASCII to itself, then each
+        # non-ASCII char met, to its rep (grows by the few a text brings)
+        self._reps: dict[int, int] = {c: c for c in range(128)}
 
     def categories(self) -> dict[int, Ranges]:
         """The code points of each category bit, as merged ranges."""
@@ -186,10 +189,16 @@ class UnicodeTables:
         whole table is needed (a text of many distinct non-ASCII chars) the
         chars a text holds are classed one by one: the 1.1M-entry table took
         ~15M instructions, most of a short text's split."""
-        if self._collapse_bytes is None and len(text) < _FEW_CHARS:
-            # a few chars (a command line's text): classed one by one,
-            # without numpy's import (~65 ms of a ~100 ms command)
-            return bytes([c if c < 0x80 else self.collapsed_rep(c) for c in map(ord, text)])
+        if self._collapse_bytes is None and len(text) < _TRANSLATE_CHARS:
+            # until the table exists, by str.translate with the reps of the
+            # chars met so far: numpy's import (~65 ms) would be most of a
+            # command line's run and of a first encode of 0.1 MB
+            known = self._reps
+            new = [c for c in map(ord, set(text)) if c not in known]
+            if len(new) <= _SPARSE_DISTINCT:
+                for c in new:
+                    known[c] = self.collapsed_rep(c)
+                return text.translate(known).encode("latin-1")
         import numpy as np
 
         cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
