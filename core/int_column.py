@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from array import array
-from typing import TYPE_CHECKING, Iterable, Union, cast
+from typing import TYPE_CHECKING, Any, Iterable, Union, cast
 
 
 if TYPE_CHECKING:
@@ -61,4 +61,6 @@ def le_view(data: bytes, code: str) -> memoryview:
         a.frombytes(data)
         a.byteswap()
         data = a.tobytes()
-    return memoryview(data).cast(code)
+    # (the code is only known at run time: typeshed types cast() per literal)
+    view: memoryview = memoryview(data).cast(cast(Any, code))
+    return view
