@@ -12,6 +12,7 @@ left uncompiled on purpose: mypyc's native classes cannot subclass ``dict``.
 from __future__ import annotations
 
 import math
+import sys
 import threading
 
 from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Sequence, TypeVar, cast, overload
@@ -295,6 +296,28 @@ class Column(Sequence[T]):
 
     def __repr__(self) -> str:
         return f"Column({len(self)} values)"
+
+
+def column_bytes(values: Sequence[Any]) -> tuple[str, bytes] | None:
+    """The array behind a vocabulary column (:class:`Column`) as ``(type
+    code, little-endian bytes)``, e.g. ``("f", ...)`` for the file's float32
+    scores, ``("q", ...)`` for int64 attributes; ``None`` for values held
+    otherwise (a tuple), or on a big-endian machine. A plugin reads a 250k
+    column natively from it at open, where the tuple would cost ~16 ms and
+    numpy's import ~65 ms."""
+    if not isinstance(values, Column) or sys.byteorder != "little":
+        return None
+    a = values._array
+    code = getattr(a, "format", None) or getattr(a, "typecode", None)
+    if code is None:
+        dtype = getattr(a, "dtype", None)  # a numpy array (native order)
+        code = dtype.char if dtype is not None else None
+    if not isinstance(code, str) or code.lstrip("<=@") not in ("b", "B", "h", "H", "i", "I", "l", "L", "q", "Q", "f", "d"):
+        return None
+    code = code.lstrip("<=@")
+    if code in ("l", "L"):  # (a C long: 4 or 8 bytes)
+        code = ("q" if code == "l" else "Q") if int(a.itemsize) == 8 else ("i" if code == "l" else "I")
+    return code, bytes(a.tobytes())
 
 
 def as_tuple(values: Sequence[T]) -> tuple[T, ...]:

@@ -30,18 +30,27 @@ _CONTINUATION = bytes(range(0x80, 0xC0))
 
 def _code_points_about(region: bytes, first: int, end: int, n: int) -> int:
     """About how many code points the ``n`` strings between ``first`` and
-    ``end`` decode to: their bytes less the UTF-8 continuation bytes
-    (exact for valid UTF-8; an escaped continuation byte or a length
-    prefix byte in that range only makes the guess short, and the vector
-    grows). Counted 64 KB at a time: temporaries under glibc's mmap
-    threshold (128 KB) reuse the same heap memory chunk after chunk, where
-    256 KB ones were each a fresh mapping, every page a fault in a fresh
-    process (bert-bge: 252 faults and 0.6-0.9 ms, now 35 and 0.2-0.3)."""
-    cont = 0
-    for a in range(first, end, 1 << 16):
-        part = region[a:min(end, a + (1 << 16))]
+    ``end`` decode to: their bytes less the UTF-8 continuation bytes, with
+    a margin. The continuation bytes are counted in up to eight 16 KB
+    windows spread over the strings and scaled up: counting all of a 250k
+    vocabulary's 4.4 MB (``bytes.translate``) was 6 ms of its open. A
+    short guess only makes the vector grow; a long one costs zeroed pages.
+    Windows stay under glibc's mmap threshold, so each reuses the last's
+    memory rather than faulting in fresh pages."""
+    size = end - first
+    window = 1 << 14
+    if size <= 8 * window:
+        starts = list(range(first, end, window))
+    else:
+        starts = [first + k * (size - window) // 7 for k in range(8)]
+    looked = cont = 0
+    for a in starts:
+        part = region[a:min(end, a + window)]
+        looked += len(part)
         cont += len(part) - len(part.translate(None, _CONTINUATION))
-    return max(end - first - 8 * n - cont, 0) + n // 64 + 64
+    cont = cont * size // max(looked, 1)
+    text = max(size - 8 * n, 0)
+    return max(text - cont, 0) + text // 64 + n // 64 + 64
 
 
 class StringArray(Sequence[str]):

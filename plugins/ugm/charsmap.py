@@ -24,8 +24,6 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
-import numpy as np
-
 from tokenprism.core.plugin_api import STEP, WORD_STEP, checkpoint, merged
 
 from .xcda import Charsmap
@@ -219,16 +217,19 @@ class Normalizer:
         per code point, bit 1 when it matches by itself, bit 2 when it
         matches before a character with bit 4. One byte read per character
         instead of a regular expression's classes (see ``stop_starts``)."""
-        flags = np.zeros(0x110000, dtype=np.uint8)
-        singles = [ord(c) for c in self._look | set(extra)]
-        flags[np.asarray(singles, dtype=np.int64)] |= 1
+        flags = bytearray(0x110000)
+        for c in self._look | set(extra):
+            flags[ord(c)] |= 1
         for lo, hi in self._look_ranges:
-            flags[lo:hi + 1] |= 1
+            # (only bit 1 is set so far: a range is a fill, at C speed)
+            flags[lo:hi + 1] = b"\x01" * (hi + 1 - lo)
         cm = self.charsmap
         if cm.multi_first and cm.second:
-            flags[np.asarray([ord(c) for c in cm.multi_first], dtype=np.int64)] |= 2
-            flags[np.asarray([ord(c) for c in cm.second], dtype=np.int64)] |= 4
-        return flags.tobytes()
+            for c in cm.multi_first:
+                flags[ord(c)] |= 2
+            for c in cm.second:
+                flags[ord(c)] |= 4
+        return bytes(flags)
 
     # ---- characters -------------------------------------------------------
 

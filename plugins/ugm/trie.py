@@ -20,9 +20,6 @@ from __future__ import annotations
 
 from typing import Final, Sequence, final
 
-import numpy as np
-import numpy.typing as npt
-
 from librt.vecs import append, vec
 
 from tokenprism.core.plugin_api import PieceCodes, offer_gil
@@ -119,9 +116,7 @@ class PieceFacts:
 
     def __init__(self, lens: vec[i64], surrogates: bool, inner_space: bool) -> None:
         self.lens_vec = lens
-        """Each piece's length in code points ..."""
-        self.lens: npt.NDArray[np.int64] = np.frombuffer(memoryview(lens), dtype=np.int64)
-        """... and as an array (the same memory)."""
+        """Each piece's length in code points."""
         self.surrogates = surrogates
         """Some piece holds a lone surrogate (not valid UTF-8)."""
         self.inner_space = inner_space

@@ -42,17 +42,16 @@ import re
 import struct
 import sys
 import threading
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Sequence
 
-import numpy as np
-import numpy.typing as npt
-from librt.strings import BytesWriter, read_f64_le, read_i32_le, read_i64_le, write_i32_le
+from librt.strings import (BytesWriter, read_f32_le, read_f64_le, read_i32_le, read_i64_le, write_f64_le, write_i32_le,
+                           write_i64_le)
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64
 
 from tokenprism.core.plugin_api import (
     Attr, FragmentResult, GGUFError, STEP, TokenColumns, TokenType, Vocab, WORD_STEP,
-    checkpoint, config_from_vocab, decoded_pieces, dispose, piece_codes, utf8_width)
+    checkpoint, column_bytes, config_from_vocab, decoded_pieces, dispose, piece_codes, utf8_width)
 
 from .charsmap import ESCAPED_SPACE, BytesNorm, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
@@ -99,7 +98,7 @@ class WordEdges:
         self.scores = scores
 
 
-def exact_limit(scores: list[float] | npt.NDArray[np.float64], lengths: list[int] | npt.NDArray[np.int64],
+def exact_limit(scores: Sequence[float], lengths: Sequence[int],
                 unk_score: float, spare_bits: int = 0) -> int:
     """The longest fragment (in normalized characters) for which every sum
     of the Viterbi pass is exact, so that it does not matter where a sum
@@ -118,12 +117,15 @@ def exact_limit(scores: list[float] | npt.NDArray[np.float64], lengths: list[int
     return limit_of(score_bounds(scores, lengths, unk_score), spare_bits)
 
 
-def score_bounds(scores: list[float] | npt.NDArray[np.float64], lengths: list[int] | npt.NDArray[np.int64],
+def score_bounds(scores: Sequence[float], lengths: Sequence[int],
                  unk_score: float) -> tuple[int, float, float] | None:
     """``(g, max(|lo|, hi), top)`` as :func:`exact_limit` describes them
     (``g`` = 0 when every score is 0); None when a score is not finite."""
-    sc = np.asarray(scores, dtype=np.float64).astype("<f8", copy=False).tobytes()
-    ln = vec[i64](np.ascontiguousarray(lengths, dtype=np.int64).data)
+    w = BytesWriter()
+    for x in scores:
+        write_f64_le(w, float(x))
+    sc = w.getvalue()
+    ln = vec[i64]([int(k) for k in lengths])
     return _bounds(sc, vec[i64](range(len(ln))), ln, unk_score)
 
 
@@ -212,28 +214,96 @@ def limit_of(bounds: tuple[int, float, float] | None, spare_bits: int = 0) -> in
 
 
 def _f32(x: float) -> float:
-    return float(np.float32(x))
+    return float(struct.unpack("<f", struct.pack("<f", x))[0])
 
 
-def _matchers(vocab: Vocab) -> tuple[npt.NDArray[np.int64], list[str], float, npt.NDArray[np.float64]]:
+def _int_bytes(values: Sequence[int]) -> tuple[bytes, i64]:
+    """A vocabulary column of ints as little-endian bytes and their width
+    (4 or 8): its array's own bytes when it has one."""
+    raw = column_bytes(values)
+    if raw is not None and raw[0] in ("i", "q"):
+        return raw[1], 4 if raw[0] == "i" else 8
+    w = BytesWriter()
+    for x in values:
+        write_i64_le(w, int(x))
+    return w.getvalue(), 8
+
+
+def _score_bytes(values: Sequence[float]) -> tuple[bytes, str]:
+    """A vocabulary column of scores as little-endian bytes and their type
+    code: ``f`` (float32, as files store them), ``i`` (int32) or ``d``."""
+    raw = column_bytes(values)
+    if raw is not None and raw[0] in ("f", "i", "d"):
+        return raw[1], raw[0]
+    w = BytesWriter()
+    for x in values:
+        write_f64_le(w, float(x))
+    return w.getvalue(), "d"
+
+
+def _matchers(vocab: Vocab) -> tuple[vec[i64], list[str], float, bytes]:
     """The ids of the pieces the Viterbi pass may match (normal,
-    user-defined and unused ones), the user-defined pieces, the lowest
-    normal score (for the unknown token's) and every token's score.
+    user-defined and unused ones, ascending), the user-defined pieces, the
+    lowest normal score (for the unknown token's) and every token's score
+    (little-endian float64s by id).
 
     llama.cpp builds its matchers from the token types as stored, before
     its load-time fix-ups change any attribute; the session scores by the
-    attributes after the fix-ups (a user-defined piece scores 0)."""
-    columns = vocab.arrays()
-    types = columns.types
-    s32 = columns.scores
-    is_normal = types == int(TokenType.NORMAL)
-    is_ud = types == int(TokenType.USER_DEFINED)
-    min_score = float(s32[is_normal].min()) if bool(is_normal.any()) else FLT_MAX
-    matchable_idx = np.nonzero(is_normal | is_ud | (types == int(TokenType.UNUSED)))[0].astype(np.int64, copy=False)
+    attributes after the fix-ups (a user-defined piece scores 0). One
+    native pass over the columns: numpy's masks cost its ~65 ms import."""
+    types, tw = _int_bytes(vocab.types)
+    attrs, aw = _int_bytes(vocab.attrs)
+    scores, code = _score_bytes(vocab.scores)
+    kind: i64 = 0 if code == "f" else 1 if code == "i" else 2  # (an int compare per token, not a str one)
+    sw: i64 = 8 if kind == 2 else 4
+    n: i64 = len(types) // tw
+    if len(types) != n * tw or len(attrs) != n * aw or len(scores) != n * sw:
+        raise ValueError("the vocabulary's columns differ in length")
+    normal: i64 = int(TokenType.NORMAL)
+    user: i64 = int(TokenType.USER_DEFINED)
+    unused: i64 = int(TokenType.UNUSED)
+    ud_bit: i64 = int(Attr.USER_DEFINED)
+    matchable = vec[i64]()
+    ud_ids: list[int] = []
+    min_score = FLT_MAX
+    any_normal = False
+    w = BytesWriter()
+    i: i64 = 0
+    while i < n:
+        t: i64 = i64(read_i32_le(types, i * 4)) if tw == 4 else read_i64_le(types, i * 8)
+        a: i64 = i64(read_i32_le(attrs, i * 4)) if aw == 4 else read_i64_le(attrs, i * 8)
+        x: float
+        if kind == 0:
+            x = read_f32_le(scores, i * 4)
+        elif kind == 1:
+            x = float(read_i32_le(scores, i * 4))
+        else:
+            x = read_f64_le(scores, i * 8)
+        if t == normal:
+            # (NaN compares false, as numpy's min would have propagated it:
+            # a NaN score makes the bounds None below either way)
+            if not any_normal or x < min_score or x != x:
+                min_score = x
+            any_normal = True
+            matchable = append(matchable, i)
+        elif t == user:
+            ud_ids.append(i)
+            matchable = append(matchable, i)
+        elif t == unused:
+            matchable = append(matchable, i)
+        write_f64_le(w, 0.0 if a & ud_bit else x)
+        i += 1
     pieces = vocab.pieces
-    ud_pieces: list[str] = [pieces[t] for t in np.nonzero(is_ud)[0].tolist()]
-    tok_score = np.where(columns.attrs & Attr.USER_DEFINED, 0.0, s32.astype(np.float64))
-    return matchable_idx, ud_pieces, min_score, tok_score
+    return matchable, [pieces[t] for t in ud_ids], min_score, w.getvalue()
+
+
+def _longest(lens: vec[i64]) -> i64:
+    """The largest of ``lens`` (0 for none)."""
+    m: i64 = 0
+    for k in lens:
+        if k > m:
+            m = k
+    return m
 
 
 def _tag_layout(bounds: tuple[int, float, float] | None, tag_bits: int, scores: bytes, ids: vec[i64],
@@ -266,7 +336,7 @@ def _score_units(scores: bytes, ids: vec[i64], n: i64, per_unit: float) -> bytes
     pos: i64 = 0
     for tid in ids:
         if tid < pos or tid >= n:
-            raise ValueError("token ids out of order")  # (np.nonzero's are ascending)
+            raise ValueError("token ids out of order")  # (_matchers' are ascending)
         while pos < tid:
             write_i32_le(out, 0)
             pos += 1
@@ -312,13 +382,13 @@ class UgmTokenizer:
             raise GGUFError("", "precompiled_charsmap too small for xcda_blob_size header", None, CHARSMAP_KEY)
         self.charsmap = Charsmap(vocab.precompiled_charsmap)
 
-        matchable_idx, ud_pieces, min_score, tok_score = _matchers(vocab)
+        matchable, ud_pieces, min_score, tok_score = _matchers(vocab)
         self.unk_score = _f32(_f32(min_score) - UNKNOWN_PENALTY)
         # float64s in one bytes object, read natively: a list of 250k
         # float objects cost ~7 ms and ~2 000 page faults of every open
-        self.tok_score: bytes = tok_score.astype("<f8", copy=False).tobytes()
-        # a vector copied from the array's memory: a list of 250k ints cost ~7 ms of the open
-        self.matchable = vec[i64](np.ascontiguousarray(matchable_idx, dtype=np.int64).data)
+        self.tok_score: bytes = tok_score
+        # a vector: a list of 250k ints cost ~7 ms of the open
+        self.matchable = matchable
 
         self.normalizer = Normalizer(self.charsmap, ud_pieces, self.config.add_space_prefix,
                                      vocab.flag("remove_extra_whitespaces", False),
@@ -334,7 +404,7 @@ class UgmTokenizer:
             # path leaves them out (built again without them: rare)
             valid = without_surrogates(codes, valid)
             self.trie, facts = build_trie(codes, valid, ord(self.space), _FIRST_TABLE)
-        lens = facts.lens
+        lens = facts.lens_vec
         # ▁ inside a piece (past its first character)
         self.cut_on_space = not facts.inner_space
         self._bytes_pref: dict[bytes, int] | None = None
@@ -346,7 +416,7 @@ class UgmTokenizer:
         # best_path keeps, in the low bits of each best score, how many
         # characters back the token that reached it starts (see there):
         # tag_bits of them, below the scores' grain 2**g
-        self.tag_bits: int = max(1, int(lens.max()) if len(lens) else 1).bit_length()
+        self.tag_bits: int = int(max(1, _longest(lens))).bit_length()
         tags = _tag_layout(bounds, self.tag_bits, self.tok_score, valid, len(vocab.pieces))
         self.tag_chars: int = tags[0]
         self.tag_unit: float = tags[1]
@@ -1190,6 +1260,8 @@ def _walk_bytes(text: str, offsets: list[int]) -> list[int] | None:
 
 def _to_bytes_np(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
     """``_to_bytes`` for offsets in any order."""
+    import numpy as np  # (only here: offsets out of order are rare, and the import costs ~65 ms)
+
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     lens = 1 + (cps >= 0x80).astype(np.int64) + (cps >= 0x800) + (cps >= 0x10000)
     cum = np.zeros(len(cps) + 1, dtype=np.int64)

@@ -15,8 +15,7 @@ native vectors (compiled): they are part of every UGM model's open.
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
+import struct
 from librt.vecs import append, pop, vec
 from mypy_extensions import i64, u8
 
@@ -90,8 +89,7 @@ class Charsmap:
         self.size = n_units
         self.repl = bytes(blob[4 + blob_size:])
         if n_units:
-            arr: npt.NDArray[np.uint32] = np.frombuffer(blob, dtype="<u4", count=n_units, offset=4)
-            self.units = arr.tolist()
+            self.units = list(struct.unpack_from(f"<{n_units}I", blob, 4))
             self.root = _xcda_base(self.units[0])
             self._index_children()
             self._check()
