@@ -49,6 +49,7 @@ COMPILED = [
     "plugins/ugm/ugm.py",
     "plugins/ugm/charsmap.py",
     "plugins/ugm/trie.py",
+    "plugins/ugm/xcda.py",
     "plugins/wpm/wpm.py",
 ]
 

@@ -25,6 +25,7 @@ HOT_MODULES = (
     "tokenprism.plugins.ugm.ugm",
     "tokenprism.plugins.ugm.charsmap",
     "tokenprism.plugins.ugm.trie",
+    "tokenprism.plugins.ugm.xcda",
     "tokenprism.plugins.wpm.wpm",
 )
 

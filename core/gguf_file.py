@@ -19,13 +19,13 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-import numpy as np
 from librt.strings import BytesWriter, read_i64_le, write_i64_le
 from mypy_extensions import i64
 
 from .errors import DamagedFileError, GGUFError
 from .frozen import FrozenDict
 from .gil import offer_gil
+from .int_column import le_view
 from .string_array import StringArray
 
 GGUF_MAGIC = b"GGUF"
@@ -63,9 +63,10 @@ _SCALAR: dict[int, tuple[str, int]] = {
     T_UINT32: ("<I", 4), T_INT32: ("<i", 4), T_FLOAT32: ("<f", 4), T_BOOL: ("<?", 1),
     T_UINT64: ("<Q", 8), T_INT64: ("<q", 8), T_FLOAT64: ("<d", 8),
 }
-_NUMPY: dict[int, str] = {
-    T_UINT16: "<u2", T_INT16: "<i2", T_UINT32: "<u4", T_INT32: "<i4",
-    T_FLOAT32: "<f4", T_UINT64: "<u8", T_INT64: "<i8", T_FLOAT64: "<f8",
+# the array type code of each numeric element type (a typed memoryview)
+_CODE: dict[int, str] = {
+    T_UINT16: "H", T_INT16: "h", T_UINT32: "I", T_INT32: "i",
+    T_FLOAT32: "f", T_UINT64: "Q", T_INT64: "q", T_FLOAT64: "d",
 }
 # smallest number of bytes one array element of a type can take
 _MIN_ELEM = {T_STRING: 8, T_ARRAY: 12}
@@ -76,7 +77,10 @@ class MetadataValue:
     """One metadata value: ``type`` is a GGUF value type; for arrays,
     ``elem_type`` is the element type and ``value`` is a
     :class:`~tokenprism.core.string_array.StringArray` (strings), a ``list``
-    (bools, nested arrays), ``bytes`` (uint8/int8) or a numpy array."""
+    (bools, nested arrays), ``bytes`` (uint8/int8) or, for the other
+    numbers, a read-only typed ``memoryview`` (``core.int_column.le_view``:
+    ``np.asarray`` takes it without a copy; opening a file imports no
+    numpy)."""
 
     type: int
     value: Any  # (mypyc cannot build a dataclass field typed ``object``)
@@ -191,8 +195,8 @@ class _Cursor:
         """``n`` length-prefixed strings, undecoded: one pass over the length
         prefixes only (bounds checks, no objects)."""
         begin = self.pos
-        # each prefix's offset in the buffer as 8 native bytes: numpy takes
-        # them as they are (a list of lengths made one int object per
+        # each prefix's offset in the buffer as 8 little-endian bytes, read
+        # as a typed view (a list of lengths made one int object per
         # string, and turning that list into an array was a quarter of
         # reading a file); n is at most the bytes left / 8, so this is no
         # bigger than what the file holds
@@ -221,13 +225,12 @@ class _Cursor:
         self.pos = pos
         # decoded on first use (string_array.py): opening gemma-4 need not
         # make 515k merge strings a BPE tokenizer mostly never reads
-        starts = np.frombuffer(out.getvalue(), dtype="<i8").astype(np.int64, copy=False)
         if len(buf) <= _SHARE_FACTOR * (pos - begin):
             # the buffer is mostly this array (a vocab-only file's tokens or
             # merges): kept as it is, not copied a second time, and the
             # prefixes' offsets in the file are its starts as written
-            return StringArray(buf, starts, pos)
-        return StringArray(buf[begin:pos], starts - begin)
+            return StringArray(buf, le_view(out.getvalue(), "q"), pos)
+        return StringArray(buf[begin:pos], le_view(_shifted(out.getvalue(), begin), "q"))
 
     def scalar(self, vtype: int, field: str) -> object:
         if vtype == T_STRING:
@@ -269,11 +272,22 @@ class _Cursor:
         else:
             size = _SCALAR[elem][1]
             self.need(n * size, field)
-            arr = np.frombuffer(self.buf, dtype=_NUMPY[elem], count=n, offset=self.pos).copy()
-            arr.flags.writeable = False  # shared like the metadata that holds it
-            value = arr
+            # a copy of the bytes (the buffer may be a large map's prefix),
+            # read-only: shared like the metadata that holds it
+            value = le_view(self.buf[self.pos:self.pos + n * size], _CODE[elem])
             self.pos += n * size
         return MetadataValue(T_ARRAY, value, elem, start)
+
+
+def _shifted(offsets: bytes, d: i64) -> bytes:
+    """Little-endian int64 ``offsets`` less ``d`` each (one native pass)."""
+    out = BytesWriter()
+    i: i64 = 0
+    n: i64 = len(offsets)
+    while i < n:
+        write_i64_le(out, read_i64_le(offsets, i) - d)
+        i += 8
+    return out.getvalue()
 
 
 def read_gguf(path: str | os.PathLike[str]) -> GGUFFile:

@@ -9,7 +9,6 @@ returns it. Elsewhere this does nothing.
 
 from __future__ import annotations
 
-import ctypes
 import sys
 import threading
 
@@ -26,6 +25,8 @@ def _glibc(name: str) -> object:
     """glibc's function ``name``, or False where there is none."""
     if not sys.platform.startswith("linux"):
         return False
+    import ctypes  # (here: ~1.6 ms of every command line's start, which seldom trims)
+
     try:
         return getattr(ctypes.CDLL("libc.so.6"), name)
     except (OSError, AttributeError):

@@ -26,9 +26,7 @@ from __future__ import annotations
 
 from typing import Final, Sequence, final
 
-import numpy as np
-
-from librt.strings import read_i64_le
+from librt.strings import BytesWriter, read_i64_le
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64
 
@@ -348,52 +346,79 @@ _SEPARATORS = (0x1E, 0x1F, 0x1D, 0x1C, 0x01, 0x02)
 _SPLIT_CHUNK = 8192  # strings per decode: small temporaries, and one emoji widens only its chunk's text
 
 
-def split_strings(buf: bytes, end: int, starts: np.ndarray) -> list[str]:
+def split_strings(buf: bytes, end: int, starts: Sequence[int]) -> list[str]:
     """The strings of ``buf`` whose length prefixes are at ``starts``
-    (offsets into ``buf``, checked by the reader), the last one ending at
-    ``end``.
+    (offsets into ``buf``, checked by the reader, one string right after
+    another), the last one ending at ``end``.
 
-    Unless some string holds the separator byte, a copy keeps one byte of
-    every 8-byte prefix and sets it to the separator, and one decode and
-    one split make a chunk's strings at once, instead of a slice and a decode per
-    string (~800k on large vocabularies)."""
+    Unless some string holds the separator byte, a native pass copies a
+    chunk's strings with one separator byte in place of each 8-byte
+    prefix, and one decode and one split make the chunk's strings at once,
+    instead of a slice and a decode per string (~800k on large
+    vocabularies)."""
     out: list[str] = []
-    n = len(starts)
-    for a in range(0, n, _SPLIT_CHUNK):
-        b = min(n, a + _SPLIT_CHUNK)
-        lo = int(starts[a])
-        stop = int(starts[b]) if b < n else end
-        offs = starts[a:b] - lo
-        part = _split_chunk(buf, lo, stop, offs)
+    n: i64 = len(starts)
+    if n == 0:
+        return out
+    pos: i64 = int(starts[0])
+    stop: i64 = end
+    a: i64 = 0
+    while a < n:
+        k: i64 = min(n - a, _SPLIT_CHUNK)
+        part: list[str] | None = None
+        for sep in _SEPARATORS:
+            packed = _packed(buf, pos, stop, k, sep)
+            if packed is not None:
+                # no string holds the byte: each part decodes as its string
+                # alone would (ASCII never joins a UTF-8 sequence around it)
+                part = packed.decode("utf-8", "surrogateescape").split(chr(sep))
+                del part[0]
+                break
         if part is None:
-            ps: list[int] = offs.tolist()
-            qs = ps[1:] + [stop - lo]
-            part = [buf[lo + p + 8:lo + q].decode("utf-8", "surrogateescape") for p, q in zip(ps, qs)]
+            part = []
+            p = pos
+            for _ in range(k):
+                ln = _length_at(buf, p, stop)
+                part.append(buf[p + 8:p + 8 + ln].decode("utf-8", "surrogateescape"))
+                p += 8 + ln
+        pos = _skip(buf, pos, stop, k)
         out.extend(part)
+        a += k
         offer_gil()  # a worker opening a big vocabulary must not freeze the GUI thread
     return out
 
 
-def _split_chunk(buf: bytes, begin: int, end: int, offs: np.ndarray) -> list[str] | None:
-    n = len(offs)
-    region = np.frombuffer(buf, dtype=np.uint8, count=end - begin, offset=begin)
-    # the strings with one byte left of each 8-byte prefix: a split on one
-    # character takes CPython's single-character path, where a split on
-    # eight ran its two-way search once per string (40% of the split)
-    keep = np.ones(end - begin, dtype=bool)
-    for k in range(7):
-        keep[offs + k] = False
-    packed = region[keep]
-    marks = offs - 7 * np.arange(n, dtype=np.int64)
-    for sep in _SEPARATORS:
-        packed[marks] = sep
-        # exactly the prefixes' separators: no string holds the byte, so
-        # each part decodes as its string alone would (ASCII never joins
-        # a UTF-8 sequence around it; counted by numpy: 4x bytes.count)
-        if int(np.count_nonzero(packed == sep)) == n:
-            parts = packed.tobytes().decode("utf-8", "surrogateescape").split(chr(sep))
-            if len(parts) == n + 1:
-                del parts[0]
-                return parts
-            return None
-    return None
+def _length_at(buf: bytes, pos: i64, stop: i64) -> i64:
+    """The length in the 8-byte prefix at ``pos``, checked against ``stop``
+    (the reader checked it; a wrong one here would read past the array)."""
+    if pos + 8 > stop:
+        raise ValueError("string array shorter than its count")
+    ln = read_i64_le(buf, pos)
+    if ln < 0 or ln > stop - pos - 8:
+        raise ValueError("string length past the array")
+    return ln
+
+
+def _skip(buf: bytes, pos: i64, stop: i64, k: i64) -> i64:
+    """The offset just past the ``k`` strings from ``pos``."""
+    for _ in range(k):
+        pos += 8 + _length_at(buf, pos, stop)
+    return pos
+
+
+def _packed(buf: bytes, pos: i64, stop: i64, k: i64, sep: i64) -> bytes | None:
+    """The ``k`` strings from ``pos``, each after one ``sep`` byte; None
+    when one of them holds that byte."""
+    w = BytesWriter()
+    for _ in range(k):
+        ln = _length_at(buf, pos, stop)
+        pos += 8
+        w.append(sep)
+        last = pos + ln
+        while pos < last:
+            b: i64 = buf[pos]
+            if b == sep:
+                return None
+            w.append(b)
+            pos += 1
+    return w.getvalue()

@@ -29,7 +29,6 @@ from __future__ import annotations
 from array import array
 from typing import NamedTuple, Sequence
 
-import numpy as np
 
 from librt.vecs import vec
 from mypy_extensions import i64
@@ -142,11 +141,20 @@ def with_special_ends(cols: SpanColumns, prefix: Sequence[int], suffix: Sequence
     return SpanColumns(*out)
 
 
+_FEW = 4096  # values shifted in a loop (a loop's ~30 ns each against numpy's import)
+
+
 def extend_shifted(out: IntColumn, values: Column | array[int], d: int, groups: bool) -> None:
     """Append ``values`` plus ``d`` to ``out`` (``groups``: only the values
-    >= 0 move; -1 means no group). numpy: a memcpy's cost, where a loop over
-    a 10 MB text's millions of values would take seconds."""
-    if d and len(values):
+    >= 0 move; -1 means no group). numpy for many values: a memcpy's cost,
+    where a loop over a 10 MB text's millions of values would take seconds;
+    a few (a short text: the command line's) in a loop, without numpy's
+    import."""
+    if d and len(values) <= _FEW:
+        out.extend([x + d if x >= 0 or not groups else x for x in values])
+    elif d:
+        import numpy as np
+
         v = np.frombuffer(IntColumn(values) if isinstance(values, tuple) else values, dtype=np.int64)
         out.frombytes((np.where(v >= 0, v + d, v) if groups else v + d).tobytes())
     else:

@@ -96,7 +96,8 @@ Native vectors
     :class:`TokenColumns` holds a fragment's ids, starts and ends as
     ``librt.vecs`` ``vec[i64]`` for ``encode_columns``; :func:`packed`
     makes one vector of three lists. :func:`distinct_sorted` and
-    :func:`as_tuple` are small array helpers.
+    :func:`as_tuple` are small array helpers; :func:`column_bytes` gives a
+    vocabulary column's array as bytes, to read natively.
 
 Errors
     :class:`GGUFError` for a vocabulary the plugin cannot use (the app shows
@@ -114,7 +115,7 @@ from typing import TYPE_CHECKING, Any
 
 from .columns import TokenColumns, packed
 from .errors import GGUFError, TokenPrismError
-from .frozen import as_tuple
+from .frozen import as_tuple, column_bytes
 from .gil import STEP, WORD_STEP, Cancelled, checkpoint, dispose, offer_gil
 from .hookspecs import hookimpl
 from .memory import trim_heap
@@ -193,7 +194,7 @@ __all__ = [
     "lowercase_pairs", "merged", "nfd_first", "points", "subtract", "unicode_data", "utf8_width",
     "whitespace",
     # native vectors and small helpers
-    "TokenColumns", "as_tuple", "distinct_sorted", "packed",
+    "TokenColumns", "as_tuple", "column_bytes", "distinct_sorted", "packed",
     # errors
     "GGUFError", "TokenPrismError",
 ]

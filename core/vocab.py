@@ -9,20 +9,27 @@ split out as special tokens before any tokenizer plugin runs.
 """
 
 
+import sys
+from array import array
 from dataclasses import dataclass, field
 from enum import IntEnum
 from itertools import chain
-from typing import Final, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, Iterator, Mapping, MutableSequence, Sequence
 
-import numpy as np
+from librt.strings import BytesWriter, read_i32_le, read_i64_le, write_i64_le
+from mypy_extensions import i64
 
 from .errors import GGUFError
 from . import undecoded
 from .frozen import NATIVE, Column, FrozenDict, TokenIndex, as_tuple
 from .gil import offer_gil
+from .int_column import le_view
 from .piece_codes import PieceCodes, PieceIndex, codes_of
 from .gguf_file import T_ARRAY, T_BOOL, T_FLOAT32, T_INT8, T_INT32, T_STRING, T_UINT8, GGUFFile, MetadataValue
 from .string_array import StringArray
+
+if TYPE_CHECKING:  # numpy is imported where the arrays are first asked for, not to open a file
+    import numpy as np
 
 KEY_MODEL = "tokenizer.ggml.model"
 KEY_PRE = "tokenizer.ggml.pre"
@@ -69,10 +76,10 @@ _TYPE_TO_ATTR = {
     TokenType.USER_DEFINED: Attr.USER_DEFINED,
     TokenType.BYTE: Attr.BYTE,
 }
-# the same as an array indexed by token type (UNDEFINED: no bits), with one
-# more entry that every type past BYTE is clipped to
-_TYPE_TO_ATTR_TABLE = np.array([Attr.UNDEFINED] + [_TYPE_TO_ATTR[TokenType(t)] for t in range(1, 7)]
-                               + [Attr.UNDEFINED], dtype=np.int64)
+# the same indexed by token type (UNDEFINED: no bits); every type past BYTE
+# or below 0 has none either
+_TYPE_TO_ATTR_TABLE: Final = tuple([Attr.UNDEFINED] + [_TYPE_TO_ATTR[TokenType(t)] for t in range(1, 7)])
+_LITTLE: Final = sys.byteorder == "little"
 
 # special-id keys, in llama.cpp's order; the last three are deprecated
 # aliases of the fim keys and are read after them, as llama.cpp does
@@ -143,18 +150,46 @@ _FIXUP_TEXTS: frozenset[str] = frozenset(
        "<mask>", "<unk>", "<s>", "<|endoftext|>", "[MASK]"])
 
 
-@dataclass(frozen=True)
 class VocabArrays:
     """A :class:`Vocab`'s per-token columns as read-only numpy arrays: the
     same values as its tuples, for vectorised work (a 250k vocabulary's
-    tuples took ~4 ms each to turn back into arrays)."""
+    tuples took ~4 ms each to turn back into arrays).
 
-    scores: np.ndarray
-    """float32, as the file stores them."""
-    types: np.ndarray
-    """int64."""
-    attrs: np.ndarray
-    """int64, after the load-time fix-ups."""
+    Made from the loader's own columns (typed views of the file's bytes,
+    an ``array``), each the first time it is read: numpy is imported
+    then, not by opening a file (~65 ms of every command-line call)."""
+
+    def __init__(self, scores: Any, types: Any, attrs: Any) -> None:
+        self._sources: tuple[Any, Any, Any] = (scores, types, attrs)
+        self._made: list[Any] = [None, None, None]
+
+    def _array(self, k: int, dtype: str) -> "np.ndarray":
+        a: "np.ndarray | None" = self._made[k]
+        if a is None:
+            import numpy as np
+
+            # a copy (a few MB at most, through the buffer protocol): the
+            # source may be in another type or written to (the fix-ups'
+            # attributes array)
+            a = np.array(self._sources[k], dtype=dtype)
+            a.flags.writeable = False  # one vocab is shared by every view and thread
+            self._made[k] = a  # two threads may both make it: the same values
+        return a
+
+    @property
+    def scores(self) -> "np.ndarray":
+        """float32, as the file stores them."""
+        return self._array(0, "float32")
+
+    @property
+    def types(self) -> "np.ndarray":
+        """int64."""
+        return self._array(1, "int64")
+
+    @property
+    def attrs(self) -> "np.ndarray":
+        """int64, after the load-time fix-ups."""
+        return self._array(2, "int64")
 
 
 @dataclass(frozen=True)
@@ -204,11 +239,11 @@ class Vocab:
         return len(self.pieces)
 
     def arrays(self) -> VocabArrays:
-        """Scores, types and attributes as numpy arrays (kept from loading)."""
+        """Scores, types and attributes as numpy arrays (made on first read
+        from what the loader kept)."""
         if self.columns is not None:
             return self.columns
-        return _read_only_arrays(np.asarray(self.scores, dtype=np.float32), np.asarray(self.types, dtype=np.int64),
-                                 np.asarray(self.attrs, dtype=np.int64))
+        return VocabArrays(self.scores, self.types, self.attrs)
 
     def flag(self, name: str, default: bool) -> bool:
         """The flag ``name`` (see ``FLAG_KEYS``) if the file sets it, else ``default``."""
@@ -307,29 +342,29 @@ def vocab_from_gguf(gf: GGUFFile, table_now: bool = True) -> Vocab:
     if n == 0:
         raise GGUFError(gf.path, "the vocabulary is empty", tok_v.offset, KEY_TOKENS)
 
+    # typed views of the file's bytes (gguf_file), sliced without a copy
     sc_v = _array(gf, KEY_SCORES, (T_FLOAT32, T_INT32), False)
+    scores_arr: memoryview
     if sc_v is None:
-        scores_arr = np.zeros(n, dtype=np.float32)
-        scores: Column[float] = Column(scores_arr)
+        scores_arr = le_view(bytes(4 * n), "f")
     else:
         arr = sc_v.value
-        assert isinstance(arr, np.ndarray)
+        assert isinstance(arr, memoryview)
         if len(arr) < n:
             raise GGUFError(gf.path, f"{len(arr)} scores for {n} tokens", sc_v.offset, KEY_SCORES)
-        arr = arr[:n]
-        scores_arr = np.asarray(arr, dtype=np.float32)
-        scores = Column(arr)  # (int32 scores stay ints, as the file has them)
+        scores_arr = arr[:n]  # (int32 scores stay ints, as the file has them)
+    scores: Column[float] = Column(scores_arr)
 
     ty_v = _array(gf, KEY_TYPES, (T_INT32,), False)
-    types_arr: np.ndarray
+    types_arr: Any
     if ty_v is None:
-        types_arr = np.full(n, int(TokenType.NORMAL), dtype=np.int64)
+        types_arr = array("i", [int(TokenType.NORMAL)]) * n
     else:
         arr = ty_v.value
-        assert isinstance(arr, np.ndarray)
+        assert isinstance(arr, memoryview)
         if len(arr) < n:
             raise GGUFError(gf.path, f"{len(arr)} token types for {n} tokens", ty_v.offset, KEY_TYPES)
-        types_arr = arr[:n].astype(np.int64)
+        types_arr = arr[:n]
 
     merges: Sequence[str] = ()
     mg_v = _array(gf, KEY_MERGES, (T_STRING,), False)
@@ -366,17 +401,57 @@ def vocab_from_gguf(gf: GGUFFile, table_now: bool = True) -> Vocab:
         special_tokens=tuple(special_tokens), eog_ids=frozenset(eog),
         name=general_name, architecture=arch, max_piece_chars=max_len,
         metadata=gf.metadata,
-        columns=_read_only_arrays(scores_arr, types_arr, attrs_arr),
+        columns=VocabArrays(scores_arr, types_arr, attrs_arr),
     )
 
 
-def attrs_of_types(types: np.ndarray) -> np.ndarray:
+def attrs_of_types(types: Sequence[int]) -> "array[int]":
     """llama.cpp's attribute bits of stored token types, before the
-    fix-ups: one vectorised lookup (types below 0 clip to UNDEFINED's 0,
-    past BYTE to the table's extra entry; one n-long temporary, as each is
-    fresh memory to fault in)."""
-    out: np.ndarray = _TYPE_TO_ATTR_TABLE[np.clip(types, 0, len(_TYPE_TO_ATTR_TABLE) - 1)]
+    fix-ups, as an int64 ``array`` (a type below 0 or past BYTE has none).
+    From the reader's int32 view: one native pass over its bytes."""
+    table = _TYPE_TO_ATTR_TABLE
+    k: i64 = len(table)
+    out = array("q")
+    if _LITTLE and isinstance(types, memoryview) and types.format == "i":
+        data = types.tobytes()
+        w = BytesWriter()
+        pos: i64 = 0
+        end: i64 = len(data)
+        while pos < end:
+            t: i64 = i64(read_i32_le(data, pos))
+            write_i64_le(w, table[t] if 0 <= t < k else 0)
+            pos += 4
+        out.frombytes(w.getvalue())
+        return out
+    out.fromlist([table[t] if 0 <= t < k else 0 for t in _ints(types)])
     return out
+
+
+def _ids_with(attrs: MutableSequence[int], mask: int, want: int) -> list[int]:
+    """The ids whose ``attrs & mask == want`` (``want`` -1: ``!= 0``),
+    ascending; a native pass over an int64 ``array``'s bytes (any
+    sequence of ints is taken)."""
+    out: list[int] = []
+    if _LITTLE and isinstance(attrs, array) and attrs.itemsize == 8:
+        data = attrs.tobytes()
+        m: i64 = mask
+        wv: i64 = want
+        pos: i64 = 0
+        end: i64 = len(data)
+        while pos < end:
+            v = read_i64_le(data, pos) & m
+            if v == wv or (wv < 0 and v != 0):
+                out.append(pos >> 3)
+            pos += 8
+        return out
+    return [i for i, a in enumerate(_ints(attrs)) if (a & mask != 0 if want < 0 else a & mask == want)]
+
+
+def _ints(values: Sequence[int]) -> list[int]:
+    """``values`` as Python ints (a numpy array's items are numpy ints,
+    which compiled code does not take as ``int``)."""
+    tolist = getattr(values, "tolist", None)
+    return list(tolist()) if tolist is not None else list(values)
 
 
 def special_ids_of(gf: GGUFFile, n: int) -> dict[str, int]:
@@ -392,7 +467,7 @@ def special_ids_of(gf: GGUFFile, n: int) -> dict[str, int]:
     return special_ids
 
 
-def fix_up(pieces: Sequence[str], attrs: np.ndarray, special_ids: dict[str, int], name: str, pre: str,
+def fix_up(pieces: Sequence[str], attrs: MutableSequence[int], special_ids: dict[str, int], name: str, pre: str,
            arch: str, table: Mapping[str, int]) -> tuple[set[int], list[int]]:
     """llama.cpp's load-time fix-ups, in place on ``attrs`` and
     ``special_ids``: the end-of-generation ids, and the special tokens
@@ -404,7 +479,7 @@ def fix_up(pieces: Sequence[str], attrs: np.ndarray, special_ids: dict[str, int]
     if isinstance(table, TokenIndex) and not table.built():
         wanted = set(_FIXUP_TEXTS)
         wanted.update([pieces[i] for i in special_ids.values()])
-        control: list[int] = np.flatnonzero(attrs & Attr.CONTROL).tolist()
+        control = _ids_with(attrs, Attr.CONTROL, Attr.CONTROL)
         wanted.update([p for p in (pieces[i] for i in control) if "unused" in p])  # each decoded once
         # from the file's bytes while undecoded: table.some() would make
         # every piece's code points (the compiled build's way), which only
@@ -412,17 +487,13 @@ def fix_up(pieces: Sequence[str], attrs: np.ndarray, special_ids: dict[str, int]
         found = undecoded.ids_of(pieces, wanted) if NATIVE and isinstance(pieces, StringArray) else None
         table = found if found is not None else table.some(wanted)
     eog = _apply_special_fixups(pieces, table, attrs, special_ids)
-    special_tokens: list[int] = np.flatnonzero(attrs & (Attr.CONTROL | Attr.USER_DEFINED | Attr.UNKNOWN)).tolist()
+    special_tokens = _ids_with(attrs, Attr.CONTROL | Attr.USER_DEFINED | Attr.UNKNOWN, -1)
     # llama.cpp sorts by text length, longest first; ties keep id order here
     special_tokens.sort(key=lambda i: -len(pieces[i].encode("utf-8", "surrogateescape")))
     _apply_strip_rules(pieces, table, attrs, special_tokens, name, pre, arch)
     return eog, special_tokens
 
 
-def _read_only_arrays(scores: np.ndarray, types: np.ndarray, attrs: np.ndarray) -> VocabArrays:
-    for a in (scores, types, attrs):
-        a.flags.writeable = False  # one vocab is shared by every view and thread
-    return VocabArrays(scores, types, attrs)
 
 
 def _numbered(pieces: tuple[str, ...]) -> Iterator[Iterator[tuple[str, int]]]:
@@ -480,7 +551,7 @@ def _index_pieces(raw: StringArray, decode: bool) -> tuple[Sequence[str], TokenI
     return pieces, TokenIndex(pieces, _build_table), max_len
 
 
-def _apply_special_fixups(pieces: Sequence[str], token_to_id: Mapping[str, int], attrs: np.ndarray,
+def _apply_special_fixups(pieces: Sequence[str], token_to_id: Mapping[str, int], attrs: MutableSequence[int],
                           special_ids: dict[str, int]) -> set[int]:
     for name, texts in _AUTO_SPECIAL:
         if name in special_ids:
@@ -492,7 +563,7 @@ def _apply_special_fixups(pieces: Sequence[str], token_to_id: Mapping[str, int],
                 attrs[tid] |= Attr.CONTROL
                 break
 
-    candidates: list[int] = np.flatnonzero((attrs & (Attr.CONTROL | Attr.UNUSED)) == Attr.CONTROL).tolist()
+    candidates = _ids_with(attrs, Attr.CONTROL | Attr.UNUSED, Attr.CONTROL)
     for tid in candidates:
         text = pieces[tid]
         if "unused" in text and token_to_id.get(text) == tid:
@@ -525,7 +596,7 @@ def _apply_special_fixups(pieces: Sequence[str], token_to_id: Mapping[str, int],
     return eog
 
 
-def _apply_strip_rules(pieces: Sequence[str], token_to_id: Mapping[str, int], attrs: np.ndarray,
+def _apply_strip_rules(pieces: Sequence[str], token_to_id: Mapping[str, int], attrs: MutableSequence[int],
                        special_tokens: list[int], name: str, pre: str, arch: str) -> None:
     lname = name.lower()
     if any(s in pre for s in ("jina-v2-de", "jina-v2-es", "jina-v2-code")) or \

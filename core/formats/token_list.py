@@ -253,6 +253,10 @@ def tokenizer_fingerprint(model: Model) -> str:
 
 def _value_bytes(mv: MetadataValue) -> bytes:
     v = mv.value
+    if isinstance(v, memoryview):
+        # the reader's typed view of numbers: the bytes a numpy array of
+        # them gave, so a fingerprint stays what it was
+        v = np.asarray(v)
     if isinstance(v, np.ndarray):
         return b"np\0" + str(v.dtype).encode() + b"\0" + v.tobytes()
     if isinstance(v, (bytes, bytearray)):

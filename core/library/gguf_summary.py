@@ -135,7 +135,7 @@ def _plain(v: MetadataValue) -> object:
     if v.type != T_ARRAY:
         return v.value.item() if isinstance(v.value, np.generic) else v.value
     seq = v.value
-    if isinstance(seq, np.ndarray):
+    if isinstance(seq, (np.ndarray, memoryview)):  # (numbers: the reader's typed view)
         return seq.tolist()
     if isinstance(seq, bytes):
         return list(seq)

@@ -37,9 +37,8 @@ import re
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Optional
 
-import numpy as np
-
 if TYPE_CHECKING:  # (numpy.typing at run time was ~0.7 ms of every BPE file's first open)
+    import numpy as np
     import numpy.typing as npt
 
 from tokenprism.core.plugin_api import (
@@ -115,6 +114,7 @@ _C_SPACE: list[tuple[int, int]] = [(0x09, 0x0D), (0x20, 0x20)]  # isspace() in t
 # collapsed with the whole table (made once a process)
 _SPARSE_CHARS = 1 << 16
 _SPARSE_MIN = 4096  # (shorter texts: the table)
+_TRANSLATE_CHARS = 1 << 22  # (shorter texts before the table is made: str.translate, no numpy)
 _SPARSE_DISTINCT = 2048
 # the classes of the collapsed text's bytes for custom_split: ASCII as the
 # translated \p{L}, \p{N}, \s see it, and the class chars
@@ -143,6 +143,10 @@ class UnicodeTables:
         self._collapse_bytes: Optional[npt.NDArray[np.uint8]] = None
         self._collapse_raw = b""  # the same table as bytes (compiled code reads them)
         self._memo = cs.new_memo()
+        # the pure build's collapse(): a str.translate table, ASCII to
+        # itself, then each non-ASCII char met, to its rep (grows by the few
+        # a text brings)
+        self._reps: dict[int, int] = {c: c for c in range(128)}
 
     def categories(self) -> dict[int, Ranges]:
         """The code points of each category bit, as merged ranges."""
@@ -188,9 +192,22 @@ class UnicodeTables:
         whole table is needed (a text of many distinct non-ASCII chars) the
         chars a text holds are classed one by one: the 1.1M-entry table took
         ~15M instructions, most of a short text's split. Compiled, one
-        native pass over the characters (``custom_split.collapse``)."""
+        native pass over the characters (``custom_split.collapse``); pure,
+        ``str.translate`` until the table exists, then numpy."""
         if NATIVE_CUSTOM_SPLIT:
             return cs.collapse(text, self._memo, self.collapsed_rep, self._table_raw, self._collapse_raw)
+        if self._collapse_bytes is None and len(text) < _TRANSLATE_CHARS:
+            # until the table exists, by str.translate with the reps of the
+            # chars met so far: numpy's import (~65 ms) would be most of a
+            # command line's run and of a first encode of 0.1 MB
+            known = self._reps
+            new = [c for c in map(ord, set(text)) if c not in known]
+            if len(new) <= _SPARSE_DISTINCT:
+                for c in new:
+                    known[c] = self.collapsed_rep(c)
+                return text.translate(known).encode("latin-1")
+        import numpy as np
+
         cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         table = self._collapse_bytes
         if table is not None or len(cps) < _SPARSE_MIN:
@@ -251,6 +268,8 @@ def _paint_runs(runs: list[tuple[int, int, int]]) -> npt.NDArray[np.uint8]:
     (one category each, whitespace taken out of all), so sorted they tile
     0x80..MAX_CP and the table is one ``np.repeat`` (painting 1.1M entries
     range by range took ~1.8 ms of every first load)."""
+    import numpy as np
+
     table = np.array(runs, dtype=np.int64).reshape(-1, 3)
     table = table[np.argsort(table[:, 0], kind="stable")]
     los, his = table[:, 0], table[:, 1]
@@ -271,6 +290,8 @@ def collapse_text(table: npt.NDArray[np.uint8], text: str) -> str:
     looked up for the whole text at once: ``str.translate`` with the same
     table as a 1.1M-char string calls back into it for every character
     (7.5 ms against 0.9 ms for 0.5 MB of mixed scripts)."""
+    import numpy as np
+
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     return table[cps].tobytes().decode("latin-1")
 

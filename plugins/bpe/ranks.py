@@ -18,12 +18,12 @@ every merge in the interpreter is slower than decoding them all).
 from __future__ import annotations
 
 import threading
+from bisect import bisect_right
 from typing import Final, Optional, Sequence
 
-import numpy as np
 from mypy_extensions import i64
 
-from tokenprism.core.plugin_api import BytesIndex, StringArray, distinct_sorted, offer_gil, raw_index
+from tokenprism.core.plugin_api import BytesIndex, StringArray, offer_gil, raw_index
 
 NATIVE_TABLES: Final = not __file__.endswith(".py")
 """Whether this module is compiled (see the module doc)."""
@@ -183,8 +183,13 @@ def merges_containing(merges: Sequence[str], sub: str) -> list[str]:
         at = region.find(needle, at + 1, end)
     if not found:
         return []
-    hits = np.array(found, dtype=np.int64)
-    which: list[int] = distinct_sorted(np.searchsorted(starts, hits, side="right") - 1).tolist()
+    # the merge of each hit, once (hits ascend: so do their merges); no
+    # numpy: a BPE encode of 256 chars and more asks this on its first use
+    which: list[int] = []
+    for at in found:
+        i = bisect_right(starts, at) - 1
+        if not which or which[-1] != i:
+            which.append(i)
     out: list[str] = []
     for i in which:
         m = StringArray.decode_at(region, starts, end, i)

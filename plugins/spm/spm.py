@@ -31,13 +31,12 @@ import re
 from typing import TYPE_CHECKING, Final
 from heapq import heapify, heappop, heappush
 
-import numpy as np
 from librt.vecs import vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
     FragmentResult, PairCache, PieceCodes, PieceIndex, STEP, TokenColumns, TokenPrismError,
-    TokenizerConfig, Vocab, WORD_STEP, as_tuple, checkpoint, config_from_vocab, distinct_sorted, piece_codes,
+    TokenizerConfig, Vocab, WORD_STEP, as_tuple, checkpoint, config_from_vocab, piece_codes,
     piece_index)
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
@@ -546,10 +545,13 @@ def _append(tokens: WordTokens, base: int, out: TokenColumns) -> None:
 def _rank_table(scores: tuple[float, ...]) -> list[int]:
     """Each token's score as a rank, 0 for the best: an int that orders
     like the score and packs into a heap key. Equal scores share a rank."""
-    sc = np.asarray(scores, dtype=np.float64)
-    distinct = distinct_sorted(sc)
-    ranks: list[int] = (len(distinct) - 1 - np.searchsorted(distinct, sc)).tolist()
-    return ranks
+    # (no numpy: its import cost a first encode more than this loop; NaNs,
+    # each distinct, rank above every number, as numpy's sort puts them)
+    nans = sum(1 for x in scores if x != x)
+    distinct = sorted({x for x in scores if x == x})
+    top = len(distinct) + nans - 1
+    rank = {x: top - i for i, x in enumerate(distinct)}
+    return [rank[x] if x == x else nans - 1 for x in scores]
 
 
 def _crosses_word(codes: PieceCodes) -> bool:

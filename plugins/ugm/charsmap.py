@@ -1,15 +1,8 @@
 """SentencePiece's precompiled charsmap and the UGM normalizer, as llama.cpp
 runs them (``llm_tokenizer_ugm_session::normalize``).
 
-The charsmap blob is a little-endian ``uint32`` byte count, that many bytes
-of XOR-compressed compact double array (XCDA) units, then NUL-terminated
-replacement strings. The XCDA maps input byte sequences to replacement
-offsets; at every input position the longest matching sequence wins.
-
-:class:`Charsmap` checks the blob once, when the model is opened: every
-node an input could reach, every index a lookup could touch and every
-replacement string, so that a malformed blob is reported as a
-:class:`GGUFError` and never turns into an out-of-range read later.
+The charsmap itself (the blob, its check and its lookups) is
+:class:`.xcda.Charsmap`.
 
 The normalizer has two paths that give the same result:
 
@@ -31,30 +24,19 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Final
 
-import numpy as np
-import numpy.typing as npt
+from tokenprism.core.plugin_api import STEP, WORD_STEP, checkpoint, merged
 
-from tokenprism.core.plugin_api import (
-    GGUFError, STEP, WORD_STEP, checkpoint, distinct_sorted, merged, offer_gil)
+from .xcda import Charsmap
 
 if TYPE_CHECKING:
     from mypy_extensions import i64
 
-CHARSMAP_KEY = "tokenizer.ggml.precompiled_charsmap"
 ESCAPED_SPACE = "\u2581"
 REPLACEMENT_UTF8 = b"\xef\xbf\xbd"
 
 _SURROGATE_RE = re.compile("[\\ud800-\\udfff]")
 # pieces of the normalized text joined at a time (normalize_range)
 _JOIN_SLICE: Final = 1 << 16
-
-
-def _malformed(message: str) -> GGUFError:
-    return GGUFError("", f"malformed precompiled charsmap: {message}", None, CHARSMAP_KEY)
-
-
-def _xcda_base(unit: int) -> int:
-    return (unit >> 10) << ((unit & (1 << 9)) >> 6)
 
 
 def utf8_lead_byte(ch: str) -> int:
@@ -108,7 +90,22 @@ def _char_class(chars: set[str], ranges: list[tuple[int, int]]) -> str:
     is astral at all; when they make too many ranges, every astral
     character is taken (a wider set only sends a few more characters to the
     exact slow path)."""
-    cover = merged([(ord(c), ord(c)) for c in chars] + ranges)
+    # runs of consecutive code points from the sorted ints (no tuple per
+    # character to sort: the 4 837 single keys of a T5 charsmap)
+    runs: list[tuple[int, int]] = []
+    lo = -2
+    hi = -2
+    for cp in sorted([ord(c) for c in chars]):
+        if cp == hi + 1:
+            hi = cp
+            continue
+        if hi >= 0:
+            runs.append((lo, hi))
+        lo = cp
+        hi = cp
+    if hi >= 0:
+        runs.append((lo, hi))
+    cover = merged(runs + ranges) if ranges else runs
     bmp = [(lo, min(hi, 0xFFFF)) for lo, hi in cover if lo <= 0xFFFF]
     astral = [(max(lo, 0x10000), hi) for lo, hi in cover if hi >= 0x10000]
     if len(astral) > 1024:
@@ -122,278 +119,6 @@ def _char_class(chars: set[str], ranges: list[tuple[int, int]]) -> str:
     if not parts:
         return ""
     return parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")"
-
-
-class Charsmap:
-    """A checked precompiled charsmap.
-
-    Besides the XCDA itself it keeps what the character path needs:
-    ``single`` (characters that are keys by themselves), ``multi_first``
-    (characters that start longer keys), ``second`` (characters that follow
-    the first character in some key), ``inner_ascii`` (ASCII bytes found in
-    keys past their first character) and the replacement strings decoded.
-    ``utf8_ok`` is false when keys or replacements are not UTF-8 in a way
-    the character path cannot reproduce.
-    """
-
-    def __init__(self, blob: bytes) -> None:
-        self.units: list[int] = []
-        self.size = 0
-        self.repl = b""
-        self.root = 0
-        self.utf8_ok = True
-        self.single: set[str] = set()
-        self.multi_first: set[str] = set()
-        self.second: set[str] = set()
-        self.repl_str: dict[int, str] = {}
-        self.n_values = 0
-        # ASCII bytes that occur in keys past their first character
-        self.inner_ascii: set[int] = set()
-        self.space_in_keys = False
-        empty = np.zeros(0, dtype=np.int64)
-        self._child_parent: npt.NDArray[np.int64] = empty
-        self._child_index: npt.NDArray[np.int64] = empty
-        self._base: npt.NDArray[np.int64] = empty
-        self._leaf: npt.NDArray[np.int64] = empty
-        self._lcheck: npt.NDArray[np.int64] = empty
-        self._kid_lo: dict[int, int] = {}
-        self._kid_hi: dict[int, int] = {}
-        self._kid_label: list[int] = []
-        self._kid_off: list[int] = []
-        self._kid_leaf: list[bool] = []
-        if not blob:
-            # no charsmap in the file: llama.cpp copies text unchanged
-            return
-        if len(blob) < 4:
-            raise _malformed(f"{len(blob)} bytes is too small for the 4-byte XCDA size header")
-        blob_size = int.from_bytes(blob[:4], "little")
-        if blob_size + 4 >= len(blob):
-            raise _malformed(f"the XCDA claims {blob_size} bytes but only {len(blob) - 4} follow the header "
-                             "(at least one byte of replacement strings must follow it)")
-        n_units = blob_size // 4
-        self.size = n_units
-        self.repl = bytes(blob[4 + blob_size:])
-        if n_units:
-            arr: npt.NDArray[np.uint32] = np.frombuffer(blob, dtype="<u4", count=n_units, offset=4)
-            self.units = arr.tolist()
-            self.root = _xcda_base(self.units[0])
-            self._check(arr)
-            self._first_chars()
-
-    # ---- checking the double array ------------------------------------------
-
-    def _check(self, arr: npt.NDArray[np.uint32]) -> None:
-        """Visit every node reachable from the root with input bytes 1..255
-        and check every index and replacement offset a lookup would use."""
-        size = self.size
-        u = arr.astype(np.int64)
-        base = (u >> 10) << ((u & 512) >> 6)
-        lcheck = u & 0x800000FF
-        leaf = (u >> 8) & 1
-        value = u & 0x7FFFFFFF
-        # unit i is a child of the node whose children sit at offset
-        # i ^ label(i); index the children by that offset
-        positions = np.nonzero((lcheck >= 1) & (lcheck <= 255))[0].astype(np.int64)
-        parents = positions ^ lcheck[positions]
-        order = np.argsort(parents, kind="stable")
-        self._child_parent = parents[order]
-        self._child_index = positions[order]
-        self._base = base
-        self._leaf = leaf
-        self._lcheck = lcheck
-
-        repl = self.repl
-        n_repl = len(repl)
-        nul = np.frombuffer(repl, dtype=np.uint8) == 0
-        # for every offset into the strings: is there a NUL at or after it
-        has_end = np.flip(np.logical_or.accumulate(np.flip(nul)))
-
-        visited = np.zeros(size, dtype=bool)
-        first_level = True
-        root_labels = np.zeros(0, dtype=np.int64)
-        frontier = np.array([self.root], dtype=np.int64)
-        values: set[int] = set()
-        while frontier.size:
-            if int((frontier | 0xFF).max()) >= size:
-                raise _malformed(f"a node's children fall outside the {size}-unit XCDA")
-            visited[frontier] = True
-            lo = np.searchsorted(self._child_parent, frontier, side="left")
-            hi = np.searchsorted(self._child_parent, frontier, side="right")
-            counts = hi - lo
-            total = int(counts.sum())
-            if total == 0:
-                break
-            # the children of every frontier node, concatenated
-            starts = np.repeat(lo - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
-            children = self._child_index[starts + np.arange(total)]
-            labels_here = lcheck[children]
-            if first_level:
-                root_labels = labels_here
-                first_level = False
-            else:
-                self.inner_ascii.update(distinct_sorted(labels_here[labels_here < 0x80]).tolist())
-            offsets = children ^ base[children]
-            if int(offsets.max()) >= size:
-                raise _malformed(f"a node points outside the {size}-unit XCDA")
-            leaf_off = offsets[leaf[children] != 0]
-            if leaf_off.size:
-                vals = value[leaf_off]
-                if int(vals.max()) >= n_repl:
-                    raise _malformed(f"a replacement offset is outside the {n_repl} bytes of strings")
-                if not bool(has_end[vals].all()):
-                    raise _malformed("a replacement string has no terminating NUL")
-                values.update(vals.tolist())
-            if bool((offsets == self.root).any()):
-                # a path back to the root: its labels occur inside keys too
-                self.inner_ascii.update(distinct_sorted(root_labels[root_labels < 0x80]).tolist())
-            frontier = distinct_sorted(offsets[~visited[offsets]])
-        self.space_in_keys = 0x20 in self.inner_ascii
-        self.n_values = len(values)
-        for v in values:
-            end = repl.find(b"\0", v)
-            try:
-                self.repl_str[v] = repl[v:end].decode("utf-8")
-            except UnicodeDecodeError:
-                self.utf8_ok = False
-
-    def _children(self, offset: int) -> list[tuple[int, int, bool]]:
-        """(label, offset of its own children, is a leaf) of every child of
-        the node at ``offset``."""
-        lo = self._kid_lo.get(offset, -1)
-        if lo < 0:
-            return []
-        hi = self._kid_hi[offset]
-        return list(zip(self._kid_label[lo:hi], self._kid_off[lo:hi], self._kid_leaf[lo:hi]))
-
-    def _first_chars(self) -> None:
-        """Classify every character a key can start with."""
-        # the children of every node as plain lists, looked up by the
-        # node's offset: thousands of nodes are visited, and one numpy
-        # call per visit costs more than making these
-        parents = self._child_parent
-        kids = self._child_index
-        n_kids = len(parents)
-        new = np.ones(n_kids, dtype=bool)
-        new[1:] = parents[1:] != parents[:-1]
-        firsts = np.nonzero(new)[0]
-        lasts = np.append(firsts[1:], n_kids)
-        heads: list[int] = parents[firsts].tolist()
-        self._kid_lo = dict(zip(heads, firsts.tolist()))
-        self._kid_hi = dict(zip(heads, lasts.tolist()))
-        self._kid_label = self._lcheck[kids].tolist()
-        self._kid_off = (kids ^ self._base[kids]).tolist()
-        self._kid_leaf = (self._leaf[kids] != 0).tolist()
-        # (bytes so far, offset of the node's children, bytes still needed)
-        stack: list[tuple[bytes, int, int]] = []
-        for label, off, is_leaf in self._children(self.root):
-            if label < 0x80:
-                self._classify(chr(label), off, is_leaf)
-                continue
-            need = 1 if 0xC2 <= label <= 0xDF else 2 if 0xE0 <= label <= 0xEF else 3 if 0xF0 <= label <= 0xF4 else 0
-            if need == 0:
-                continue  # valid UTF-8 never starts with this byte
-            if is_leaf:
-                self.utf8_ok = False  # a key ending inside a character
-            stack.append((bytes((label,)), off, need))
-        popped = 0
-        while stack:
-            popped += 1
-            if popped % 256 == 0:
-                offer_gil()  # built in the loader thread: the GUI must not wait for it
-            prefix, offset, need = stack.pop()
-            for label, off, is_leaf in self._children(offset):
-                if not 0x80 <= label <= 0xBF:
-                    continue  # never follows this prefix in valid UTF-8
-                seq = prefix + bytes((label,))
-                if need > 1:
-                    if is_leaf:
-                        self.utf8_ok = False
-                    stack.append((seq, off, need - 1))
-                    continue
-                try:
-                    ch = seq.decode("utf-8")
-                except UnicodeDecodeError:
-                    continue  # overlong or surrogate: never in valid input
-                self._classify(ch, off, is_leaf)
-
-    def _classify(self, ch: str, offset: int, is_leaf: bool) -> None:
-        if is_leaf:
-            self.single.add(ch)
-        kids = self._children(offset)
-        if not kids:
-            return
-        self.multi_first.add(ch)
-        # the characters that can follow: a key can only be longer than one
-        # character where the next character is one of these
-        stack: list[tuple[bytes, int, int]] = []
-        for label, off, leaf in kids:
-            if label < 0x80:
-                self.second.add(chr(label))
-                continue
-            need = 1 if 0xC2 <= label <= 0xDF else 2 if 0xE0 <= label <= 0xEF else 3 if 0xF0 <= label <= 0xF4 else 0
-            if need:
-                if leaf:
-                    self.utf8_ok = False  # a key ending inside a character
-                stack.append((bytes((label,)), off, need))
-        while stack:
-            prefix, offset, need = stack.pop()
-            for label, off, leaf in self._children(offset):
-                if not 0x80 <= label <= 0xBF:
-                    continue
-                seq = prefix + bytes((label,))
-                if need > 1:
-                    if leaf:
-                        self.utf8_ok = False
-                    stack.append((seq, off, need - 1))
-                    continue
-                try:
-                    self.second.add(seq.decode("utf-8"))
-                except UnicodeDecodeError:
-                    pass
-
-    # ---- lookups -------------------------------------------------------------
-
-    def walk(self, data: bytes, start: int) -> tuple[int, int, bool]:
-        """llama.cpp's XCDA walk at ``data[start:]``: the length of the
-        longest matching key (0 for none), its replacement offset, and
-        whether the walk ran to the end of ``data`` (so more input could
-        give a longer key)."""
-        size = self.size
-        if size == 0:
-            return 0, 0, False
-        units = self.units
-        n = len(data)
-        node = self.root
-        best_len = 0
-        best_val = 0
-        pos = start
-        while pos < n:
-            c = data[pos]
-            if c == 0:
-                return best_len, best_val, False
-            node ^= c
-            if node >= size:
-                raise _malformed("index outside the XCDA")
-            unit = units[node]
-            if (unit & 0x800000FF) != c:
-                return best_len, best_val, False
-            node ^= (unit >> 10) << ((unit & 512) >> 6)
-            if unit & 256:
-                if node >= size:
-                    raise _malformed("index outside the XCDA")
-                best_len = pos - start + 1
-                best_val = units[node] & 0x7FFFFFFF
-            pos += 1
-        return best_len, best_val, True
-
-    def replacement(self, offset: int) -> bytes:
-        repl = self.repl
-        if offset >= len(repl):
-            raise _malformed("replacement offset outside the strings")
-        end = repl.find(b"\0", offset)
-        if end < 0:
-            raise _malformed("unterminated replacement string")
-        return repl[offset:end]
 
 
 class StrNorm:
@@ -492,16 +217,19 @@ class Normalizer:
         per code point, bit 1 when it matches by itself, bit 2 when it
         matches before a character with bit 4. One byte read per character
         instead of a regular expression's classes (see ``stop_starts``)."""
-        flags = np.zeros(0x110000, dtype=np.uint8)
-        singles = [ord(c) for c in self._look | set(extra)]
-        flags[np.asarray(singles, dtype=np.int64)] |= 1
+        flags = bytearray(0x110000)
+        for c in self._look | set(extra):
+            flags[ord(c)] |= 1
         for lo, hi in self._look_ranges:
-            flags[lo:hi + 1] |= 1
+            # (only bit 1 is set so far: a range is a fill, at C speed)
+            flags[lo:hi + 1] = b"\x01" * (hi + 1 - lo)
         cm = self.charsmap
         if cm.multi_first and cm.second:
-            flags[np.asarray([ord(c) for c in cm.multi_first], dtype=np.int64)] |= 2
-            flags[np.asarray([ord(c) for c in cm.second], dtype=np.int64)] |= 4
-        return flags.tobytes()
+            for c in cm.multi_first:
+                flags[ord(c)] |= 2
+            for c in cm.second:
+                flags[ord(c)] |= 4
+        return bytes(flags)
 
     # ---- characters -------------------------------------------------------
 
@@ -525,7 +253,7 @@ class Normalizer:
             chars = len(data[:length].decode("utf-8"))
         except UnicodeDecodeError:
             return None
-        rep = cm.repl_str.get(value)
+        rep = cm.repl_text(value)
         if rep is None:
             return None
         return chars, rep

@@ -92,7 +92,7 @@ def trace_ugm(tok: UgmTokenizer, text: str, after_special: bool) -> FragmentTrac
 def _notes(tok: UgmTokenizer) -> tuple[str, ...]:
     nz = tok.normalizer
     out: list[str] = []
-    if nz.charsmap.repl_str:
+    if nz.charsmap.n_values:
         out.append("the precompiled charsmap rewrites characters (NFKC-like)")
     if nz.merge_spaces:
         out.append("runs of spaces become one; leading and trailing spaces go")

@@ -20,14 +20,11 @@ from __future__ import annotations
 
 from typing import Final, Sequence, final
 
-import numpy as np
-import numpy.typing as npt
-
 from librt.vecs import append, vec
 
 from tokenprism.core.plugin_api import PieceCodes, offer_gil
 
-from mypy_extensions import i32, i64
+from mypy_extensions import i32, i64, u8
 
 # (Final: mypyc puts the literals in the compiled loops)
 NO_NODE: Final = -1
@@ -117,8 +114,8 @@ class PieceFacts:
     """What the tokenizer needs to know of the pieces it puts in the trie,
     from one pass over their code points."""
 
-    def __init__(self, lens: npt.NDArray[np.int64], surrogates: bool, inner_space: bool) -> None:
-        self.lens = lens
+    def __init__(self, lens: vec[i64], surrogates: bool, inner_space: bool) -> None:
+        self.lens_vec = lens
         """Each piece's length in code points."""
         self.surrogates = surrogates
         """Some piece holds a lone surrogate (not valid UTF-8)."""
@@ -126,76 +123,59 @@ class PieceFacts:
         """Some piece holds ``space`` past its first character."""
 
 
-def piece_facts(codes: PieceCodes, ids: list[int], space: i64) -> PieceFacts:
-    """:class:`PieceFacts` of piece ``t`` for every ``t`` in ``ids``.
-    Compiled: a native read per code point, where joining and encoding
-    the pieces for numpy took 30 ms for a 250k vocabulary."""
-    lens = vec[i64](capacity=len(ids))
-    surrogates = False
-    inner_space = False
-    cps = codes.cps
-    offs = codes.offs
-    for tid in ids:
-        a = offs[tid]
-        b = offs[tid + 1]
-        lens = append(lens, b - a)
-        j: i64 = a
-        while j < b:
-            c: i64 = i64(cps[j])
-            if 0xD800 <= c <= 0xDFFF:
-                surrogates = True
-            elif c == space and j > a:
-                inner_space = True
-            j += 1
-    return PieceFacts(np.frombuffer(memoryview(lens), dtype=np.int64), surrogates, inner_space)
-
-
-def without_surrogates(codes: PieceCodes, ids: list[int]) -> list[int]:
+def without_surrogates(codes: PieceCodes, ids: vec[i64]) -> vec[i64]:
     """The ids of ``ids`` whose pieces hold no lone surrogate."""
     cps = codes.cps
     offs = codes.offs
-    out: list[int] = []
+    out = vec[i64]()
     for tid in ids:
         j = offs[tid]
         b = offs[tid + 1]
         while j < b and not 0xD800 <= cps[j] <= 0xDFFF:
             j += 1
         if j == b:
-            out.append(tid)
+            out = append(out, tid)
     return out
 
 
-def build_trie(codes: PieceCodes, ids: list[int], lens: npt.NDArray[np.int64],
-               first_below: int) -> PieceTrie:
+def build_trie(codes: PieceCodes, ids: vec[i64], space: i64, first_below: int) -> tuple[PieceTrie, PieceFacts]:
     """The trie of piece ``t`` for every ``t`` in ``ids`` (ascending; a
     piece listed twice keeps the last id, as llama.cpp's trie does; empty
-    pieces match nothing); ``lens`` are their lengths. ``first`` covers
-    code points below ``first_below``."""
+    pieces match nothing), and the pieces' :class:`PieceFacts` (``space``:
+    see there), learnt in the same pass over their code points. ``first``
+    covers code points below ``first_below``."""
     # a piece adds at most len(piece) nodes, far fewer as pieces share
     # prefixes (about two per piece in SentencePiece vocabularies): room
     # for four per piece (or for every code point), doubled while more
     # than _MAX_LOAD of the slots fill up
-    total = int(lens.sum())
-    size = 1024
-    while size < 4 * len(lens) and size <= total:
+    offs = codes.offs
+    total: i64 = 0
+    for tid in ids:
+        total += offs[tid + 1] - offs[tid]
+    size: i64 = 1024
+    while size < 4 * len(ids) and size <= total:
         size *= 2
     while True:
         if size >= 1 << 31:
             raise ValueError("too many pieces for the piece trie")
-        trie = _place(codes, ids, size)
-        if trie is not None:
+        built = _place(codes, ids, size, space)
+        if built is not None:
             break
         size *= 2
+    trie = built[0]
     trie.first = [trie.step(0, c) for c in range(first_below)]
-    return trie
+    return trie, built[1]
 
 
 _MAX_LOAD: Final = 0.6
 
 
-def _place(codes: PieceCodes, ids: list[int], size: i64) -> PieceTrie | None:
+def _place(codes: PieceCodes, ids: vec[i64], size: i64, space: i64) -> tuple[PieceTrie, PieceFacts] | None:
     """The trie in a table of ``size`` slots, its pieces inserted one at a
-    time; None when it would be more than ``_MAX_LOAD`` full.
+    time, and their facts; None when it would be more than ``_MAX_LOAD``
+    full. (The facts come with the walk, where the walk waits on the
+    table's memory anyway: a pass of their own was 4 ms of a 250k-token
+    open.)
 
     Compiled, a code point costs a hash and a probe or two in native
     memory, and the table is the trie's own: placing a whole level of
@@ -209,11 +189,19 @@ def _place(codes: PieceCodes, ids: list[int], size: i64) -> PieceTrie | None:
         keys = append(keys, 0)
         tokens = append(tokens, -1)
         k += 1
-    # the ASCII pairs (see PieceTrie.joined), one byte each, set as edges are made
-    joins = bytearray(JOINS_SIZE)
+    # the ASCII pairs (see PieceTrie.joined), one byte each, set as edges
+    # are made (a native vector: a bytearray item is set through Python)
+    joins = vec[u8](capacity=JOINS_SIZE)
+    k = 0
+    while k < JOINS_SIZE:
+        joins = append(joins, 0)
+        k += 1
     limit: i64 = int(_MAX_LOAD * float(size))
     used: i64 = 0
     done: i64 = 0
+    lens = vec[i64](capacity=len(ids))
+    surrogates = False
+    inner_space = False
     cps = codes.cps
     offs = codes.offs
     for tid in ids:
@@ -222,12 +210,17 @@ def _place(codes: PieceCodes, ids: list[int], size: i64) -> PieceTrie | None:
             offer_gil()  # built in the loader thread: the GUI must not wait for it
         j: i64 = offs[tid]
         m: i64 = offs[tid + 1]
+        lens = append(lens, m - j)
         if m == j:
             continue
         node: i64 = 0
         prev: i64 = 0x7FFFFFFF  # (the root's "code point": no pair)
         while j < m:
             cp: i64 = i64(cps[j])
+            if 0xD800 <= cp <= 0xDFFF:
+                surrogates = True
+            elif cp == space and node != 0:
+                inner_space = True
             want: i64 = (node << 32) | (cp + 1)
             h: i64 = (node * 0x9E3779B1) ^ (cp * 0x85EBCA6B)  # (the slot formula, the same in PieceTrie.step)
             slot: i64 = (h ^ (h >> 21)) & mask
@@ -250,4 +243,4 @@ def _place(codes: PieceCodes, ids: list[int], size: i64) -> PieceTrie | None:
         tokens[node - 1] = i32(tid)
         if used > limit:
             return None
-    return PieceTrie(keys, tokens, mask, [], bytes(joins))
+    return PieceTrie(keys, tokens, mask, [], bytes(memoryview(joins))), PieceFacts(lens, surrogates, inner_space)

@@ -39,24 +39,25 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 import sys
 import threading
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Sequence
 
-import numpy as np
-import numpy.typing as npt
-from librt.strings import read_f64_le, read_i32_le
+from librt.strings import (BytesWriter, read_f32_le, read_f64_le, read_i32_le, read_i64_le, write_f64_le, write_i32_le,
+                           write_i64_le)
 from librt.vecs import append, vec
-from mypy_extensions import i64
+from mypy_extensions import i32, i64
 
 from tokenprism.core.plugin_api import (
-    Attr, FragmentResult, GGUFError, PieceCodes, STEP, TokenColumns, TokenType, Vocab, WORD_STEP,
-    checkpoint, config_from_vocab, decoded_pieces, dispose, piece_codes, utf8_width)
+    Attr, FragmentResult, GGUFError, STEP, TokenColumns, TokenType, Vocab, WORD_STEP,
+    checkpoint, column_bytes, config_from_vocab, decoded_pieces, dispose, piece_codes, utf8_width)
 
-from .charsmap import CHARSMAP_KEY, ESCAPED_SPACE, BytesNorm, Charsmap, Normalizer, StrNorm
+from .charsmap import ESCAPED_SPACE, BytesNorm, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
 from .charsmap import stop_starts
-from .trie import NO_NODE, PieceFacts, build_trie, piece_facts, step_node, without_surrogates
+from .trie import NO_NODE, build_trie, step_node, without_surrogates
+from .xcda import CHARSMAP_KEY, Charsmap
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
     from tokenprism.core.plugin_api import FragmentTrace
@@ -97,7 +98,7 @@ class WordEdges:
         self.scores = scores
 
 
-def exact_limit(scores: list[float] | npt.NDArray[np.float64], lengths: list[int] | npt.NDArray[np.int64],
+def exact_limit(scores: Sequence[float], lengths: Sequence[int],
                 unk_score: float, spare_bits: int = 0) -> int:
     """The longest fragment (in normalized characters) for which every sum
     of the Viterbi pass is exact, so that it does not matter where a sum
@@ -116,20 +117,85 @@ def exact_limit(scores: list[float] | npt.NDArray[np.float64], lengths: list[int
     return limit_of(score_bounds(scores, lengths, unk_score), spare_bits)
 
 
-def score_bounds(scores: list[float] | npt.NDArray[np.float64], lengths: list[int] | npt.NDArray[np.int64],
+def score_bounds(scores: Sequence[float], lengths: Sequence[int],
                  unk_score: float) -> tuple[int, float, float] | None:
     """``(g, max(|lo|, hi), top)`` as :func:`exact_limit` describes them
     (``g`` = 0 when every score is 0); None when a score is not finite."""
-    sc = np.append(np.asarray(scores, dtype=np.float64), unk_score)
-    ln = np.append(np.asarray(lengths, dtype=np.int64), 1)
-    if not bool(np.isfinite(sc).all()):
-        return None
-    g = score_grain(sc)
-    singles = sc[ln == 1]
-    lo = min(0.0, float(singles.min()) if singles.size else 0.0)
-    hi = max(0.0, float((sc[ln > 0] / ln[ln > 0]).max()))
-    top = float(np.abs(sc).max())
-    return g, max(-lo, hi), top
+    w = BytesWriter()
+    for x in scores:
+        write_f64_le(w, float(x))
+    sc = w.getvalue()
+    ln = vec[i64]([int(k) for k in lengths])
+    return _bounds(sc, vec[i64](range(len(ln))), ln, unk_score)
+
+
+def _bounds(scores: bytes, ids: vec[i64], lens: vec[i64], unk_score: float) -> tuple[int, float, float] | None:
+    """:func:`score_bounds` of the little-endian float64 ``scores`` of token
+    ``ids[i]`` (8 bytes each, by id), of length ``lens[i]``, and of the
+    unknown token (length 1), in one native pass: numpy's dozen passes
+    over temporary arrays were 13 ms of opening a 250k-token vocabulary.
+
+    ``g``: a score ``x != 0`` is ``m * 2**(e - 1075)`` with ``m`` its 53-bit
+    significand (``e`` its biased exponent, 1 for subnormals, whose ``m``
+    has no implicit bit), so its lowest set bit is ``e - 1075 + ctz(m)``.
+    The significands are or-ed per exponent and the trailing zeros counted
+    once per exponent at the end."""
+    n: i64 = len(ids)
+    unk_bits: i64 = read_i64_le(struct.pack("<d", unk_score), 0)
+    ors = vec[i64](capacity=2048)
+    k: i64 = 0
+    while k < 2048:
+        ors = append(ors, 0)
+        k += 1
+    lo = 0.0
+    hi = 0.0
+    top = 0.0
+    i: i64 = 0
+    while i <= n:
+        # (no conditional expressions here: mypyc boxed their values)
+        bits: i64 = unk_bits
+        x: float = unk_score
+        length: i64 = 1
+        if i < n:
+            at: i64 = ids[i] * 8
+            bits = read_i64_le(scores, at)
+            x = read_f64_le(scores, at)
+            length = lens[i]
+        e: i64 = (bits >> 52) & 0x7FF
+        if e == 0x7FF:
+            return None  # inf or nan
+        frac: i64 = bits & 0xFFFFFFFFFFFFF
+        if e == 0:
+            if frac != 0:
+                ors[1] = ors[1] | frac
+        else:
+            ors[e] = ors[e] | frac | (1 << 52)
+        if length == 1 and x < lo:
+            lo = x
+        if length > 0:
+            per = x / float(length)
+            if per > hi:
+                hi = per
+        ax = abs(x)
+        if ax > top:
+            top = ax
+        i += 1
+    g: i64 = 0
+    found = False
+    k = 1
+    while k < 2047:
+        m: i64 = ors[k]
+        if m != 0:
+            z: i64 = 0
+            while m & 1 == 0:
+                m >>= 1
+                z += 1
+            low: i64 = k - 1075 + z
+            if not found or low < g:
+                g = low
+                found = True
+        k += 1
+    return int(g), max(-lo, hi), top
 
 
 def limit_of(bounds: tuple[int, float, float] | None, spare_bits: int = 0) -> int:
@@ -147,67 +213,108 @@ def limit_of(bounds: tuple[int, float, float] | None, spare_bits: int = 0) -> in
     return int(min(room / per_char, float(sys.maxsize // 2)))
 
 
-def score_grain(scores: npt.NDArray[np.float64]) -> int:
-    """The exponent ``g`` of the largest power of two that divides every
-    score (0 when all are 0; the scores are finite)."""
-    nonzero = scores[scores != 0.0]
-    if nonzero.size == 0:
-        return 0
-    mant, exp = np.frexp(nonzero)
-    m = (np.abs(mant) * float(1 << 53)).astype(np.int64)
-    # exponent of the lowest set bit of each score
-    low = exp.astype(np.int64) - 53 + np.log2((m & -m).astype(np.float64)).astype(np.int64)
-    return int(low.min())
-
-
 def _f32(x: float) -> float:
-    return float(np.float32(x))
+    return float(struct.unpack("<f", struct.pack("<f", x))[0])
 
 
-def _matchers(vocab: Vocab) -> tuple[npt.NDArray[np.int64], list[str], float, npt.NDArray[np.float64]]:
+def _int_bytes(values: Sequence[int]) -> tuple[bytes, i64]:
+    """A vocabulary column of ints as little-endian bytes and their width
+    (4 or 8): its array's own bytes when it has one."""
+    raw = column_bytes(values)
+    if raw is not None and raw[0] in ("i", "q"):
+        return raw[1], 4 if raw[0] == "i" else 8
+    w = BytesWriter()
+    for x in values:
+        write_i64_le(w, int(x))
+    return w.getvalue(), 8
+
+
+def _score_bytes(values: Sequence[float]) -> tuple[bytes, str]:
+    """A vocabulary column of scores as little-endian bytes and their type
+    code: ``f`` (float32, as files store them), ``i`` (int32) or ``d``."""
+    raw = column_bytes(values)
+    if raw is not None and raw[0] in ("f", "i", "d"):
+        return raw[1], raw[0]
+    w = BytesWriter()
+    for x in values:
+        write_f64_le(w, float(x))
+    return w.getvalue(), "d"
+
+
+def _matchers(vocab: Vocab) -> tuple[vec[i64], list[str], float, bytes]:
     """The ids of the pieces the Viterbi pass may match (normal,
-    user-defined and unused ones), the user-defined pieces, the lowest
-    normal score (for the unknown token's) and every token's score.
+    user-defined and unused ones, ascending), the user-defined pieces, the
+    lowest normal score (for the unknown token's) and every token's score
+    (little-endian float64s by id).
 
     llama.cpp builds its matchers from the token types as stored, before
     its load-time fix-ups change any attribute; the session scores by the
-    attributes after the fix-ups (a user-defined piece scores 0)."""
-    columns = vocab.arrays()
-    types = columns.types
-    s32 = columns.scores
-    is_normal = types == int(TokenType.NORMAL)
-    is_ud = types == int(TokenType.USER_DEFINED)
-    min_score = float(s32[is_normal].min()) if bool(is_normal.any()) else FLT_MAX
-    matchable_idx = np.nonzero(is_normal | is_ud | (types == int(TokenType.UNUSED)))[0].astype(np.int64, copy=False)
+    attributes after the fix-ups (a user-defined piece scores 0). One
+    native pass over the columns: numpy's masks cost its ~65 ms import."""
+    types, tw = _int_bytes(vocab.types)
+    attrs, aw = _int_bytes(vocab.attrs)
+    scores, code = _score_bytes(vocab.scores)
+    kind: i64 = 0 if code == "f" else 1 if code == "i" else 2  # (an int compare per token, not a str one)
+    sw: i64 = 8 if kind == 2 else 4
+    n: i64 = len(types) // tw
+    if len(types) != n * tw or len(attrs) != n * aw or len(scores) != n * sw:
+        raise ValueError("the vocabulary's columns differ in length")
+    normal: i64 = int(TokenType.NORMAL)
+    user: i64 = int(TokenType.USER_DEFINED)
+    unused: i64 = int(TokenType.UNUSED)
+    ud_bit: i64 = int(Attr.USER_DEFINED)
+    matchable = vec[i64]()
+    ud_ids: list[int] = []
+    min_score = FLT_MAX
+    any_normal = False
+    w = BytesWriter()
+    i: i64 = 0
+    while i < n:
+        t: i64 = i64(read_i32_le(types, i * 4)) if tw == 4 else read_i64_le(types, i * 8)
+        a: i64 = i64(read_i32_le(attrs, i * 4)) if aw == 4 else read_i64_le(attrs, i * 8)
+        x: float
+        if kind == 0:
+            x = read_f32_le(scores, i * 4)
+        elif kind == 1:
+            x = float(read_i32_le(scores, i * 4))
+        else:
+            x = read_f64_le(scores, i * 8)
+        if t == normal:
+            # (NaN compares false, as numpy's min would have propagated it:
+            # a NaN score makes the bounds None below either way)
+            if not any_normal or x < min_score or x != x:
+                min_score = x
+            any_normal = True
+            matchable = append(matchable, i)
+        elif t == user:
+            ud_ids.append(i)
+            matchable = append(matchable, i)
+        elif t == unused:
+            matchable = append(matchable, i)
+        write_f64_le(w, 0.0 if a & ud_bit else x)
+        i += 1
     pieces = vocab.pieces
-    ud_pieces: list[str] = [pieces[t] for t in np.nonzero(is_ud)[0].tolist()]
-    tok_score = np.where(columns.attrs & Attr.USER_DEFINED, 0.0, s32.astype(np.float64))
-    return matchable_idx, ud_pieces, min_score, tok_score
+    return matchable, [pieces[t] for t in ud_ids], min_score, w.getvalue()
 
 
-def _valid_pieces(codes: PieceCodes, matchable: list[int], matchable_idx: npt.NDArray[np.int64],
-                  space: int) -> tuple[list[int], npt.NDArray[np.int64], PieceFacts]:
-    """The matchable pieces the character path keeps (as a list and as an
-    array), and their facts.
-
-    Pieces that are not valid UTF-8 can only match inside a character in
-    llama.cpp, which leads nowhere, so the character path leaves them out.
-    (The ids as an array: converting 250k ints costs ~4 ms.)"""
-    facts = piece_facts(codes, matchable, space)
-    if not facts.surrogates:
-        return matchable, matchable_idx, facts
-    valid = without_surrogates(codes, matchable)
-    return valid, np.asarray(valid, dtype=np.int64), piece_facts(codes, valid, space)
+def _longest(lens: vec[i64]) -> i64:
+    """The largest of ``lens`` (0 for none)."""
+    m: i64 = 0
+    for k in lens:
+        if k > m:
+            m = k
+    return m
 
 
-def _tag_layout(bounds: tuple[int, float, float] | None, tag_bits: int, valid_scores: npt.NDArray[np.float64],
-                valid_idx: npt.NDArray[np.int64], n: int) -> tuple[int, float, float, float, bytes]:
+def _tag_layout(bounds: tuple[int, float, float] | None, tag_bits: int, scores: bytes, ids: vec[i64],
+                n: int) -> tuple[int, float, float, float, bytes]:
     """How :meth:`UgmTokenizer.best_path` tags its scores: ``(tag_chars,
     tag_unit, tag_scale, grain, score_units)``, ``tag_chars`` 0 when the
     scores leave no room for ``tag_bits`` below their grain.
 
-    ``score_units``: the scores again, in units of the grain as int32 by
-    token id (``n`` of them): read from one bytes object, a score costs no
+    ``score_units``: the scores (float64 by id in ``scores``) of ``ids``
+    (ascending) again, in units of the grain as int32 by token id (``n`` of
+    them, 0 for the others): read from one bytes object, a score costs no
     list item and no float object far apart in memory (-2**31: too big, in
     ``tok_score`` only)."""
     tag_chars = limit_of(bounds, tag_bits)
@@ -219,11 +326,30 @@ def _tag_layout(bounds: tuple[int, float, float] | None, tag_bits: int, valid_sc
     grain = math.ldexp(1.0, g)
     if not (unit > 0.0 and math.isfinite(scale) and grain > 0.0 and math.isfinite(1.0 / grain)):
         return 0, unit, scale, grain, b""
-    units = valid_scores * (1.0 / grain)
-    units[~(np.abs(units) < 2.0 ** 31)] = -2.0 ** 31
-    by_id = np.zeros(n, dtype="<i4")
-    by_id[valid_idx] = units.astype(np.int64)
-    return tag_chars, unit, scale, grain, by_id.tobytes()
+    return tag_chars, unit, scale, grain, _score_units(scores, ids, n, 1.0 / grain)
+
+
+def _score_units(scores: bytes, ids: vec[i64], n: i64, per_unit: float) -> bytes:
+    """:func:`_tag_layout`'s ``score_units``, written in id order in one
+    native pass (numpy's temporaries were ~3 ms of a 250k-token open)."""
+    out = BytesWriter()
+    pos: i64 = 0
+    for tid in ids:
+        if tid < pos or tid >= n:
+            raise ValueError("token ids out of order")  # (_matchers' are ascending)
+        while pos < tid:
+            write_i32_le(out, 0)
+            pos += 1
+        u = read_f64_le(scores, tid * 8) * per_unit
+        unit: i32 = -2147483648  # (-2**31: too big)
+        if abs(u) < 2147483648.0:
+            unit = i32(int(u))
+        write_i32_le(out, unit)
+        pos += 1
+    while pos < n:
+        write_i32_le(out, 0)
+        pos += 1
+    return out.getvalue()
 
 
 def _space_like(nz: Normalizer, ud_pieces: list[str]) -> list[str]:
@@ -256,12 +382,13 @@ class UgmTokenizer:
             raise GGUFError("", "precompiled_charsmap too small for xcda_blob_size header", None, CHARSMAP_KEY)
         self.charsmap = Charsmap(vocab.precompiled_charsmap)
 
-        matchable_idx, ud_pieces, min_score, tok_score = _matchers(vocab)
+        matchable, ud_pieces, min_score, tok_score = _matchers(vocab)
         self.unk_score = _f32(_f32(min_score) - UNKNOWN_PENALTY)
         # float64s in one bytes object, read natively: a list of 250k
         # float objects cost ~7 ms and ~2 000 page faults of every open
-        self.tok_score: bytes = tok_score.astype("<f8").tobytes()
-        self.matchable: list[int] = matchable_idx.tolist()
+        self.tok_score: bytes = tok_score
+        # a vector: a list of 250k ints cost ~7 ms of the open
+        self.matchable = matchable
 
         self.normalizer = Normalizer(self.charsmap, ud_pieces, self.config.add_space_prefix,
                                      vocab.flag("remove_extra_whitespaces", False),
@@ -269,23 +396,28 @@ class UgmTokenizer:
         self.space = self.normalizer.space
 
         codes = piece_codes(vocab)
-        valid, valid_idx, facts = _valid_pieces(codes, self.matchable, matchable_idx, ord(self.space))
-        lens = facts.lens
-        self.trie = build_trie(codes, valid, lens, _FIRST_TABLE)
+        valid = self.matchable
+        self.trie, facts = build_trie(codes, valid, ord(self.space), _FIRST_TABLE)
+        if facts.surrogates:
+            # pieces that are not valid UTF-8 can only match inside a
+            # character in llama.cpp, which leads nowhere: the character
+            # path leaves them out (built again without them: rare)
+            valid = without_surrogates(codes, valid)
+            self.trie, facts = build_trie(codes, valid, ord(self.space), _FIRST_TABLE)
+        lens = facts.lens_vec
         # ▁ inside a piece (past its first character)
         self.cut_on_space = not facts.inner_space
         self._bytes_pref: dict[bytes, int] | None = None
         self._lock = threading.Lock()
         self._cache: dict[str, WordEdges] = {}
         self._paths: dict[str, vec[i64]] = {}
-        valid_scores = tok_score[valid_idx]
-        bounds = score_bounds(valid_scores, lens, self.unk_score)
+        bounds = _bounds(self.tok_score, valid, facts.lens_vec, self.unk_score)
         self.exact_chars = limit_of(bounds) if self.cut_on_space else 0
         # best_path keeps, in the low bits of each best score, how many
         # characters back the token that reached it starts (see there):
         # tag_bits of them, below the scores' grain 2**g
-        self.tag_bits: int = max(1, int(lens.max()) if len(lens) else 1).bit_length()
-        tags = _tag_layout(bounds, self.tag_bits, valid_scores, valid_idx, len(vocab.pieces))
+        self.tag_bits: int = int(max(1, _longest(lens))).bit_length()
+        tags = _tag_layout(bounds, self.tag_bits, self.tok_score, valid, len(vocab.pieces))
         self.tag_chars: int = tags[0]
         self.tag_unit: float = tags[1]
         self.tag_scale: float = tags[2]
@@ -305,7 +437,7 @@ class UgmTokenizer:
         self.chunk_stop_re = re.compile(stop_pattern + "|" + re.escape(self.space) if stop_pattern != "(?!)"
                                         else re.escape(self.space))
         self.space_like: list[str] = _space_like(nz, ud_pieces) if self.by_chunks else []
-        longest = max([len(r) for r in self.charsmap.repl_str.values()] + [1])
+        longest = max(self.charsmap.longest, 1)
         # normalized length <= (longest replacement + a ▁) per character
         self.expand = longest + 1
         self._chunks: dict[str, vec[i64]] = {}
@@ -1128,6 +1260,8 @@ def _walk_bytes(text: str, offsets: list[int]) -> list[int] | None:
 
 def _to_bytes_np(text: str, starts: list[int], ends: list[int]) -> tuple[list[int], list[int]]:
     """``_to_bytes`` for offsets in any order."""
+    import numpy as np  # (only here: offsets out of order are rare, and the import costs ~65 ms)
+
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     lens = 1 + (cps >= 0x80).astype(np.int64) + (cps >= 0x800) + (cps >= 0x10000)
     cum = np.zeros(len(cps) + 1, dtype=np.int64)

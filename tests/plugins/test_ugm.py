@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from tests.refdata import parity_params
 from tokenprism.core import GGUFError, open_model
-from tokenprism.plugins.ugm.charsmap import Charsmap
+from tokenprism.plugins.ugm.xcda import Charsmap
 from tokenprism.plugins.ugm.ugm import UgmTokenizer, build_ugm, exact_limit
 
 NORMAL = int(gguf.TokenType.NORMAL)

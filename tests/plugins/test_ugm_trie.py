@@ -9,15 +9,17 @@ import random
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from librt.vecs import vec
+from mypy_extensions import i64
 
 from tokenprism.core.piece_codes import codes_of
-from tokenprism.plugins.ugm.trie import NO_NODE, PieceTrie, build_trie, piece_facts, step_node
+from tokenprism.plugins.ugm.trie import NO_NODE, PieceTrie, build_trie, step_node
 
 
 def _trie(pieces: list[str], first_below: int = 0x800) -> PieceTrie:
-    ids = list(range(len(pieces)))
+    ids = vec[i64](range(len(pieces)))
     codes = codes_of(pieces)
-    return build_trie(codes, ids, piece_facts(codes, ids, 0x2581).lens, first_below)
+    return build_trie(codes, ids, 0x2581, first_below)[0]
 
 
 def _prefix_dict(pieces: list[str]) -> dict[str, int]:
