@@ -126,10 +126,12 @@ def _zeros(size: i64) -> vec[i32]:
     return out
 
 
-def _zeros64(size: i64) -> vec[i64]:
+def zeros64(size: i64) -> vec[i64]:
     """``size`` zeros as :func:`_zeros` makes them, 64-bit: the entries,
     then stored in place (an ``append`` per string, a call into the vector
-    library each, was a quarter of the table's instructions)."""
+    library each, was a quarter of the table's instructions), and the pair
+    cache's empty slots (a whole cache kept to copy from was 256 KB more
+    fresh memory, faulted in page by page, in every first encode)."""
     global _ZEROS64
     run = _ZEROS64
     if len(run) == 0:
@@ -227,7 +229,7 @@ class BytesIndex:
             size *= 2
         self.mask: i64 = size - 1
         self.heads = _zeros(size)
-        self.ents = _zeros64(n)
+        self.ents = zeros64(n)
         self._fill(n, first, end)
 
     def _fill(self, n: i64, first_at: i64, end: i64) -> None:

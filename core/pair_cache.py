@@ -16,39 +16,15 @@ from __future__ import annotations
 
 from typing import Final, final
 
-from librt.vecs import append, extend, vec
+from librt.vecs import vec
 from mypy_extensions import i64
 
+from .bytes_index import zeros64
 from .piece_codes import PieceIndex
 
 MISS: Final = -2
 """What :meth:`PairCache.get` gives for a pair it does not hold."""
 SLOTS: Final = 1 << 15  # 256 KB of slots, a few times the pairs a text of one language meets
-
-
-_RUN: Final = 4096
-_ZEROS: vec[i64] = vec[i64]()
-
-
-def _empty_slots() -> vec[i64]:
-    """A new vector of SLOTS empty slots, copied in from a run of zeros
-    made once (filling each cache a slot at a time cost as much as a short
-    text's merges; a whole cache kept to copy from was 256 KB more fresh
-    memory, faulted in page by page, in every process's first encode)."""
-    global _ZEROS
-    run = _ZEROS
-    if len(run) == 0:
-        k: i64 = 0
-        while k < _RUN:
-            run = append(run, 0)
-            k += 1
-        _ZEROS = run
-    out = vec[i64](capacity=SLOTS)
-    done: i64 = 0
-    while done < SLOTS:
-        out = extend(out, run)
-        done += _RUN
-    return out
 
 
 @final
@@ -87,6 +63,6 @@ class PairCache:
     def put(self, lid: i64, rid: i64, value: i64) -> None:
         slots = self.slots
         if len(slots) == 0:
-            slots = _empty_slots()
+            slots = zeros64(SLOTS)  # (copied in from a run of zeros: see there)
             self.slots = slots
         slots[(lid * 1031 + rid) & (SLOTS - 1)] = ((lid * self.n_tokens + rid) << self.bits) | (value + 2)
