@@ -47,3 +47,18 @@ def test_a_vocabulary_read_from_a_file(tmp_path: Path, scores: list[float] | Non
     cols = v.arrays()
     assert v.attrs == tuple(cols.attrs.tolist()) and v.attrs[3] == int(cols.attrs[3])
     assert all(type(x) is float for x in v.scores)
+
+
+def test_an_item_is_read_from_the_array_without_making_the_tuple() -> None:
+    from array import array
+
+    from tokenprism.core.int_column import le_view
+
+    ints = Column(array("q", [5, -3, 1 << 40]))
+    floats = Column(le_view(np.array([0.5, -2.25], dtype="<f4").tobytes(), "f"))
+    assert ints[1] == -3 and ints[-1] == 1 << 40 and type(ints[0]) is int
+    assert floats[1] == -2.25 and type(floats[0]) is float
+    assert ints._items is None and floats._items is None  # no tuple made for one value
+    with pytest.raises(IndexError):
+        ints[3]
+    assert ints[0:2] == (5, -3) and ints._items is not None  # a slice reads the tuple
