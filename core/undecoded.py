@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from typing import Final, Iterable
 
-from librt.strings import read_i64_le
 from mypy_extensions import i64
 
-from .piece_codes import _sequence_at
+from .piece_codes import _length_at, _sequence_at
 from .string_array import StringArray
 
 
@@ -74,17 +73,6 @@ def _count(buf: bytes, pos: i64, stop: i64) -> i64:
             pos += 1 if cp < 0 else 2 if cp < 0x800 else 3 if cp < 0x10000 else 4
         n += 1
     return n
-
-
-def _length_at(region: bytes, pos: i64, stop: i64) -> i64:
-    """The length in the 8-byte prefix at ``pos`` (checked again: the
-    reader checked it, but a wrong one here would read past the region)."""
-    if pos + 8 > stop:
-        raise ValueError("string array shorter than its count")
-    ln = read_i64_le(region, pos)
-    if ln < 0 or ln > stop - pos - 8:
-        raise ValueError("string length past the array")
-    return ln
 
 
 def ids_of(pieces: StringArray, texts: Iterable[str]) -> dict[str, int] | None:
