@@ -29,7 +29,6 @@ from __future__ import annotations
 from array import array
 from typing import NamedTuple, Sequence
 
-
 from librt.vecs import vec
 from mypy_extensions import i64
 

@@ -494,8 +494,6 @@ def fix_up(pieces: Sequence[str], attrs: MutableSequence[int], special_ids: dict
     return eog, special_tokens
 
 
-
-
 def _numbered(pieces: tuple[str, ...]) -> Iterator[Iterator[tuple[str, int]]]:
     """``(piece, id)`` pairs a slice at a time, offering the GIL between
     slices: one dict(zip(...)) over 262k pieces held it for 50-90 ms (the
