@@ -40,6 +40,7 @@ COMPILED = [
     "core/piece_codes.py",
     "core/bytes_index.py",
     "core/unicode_ranges.py",
+    "core/record.py",  # NativeRecord: the base of the compiled frozen types above
     "plugins/spm/spm.py",
     "plugins/bpe/bpe.py",
     "plugins/bpe/ranks.py",

@@ -16,6 +16,7 @@ HOT_MODULES = (
     "tokenprism.core.piece_codes",
     "tokenprism.core.bytes_index",
     "tokenprism.core.unicode_ranges",
+    "tokenprism.core.record",
     "tokenprism.plugins.spm.spm",
     "tokenprism.plugins.bpe.bpe",
     "tokenprism.plugins.bpe.ranks",

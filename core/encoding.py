@@ -17,10 +17,10 @@ compare equal when their values are).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterator, Protocol, Sequence
 
 from .int_column import Column, IntColumn
+from .frozen import Record
 from .tokenizer import Tokenizer, TokenizerConfig
 from .vocab import Vocab
 
@@ -57,8 +57,7 @@ class TokenSource(Protocol):
     def display_piece(self, token_id: int) -> str: ...
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(Record):
     """One token with its spans into the ORIGINAL text.
 
     ``start``/``end`` are ``str`` indices, ``byte_start``/``byte_end`` UTF-8
@@ -85,8 +84,17 @@ class Token:
     byte_start: int
     byte_end: int
     group: int
-    rank: int = -1
-    word: int = -1
+    rank: int
+    word: int
+    _FIELDS = ("index", "id", "piece", "score", "type", "attr", "start", "end", "byte_start", "byte_end",
+               "group", "rank", "word")
+
+    def __init__(self, index: int, id: int, piece: str, score: float, type: int, attr: int,
+                 start: int, end: int, byte_start: int, byte_end: int, group: int,
+                 rank: int = -1, word: int = -1) -> None:
+        self.__dict__.update(index=index, id=id, piece=piece, score=score, type=type, attr=attr,
+                             start=start, end=end, byte_start=byte_start, byte_end=byte_end, group=group,
+                             rank=rank, word=word)
 
     @property
     def is_partial(self) -> bool:
@@ -95,8 +103,7 @@ class Token:
 
 
 
-@dataclass(frozen=True)
-class Encoding:
+class Encoding(Record):
     """Tokens of one text by one model.
 
     >>> model = open_model("ggml-vocab-llama-spm.gguf")
@@ -113,12 +120,20 @@ class Encoding:
     byte_starts: Column
     byte_ends: Column
     groups: Column
-    add_special: bool = False
-    parse_special: bool = False
+    add_special: bool
+    parse_special: bool
     # per-token columns some tokenizers offer, computed on first use: the
-    # encoding itself stays a handful of int columns
-    _extras: dict[str, tuple[int, ...] | None] = field(default_factory=dict, init=False, repr=False,
-                                                       compare=False)
+    # encoding itself stays a handful of int columns (not shown, not compared)
+    _extras: dict[str, tuple[int, ...] | None]
+    _FIELDS = ("text", "model", "token_ids", "starts", "ends", "byte_starts", "byte_ends", "groups",
+               "add_special", "parse_special")
+
+    def __init__(self, text: str, model: TokenSource, token_ids: Column, starts: Column, ends: Column,
+                 byte_starts: Column, byte_ends: Column, groups: Column, add_special: bool = False,
+                 parse_special: bool = False) -> None:
+        self.__dict__.update(text=text, model=model, token_ids=token_ids, starts=starts, ends=ends,
+                             byte_starts=byte_starts, byte_ends=byte_ends, groups=groups,
+                             add_special=add_special, parse_special=parse_special, _extras={})
 
     @classmethod
     def with_char_spans_on_demand(cls, text: str, model: TokenSource, token_ids: Column, byte_starts: Column,
@@ -134,7 +149,7 @@ class Encoding:
         (a corpus, a tokenizer benchmark) never reads. Everything else
         reads as from the constructor: the columns are plain attributes
         once made, and equality and ``repr`` make them."""
-        enc = object.__new__(cls)
+        enc = cls.__new__(cls)
         for name, value in (("text", text), ("model", model), ("token_ids", token_ids),
                             ("byte_starts", byte_starts), ("byte_ends", byte_ends),
                             ("add_special", add_special), ("parse_special", parse_special),

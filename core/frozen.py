@@ -6,7 +6,8 @@ holds, and copying a 262k-entry proxy into a dict costs ~140 ms per model
 load. A ``dict`` subclass whose mutators raise keeps lookups at dict speed
 (mypyc's ``dict.get`` reads a subclass directly) and the data shared
 between views and threads safe from an accidental write. This module is
-left uncompiled on purpose: mypyc's native classes cannot subclass ``dict``.
+left uncompiled on purpose: mypyc's native classes cannot subclass ``dict``
+(nor can a class Python subclasses refuse assignment: :class:`Record`).
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ import sys
 from array import array
 import threading
 
-from typing import Any, Callable, Iterable, Iterator, Mapping, NoReturn, Sequence, TypeVar, cast, overload
+from typing import Any, Callable, ClassVar, Iterable, Iterator, Mapping, NoReturn, Sequence, TypeVar, cast, overload
 
 from librt.vecs import vec
 from mypy_extensions import i32, i64
 
 from . import piece_codes
 from .piece_codes import PieceCodes, PieceIndex, codes_of, last_ids
+from .record import NativeRecord
 from .string_array import StringArray
 
 T = TypeVar("T")
@@ -30,6 +32,32 @@ X = TypeVar("X")
 
 K = TypeVar("K")
 V = TypeVar("V")
+
+
+class Record(NativeRecord):
+    """Base of a frozen pure-Python value type (``core.record`` says why
+    not a dataclass): a subclass names its fields in ``_FIELDS``, in the
+    order of its ``__init__``'s arguments, and stores them there through
+    ``self.__dict__``, as assignment raises."""
+
+    _FIELDS: ClassVar[tuple[str, ...]] = ()
+
+    def _fields(self) -> tuple[str, ...]:
+        return self._FIELDS
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    # pickle and copy: the compiled base's own state is its native
+    # attributes, none; the fields are in __dict__
+    def __getstate__(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
 
 class _Refuses:

@@ -16,8 +16,7 @@ mypyc and reads the same files in a fraction of a second.
 import mmap
 import os
 import struct
-from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Final, Mapping
 
 from librt.strings import BytesWriter, read_i64_le, write_i64_le
 from mypy_extensions import i64
@@ -26,6 +25,7 @@ from .errors import DamagedFileError, GGUFError
 from .frozen import FrozenDict
 from .gil import offer_gil
 from .int_column import le_view
+from .record import NativeRecord
 from .string_array import StringArray
 
 GGUF_MAGIC = b"GGUF"
@@ -72,20 +72,25 @@ _CODE: dict[int, str] = {
 _MIN_ELEM = {T_STRING: 8, T_ARRAY: 12}
 
 
-@dataclass(frozen=True)
-class MetadataValue:
+class MetadataValue(NativeRecord):
     """One metadata value: ``type`` is a GGUF value type; for arrays,
     ``elem_type`` is the element type and ``value`` is a
     :class:`~tokenprism.core.string_array.StringArray` (strings), a ``list``
     (bools, nested arrays), ``bytes`` (uint8/int8) or, for the other
     numbers, a read-only typed ``memoryview`` (``core.int_column.le_view``:
     ``np.asarray`` takes it without a copy; opening a file imports no
-    numpy)."""
+    numpy). Frozen, as the GGUF header's other types (``core.record``)."""
 
-    type: int
-    value: Any  # (mypyc cannot build a dataclass field typed ``object``)
-    elem_type: int = -1
-    offset: int = 0
+    type: Final[int]
+    value: Final[Any]
+    elem_type: Final[int]
+    offset: Final[int]
+
+    def __init__(self, type: int, value: Any, elem_type: int = -1, offset: int = 0) -> None:
+        self.type = type
+        self.value = value
+        self.elem_type = elem_type
+        self.offset = offset
 
     @property
     def type_name(self) -> str:
@@ -93,29 +98,51 @@ class MetadataValue:
             return f"array[{TYPE_NAMES.get(self.elem_type, '?')}]"
         return TYPE_NAMES.get(self.type, "?")
 
-
-@dataclass(frozen=True)
-class TensorInfo:
-    name: str
-    shape: tuple[int, ...]
-    ggml_type: int
-    offset: int
+    def _fields(self) -> tuple[str, ...]:
+        return ("type", "value", "elem_type", "offset")
 
 
-@dataclass(frozen=True)
-class GGUFFile:
+class TensorInfo(NativeRecord):
+    name: Final[str]
+    shape: Final[tuple[int, ...]]
+    ggml_type: Final[int]
+    offset: Final[int]
+
+    def __init__(self, name: str, shape: tuple[int, ...], ggml_type: int, offset: int) -> None:
+        self.name = name
+        self.shape = shape
+        self.ggml_type = ggml_type
+        self.offset = offset
+
+    def _fields(self) -> tuple[str, ...]:
+        return ("name", "shape", "ggml_type", "offset")
+
+
+class GGUFFile(NativeRecord):
     """The parsed header of a GGUF file. ``metadata`` is read-only: one
     parsed file is shared by every view and worker thread."""
 
-    path: str
-    version: int
-    file_size: int
-    metadata: Mapping[str, MetadataValue]
-    tensors: tuple[TensorInfo, ...] = field(default_factory=tuple)
-    data_offset: int = 0
+    path: Final[str]
+    version: Final[int]
+    file_size: Final[int]
+    metadata: Final[Mapping[str, MetadataValue]]
+    tensors: Final[tuple[TensorInfo, ...]]
+    data_offset: Final[int]
+
+    def __init__(self, path: str, version: int, file_size: int, metadata: Mapping[str, MetadataValue],
+                 tensors: tuple[TensorInfo, ...] = (), data_offset: int = 0) -> None:
+        self.path = path
+        self.version = version
+        self.file_size = file_size
+        self.metadata = metadata
+        self.tensors = tensors
+        self.data_offset = data_offset
 
     def get(self, key: str) -> MetadataValue | None:
         return self.metadata.get(key)
+
+    def _fields(self) -> tuple[str, ...]:
+        return ("path", "version", "file_size", "metadata", "tensors", "data_offset")
 
 
 _WHOLE_FILE = 32 << 20  # past the first megabyte, files up to this size are read whole

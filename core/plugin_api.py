@@ -97,7 +97,9 @@ Native vectors
     ``librt.vecs`` ``vec[i64]`` for ``encode_columns``; :func:`packed`
     makes one vector of three lists. :func:`distinct_sorted` and
     :func:`as_tuple` are small array helpers; :func:`column_bytes` gives a
-    vocabulary column's array as bytes, to read natively.
+    vocabulary column's array as bytes, to read natively. :class:`Record`
+    is the base of the kernel's frozen value types (``core.record`` says
+    why not a dataclass: start-up time), for a plugin's own.
 
 Errors
     :class:`GGUFError` for a vocabulary the plugin cannot use (the app shows
@@ -115,7 +117,7 @@ from typing import TYPE_CHECKING, Any
 
 from .columns import TokenColumns, packed
 from .errors import GGUFError, TokenPrismError
-from .frozen import as_tuple, column_bytes
+from .frozen import Record, as_tuple, column_bytes
 from .gil import STEP, WORD_STEP, Cancelled, checkpoint, dispose, offer_gil
 from .hookspecs import hookimpl
 from .memory import trim_heap
@@ -194,7 +196,7 @@ __all__ = [
     "lowercase_pairs", "merged", "nfd_first", "points", "subtract", "unicode_data", "utf8_width",
     "whitespace",
     # native vectors and small helpers
-    "TokenColumns", "as_tuple", "column_bytes", "distinct_sorted", "packed",
+    "Record", "TokenColumns", "as_tuple", "column_bytes", "distinct_sorted", "packed",
     # errors
     "GGUFError", "TokenPrismError",
 ]

@@ -3,9 +3,9 @@ compiled plugin code can import it without pluggy)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Protocol
 
+from .frozen import Record
 from .tokenizer import Tokenizer
 from .vocab import Vocab
 
@@ -13,8 +13,7 @@ if TYPE_CHECKING:  # the explanation records load with the first trace (core.plu
     from .explain import FragmentTrace
 
 
-@dataclass(frozen=True)
-class TokenizerSpec:
+class TokenizerSpec(Record):
     """One tokenizer algorithm offered by a plugin.
 
     >>> from tokenprism.plugins.spm.spm import build_spm
@@ -30,14 +29,20 @@ class TokenizerSpec:
     """``tokenizer.ggml.model`` values handled, e.g. ``("llama",)``."""
     build: Callable[[Vocab], Tokenizer]
     """Builds a tokenizer; may raise ``GGUFError`` for an unusable vocab."""
-    description: str = ""
-    reads_token_table: bool = True
+    description: str
+    reads_token_table: bool
     """Whether ``build`` (or the tokenizer) reads the piece -> id dict
     (``core.vocab.token_table``) or iterates ``vocab.pieces``. When not,
     the loader decodes no piece and builds no dict: the plugin looks
     pieces up in ``core.vocab.piece_index`` (or walks
     ``core.vocab.piece_codes``), made from the file's bytes, which is
     most of a small vocabulary's open (llama-spm: 10.5 -> 6 ms)."""
+    _FIELDS = ("name", "model_types", "build", "description", "reads_token_table")
+
+    def __init__(self, name: str, model_types: tuple[str, ...], build: Callable[[Vocab], Tokenizer],
+                 description: str = "", reads_token_table: bool = True) -> None:
+        self.__dict__.update(name=name, model_types=model_types, build=build, description=description,
+                             reads_token_table=reads_token_table)
 
 
 class TracingTokenizer(Tokenizer, Protocol):

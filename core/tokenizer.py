@@ -9,17 +9,16 @@ plain text fragments.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable, Mapping, Protocol, Sequence, cast
 
 from librt.vecs import vec
 from mypy_extensions import i64
 
+from .frozen import Record
 from .vocab import Vocab
 
 
-@dataclass(frozen=True)
-class FragmentResult:
+class FragmentResult(Record):
     """Tokens of one plain-text fragment.
 
     ``starts``/``ends`` are UTF-8 byte offsets into the fragment as given
@@ -32,31 +31,45 @@ class FragmentResult:
     ids: list[int]
     starts: list[int]
     ends: list[int]
+    _FIELDS = ("ids", "starts", "ends")
+
+    def __init__(self, ids: list[int], starts: list[int], ends: list[int]) -> None:
+        self.__dict__.update(ids=ids, starts=starts, ends=ends)
 
 
-@dataclass(frozen=True)
-class TokenizerConfig:
+class TokenizerConfig(Record):
     """What the core needs to know about a tokenizer, resolved from the
     file's flags and the algorithm's defaults."""
 
     kind: str
     """Short algorithm name shown to users: "SPM", "BPE", "UGM", "WPM", ..."""
-    special_ids: Mapping[str, int] = field(default_factory=dict)
+    special_ids: Mapping[str, int]
     """Resolved special ids (bos, eos, unk, sep, pad, mask, ...)."""
-    special_prefix: tuple[int, ...] = ()
+    special_prefix: tuple[int, ...]
     """Ids put before the text when ``add_special`` is on (e.g. BOS)."""
-    special_suffix: tuple[int, ...] = ()
+    special_suffix: tuple[int, ...]
     """Ids put after the text when ``add_special`` is on (e.g. EOS, SEP)."""
-    add_bos: bool = False
-    add_eos: bool = False
-    add_space_prefix: bool = False
+    add_bos: bool
+    add_eos: bool
+    add_space_prefix: bool
     """Decoding drops the one leading space this prefix added."""
-    clean_spaces: bool = False
+    clean_spaces: bool
     """Decoding applies llama.cpp's clean-up of spaces before punctuation."""
-    byte_level: bool = False
+    byte_level: bool
     """Pieces are GPT-2 byte-level glyphs; show their decoded bytes instead."""
-    normalizes: bool = False
+    normalizes: bool
     """The tokenizer rewrites text before splitting it (see ``normalized``)."""
+    _FIELDS = ("kind", "special_ids", "special_prefix", "special_suffix", "add_bos", "add_eos",
+               "add_space_prefix", "clean_spaces", "byte_level", "normalizes")
+
+    def __init__(self, kind: str, special_ids: Mapping[str, int] | None = None,
+                 special_prefix: tuple[int, ...] = (), special_suffix: tuple[int, ...] = (),
+                 add_bos: bool = False, add_eos: bool = False, add_space_prefix: bool = False,
+                 clean_spaces: bool = False, byte_level: bool = False, normalizes: bool = False) -> None:
+        self.__dict__.update(
+            kind=kind, special_ids={} if special_ids is None else special_ids, special_prefix=special_prefix,
+            special_suffix=special_suffix, add_bos=add_bos, add_eos=add_eos, add_space_prefix=add_space_prefix,
+            clean_spaces=clean_spaces, byte_level=byte_level, normalizes=normalizes)
 
 
 class Tokenizer(Protocol):

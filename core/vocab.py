@@ -11,7 +11,6 @@ split out as special tokens before any tokenizer plugin runs.
 
 import sys
 from array import array
-from dataclasses import dataclass, field
 from enum import IntEnum
 from itertools import chain
 from typing import TYPE_CHECKING, Any, Final, Iterator, Mapping, MutableSequence, Sequence
@@ -24,6 +23,7 @@ from . import undecoded
 from .frozen import NATIVE, Column, FrozenDict, TokenIndex, as_tuple
 from .gil import offer_gil
 from .int_column import le_view
+from .record import NativeRecord
 from .piece_codes import PieceCodes, PieceIndex, codes_of
 from .gguf_file import T_ARRAY, T_BOOL, T_FLOAT32, T_INT8, T_INT32, T_STRING, T_UINT8, GGUFFile, MetadataValue
 from .string_array import StringArray
@@ -192,8 +192,7 @@ class VocabArrays:
         return self._array(2, "int64")
 
 
-@dataclass(frozen=True)
-class Vocab:
+class Vocab(NativeRecord):
     """Everything a tokenizer needs from a GGUF file, and nothing from Qt.
 
     ``types`` are the GGUF token types as stored; ``attrs`` are llama.cpp's
@@ -204,36 +203,72 @@ class Vocab:
     one vocab is shared by every view and worker thread.
     """
 
-    model: str
-    pre: str
-    pieces: Sequence[str]
+    model: Final[str]
+    pre: Final[str]
+    pieces: Final[Sequence[str]]
     """Read from a file for a tokenizer that does not read the piece ->
     id dict, an undecoded :class:`~tokenprism.core.string_array.StringArray`
     (one item decodes alone, iterating decodes all once); else a tuple."""
-    scores: Sequence[float]
-    types: Sequence[int]
-    attrs: Sequence[int]
+    scores: Final[Sequence[float]]
+    types: Final[Sequence[int]]
+    attrs: Final[Sequence[int]]
     """Read from a file, each a :class:`~tokenprism.core.frozen.Column`:
     a tuple made on first use (``frozen.as_tuple`` gives it)."""
-    merges: Sequence[str]
+    merges: Final[Sequence[str]]
     """Merge lines in rank order: a tuple, or, read from a file, an
     undecoded :class:`~tokenprism.core.string_array.StringArray`."""
-    token_to_id: Mapping[str, int]
+    token_to_id: Final[Mapping[str, int]]
     """Piece -> id (the last of duplicates). Read from a file, a
     :class:`~tokenprism.core.frozen.TokenIndex` that builds its dict on
     first use; :func:`token_table` gives the dict itself."""
-    special_ids: Mapping[str, int]
-    flags: Mapping[str, bool]
-    precompiled_charsmap: bytes
-    special_tokens: tuple[int, ...]
+    special_ids: Final[Mapping[str, int]]
+    flags: Final[Mapping[str, bool]]
+    precompiled_charsmap: Final[bytes]
+    special_tokens: Final[tuple[int, ...]]
     """Ids split out of text before tokenizing, longest text first."""
-    eog_ids: frozenset[int]
-    name: str = ""
-    architecture: str = ""
-    max_piece_chars: int = 0
-    metadata: Mapping[str, MetadataValue] = field(default_factory=FrozenDict, repr=False)
-    columns: VocabArrays | None = field(default=None, repr=False, compare=False)
+    eog_ids: Final[frozenset[int]]
+    name: Final[str]
+    architecture: Final[str]
+    max_piece_chars: Final[int]
+    metadata: Final[Mapping[str, MetadataValue]]
+    columns: Final[VocabArrays | None]
     """What :meth:`arrays` returns, when the loader kept it."""
+
+    def __init__(self, model: str, pre: str, pieces: Sequence[str], scores: Sequence[float],
+                 types: Sequence[int], attrs: Sequence[int], merges: Sequence[str],
+                 token_to_id: Mapping[str, int], special_ids: Mapping[str, int], flags: Mapping[str, bool],
+                 precompiled_charsmap: bytes, special_tokens: tuple[int, ...], eog_ids: frozenset[int],
+                 name: str = "", architecture: str = "", max_piece_chars: int = 0,
+                 metadata: Mapping[str, MetadataValue] | None = None, columns: VocabArrays | None = None) -> None:
+        self.model = model
+        self.pre = pre
+        self.pieces = pieces
+        self.scores = scores
+        self.types = types
+        self.attrs = attrs
+        self.merges = merges
+        self.token_to_id = token_to_id
+        self.special_ids = special_ids
+        self.flags = flags
+        self.precompiled_charsmap = precompiled_charsmap
+        self.special_tokens = special_tokens
+        self.eog_ids = eog_ids
+        self.name = name
+        self.architecture = architecture
+        self.max_piece_chars = max_piece_chars
+        self.metadata = FrozenDict() if metadata is None else metadata
+        self.columns = columns
+
+    def _fields(self) -> tuple[str, ...]:  # (metadata is compared, not shown; columns neither)
+        return ("model", "pre", "pieces", "scores", "types", "attrs", "merges", "token_to_id", "special_ids",
+                "flags", "precompiled_charsmap", "special_tokens", "eog_ids", "name", "architecture",
+                "max_piece_chars")
+
+    def _compared(self) -> tuple[str, ...]:
+        return self._fields() + ("metadata",)
+
+    def _arguments(self) -> tuple[str, ...]:
+        return self._compared() + ("columns",)
 
     def __len__(self) -> int:
         return len(self.pieces)

@@ -20,34 +20,42 @@ This module is plain data and is not compiled.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from tokenprism.core.plugin_api import Record
 
 
-@dataclass(frozen=True)
-class PreType:
+class PreType(Record):
     """How one llama.cpp pre-tokenizer type splits text."""
 
     regexes: tuple[str, ...]
-    byte_encode: bool = True
+    byte_encode: bool
     """GPT-2 byte-to-unicode encoding of words (False: raw UTF-8 symbols,
     with ``<0xNN>`` byte-fallback tokens)."""
+    _FIELDS = ("regexes", "byte_encode")
+
+    def __init__(self, regexes: tuple[str, ...], byte_encode: bool = True) -> None:
+        self.__dict__.update(regexes=regexes, byte_encode=byte_encode)
 
 
-@dataclass(frozen=True)
-class PreTokenizer:
+class PreTokenizer(Record):
     """What a ``tokenizer.ggml.pre`` name selects."""
 
     pre_type: str
-    ignore_merges: bool = False
+    ignore_merges: bool
     """A word that is itself a token is not merged (``llama3`` and others)."""
-    clean_spaces: bool = True
+    clean_spaces: bool
     """Detokenizing removes spaces before punctuation (BPE's default)."""
-    add_bos: bool = False
+    add_bos: bool
     """Default of ``add_bos`` when the file does not set it."""
-    escape_whitespaces: bool = False
+    escape_whitespaces: bool
     """Spaces become ``\u2581`` before splitting (SPM-style BPE)."""
-    bos_none: bool = False
+    bos_none: bool
     """The default BOS id (11) is dropped (ChatGLM)."""
+    _FIELDS = ("pre_type", "ignore_merges", "clean_spaces", "add_bos", "escape_whitespaces", "bos_none")
+
+    def __init__(self, pre_type: str, ignore_merges: bool = False, clean_spaces: bool = True,
+                 add_bos: bool = False, escape_whitespaces: bool = False, bos_none: bool = False) -> None:
+        self.__dict__.update(pre_type=pre_type, ignore_merges=ignore_merges, clean_spaces=clean_spaces,
+                             add_bos=add_bos, escape_whitespaces=escape_whitespaces, bos_none=bos_none)
 
 
 PRE_TYPES: dict[str, PreType] = {

@@ -9,7 +9,7 @@ to run these).
 
 from __future__ import annotations
 
-import dataclasses
+from tokenprism.core.record import replace
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,7 @@ def _with_pre(base: Any, pre: str) -> Any:
     from tokenprism.core.model import Model
     from tokenprism.core.plugins import find_spec
 
-    vocab = dataclasses.replace(base.vocab, model="gpt2", pre=pre)
+    vocab = replace(base.vocab, model="gpt2", pre=pre)
     spec = find_spec(vocab, base.path)
     return Model(base.path, base.gguf, vocab, spec, spec.build(vocab))
 

@@ -6,7 +6,7 @@ llama.cpp itself (llama-cpp-python 0.3.36), never by this code.
 
 from __future__ import annotations
 
-import dataclasses
+from tokenprism.core.record import replace
 from pathlib import Path
 from typing import Any
 
@@ -155,7 +155,7 @@ def test_piece_crossing_a_word_start_disables_the_shortcut(ref_model: Any) -> No
     pieces = decoded_pieces(vocab) + ("o▁w",)
     t2i = dict(vocab.token_to_id)
     t2i["o▁w"] = new_id
-    v2 = dataclasses.replace(vocab, pieces=pieces, scores=as_tuple(vocab.scores) + (100.0,),
+    v2 = replace(vocab, pieces=pieces, scores=as_tuple(vocab.scores) + (100.0,),
                              types=as_tuple(vocab.types) + (1,), attrs=as_tuple(vocab.attrs) + (vocab.attrs[15043],),
                              token_to_id=t2i)
     tok = build_spm(v2)
@@ -171,7 +171,7 @@ def test_missing_space_mark_falls_back_to_bytes(ref_model: Any) -> None:
 
     vocab = ref_model("llama-spm").vocab
     t2i = {k: v for k, v in vocab.token_to_id.items() if "▁" not in k}
-    tok = build_spm(dataclasses.replace(vocab, token_to_id=t2i))
+    tok = build_spm(replace(vocab, token_to_id=t2i))
     res = tok.encode_fragment("a b\u2581c", True)
     e2, x96, x81 = (vocab.token_to_id[f"<0x{b:02X}>"] for b in "▁".encode())
     a, b, c = (vocab.token_to_id[ch] for ch in "abc")
@@ -186,7 +186,7 @@ def test_missing_byte_token_uses_unknown(ref_model: Any) -> None:
 
     vocab = ref_model("llama-spm").vocab
     t2i = {k: v for k, v in vocab.token_to_id.items() if k != "<0xF0>"}
-    tok = build_spm(dataclasses.replace(vocab, token_to_id=t2i))
+    tok = build_spm(replace(vocab, token_to_id=t2i))
     assert tok.encode_fragment("🦙", False).ids == [0, 162, 169, 156]
 
 

@@ -64,11 +64,10 @@ def test_column_bytes_of_values_not_in_an_array() -> None:
 def test_matchers_of_columns_given_as_tuples() -> None:
     """A vocabulary whose columns are tuples (as tests and converters may
     make them) takes the generic path and gives the same answers."""
-    import dataclasses
+    from tokenprism.core.record import replace
 
     vocab = open_model(RESOURCES / "demo-ugm.gguf").vocab
-    plain = dataclasses.replace(vocab, scores=tuple(vocab.scores), types=tuple(vocab.types),
-                                attrs=tuple(vocab.attrs))
+    plain = replace(vocab, scores=tuple(vocab.scores), types=tuple(vocab.types), attrs=tuple(vocab.attrs))
     assert column_bytes(plain.scores) is None
     assert _matchers(plain)[3] == _matchers(vocab)[3]
     _check(plain)

@@ -5,7 +5,7 @@ llama.cpp's ``preprocess`` + greedy loop."""
 
 from __future__ import annotations
 
-import dataclasses
+from tokenprism.core.record import replace
 from bisect import bisect_right
 from typing import Any
 
@@ -202,7 +202,7 @@ def _tokenizer(bge: Model, lowercase: bool, strip_accents: bool) -> WpmTokenizer
     key = (lowercase, strip_accents)
     if key not in _SETTINGS_TOKENIZERS:
         flags = dict(bge.vocab.flags, normalizer_lowercase=lowercase, normalizer_strip_accents=strip_accents)
-        _SETTINGS_TOKENIZERS[key] = WpmTokenizer(dataclasses.replace(bge.vocab, flags=flags))
+        _SETTINGS_TOKENIZERS[key] = WpmTokenizer(replace(bge.vocab, flags=flags))
     tok = _SETTINGS_TOKENIZERS[key]
     assert (tok.lowercase, tok.strip_accents) == key
     return tok
