@@ -148,11 +148,11 @@ class RangeSet:
 # ------------------------------------------------- llama.cpp's tables as sets
 
 _by_flag: dict[int, tuple[tuple[int, int], ...]] = {}
-# made on import, as the tables' module is read: made on first use, their
-# ~3 000 tuples cost a WPM open 0.5 ms, mostly in the garbage collector's
-# young-generation passes that the new objects set off
-_LOWER: Final = tuple(zip(ud.LOWERCASE[0::2], ud.LOWERCASE[1::2]))
-_NFD: Final = tuple(zip(ud.NFD[0::3], ud.NFD[1::3], ud.NFD[2::3]))
+# made on first use (the same value whichever thread makes it): their ~3 000
+# tuples took 0.9 ms of importing this module, which a BPE file's open does
+# though only some pre-tokenizers' first encode reads them
+_lower: tuple[tuple[int, int], ...] | None = None
+_nfd: tuple[tuple[int, int, int], ...] | None = None
 
 
 def flag_ranges(bit: int) -> Ranges:
@@ -192,7 +192,10 @@ def whitespace() -> list[int]:
 def lowercase_pairs() -> list[tuple[int, int]]:
     """llama.cpp's simple lowercase mapping as ``(code point, lowercase)``
     pairs, ascending."""
-    return list(_LOWER)
+    global _lower
+    if _lower is None:
+        _lower = tuple(zip(ud.LOWERCASE[0::2], ud.LOWERCASE[1::2]))
+    return list(_lower)
 
 
 def nfd_first() -> list[tuple[int, int, int]]:
@@ -200,4 +203,7 @@ def nfd_first() -> list[tuple[int, int, int]]:
     ``last`` has ``target`` as the first code point of its NFD, the only
     one llama.cpp's ``unicode_cpts_normalize_nfd`` keeps ("é" becomes
     "e")."""
-    return list(_NFD)
+    global _nfd
+    if _nfd is None:
+        _nfd = tuple(zip(ud.NFD[0::3], ud.NFD[1::3], ud.NFD[2::3]))
+    return list(_nfd)
