@@ -46,16 +46,17 @@ import threading
 from bisect import bisect_right
 from typing import TYPE_CHECKING, Final, Sequence
 
-from librt.vecs import append, vec
+from librt.strings import BytesWriter
+from librt.vecs import append, extend, vec
 
 # native 64-bit ints for mypyc in the trie walk (tagged ints checked every
 # multiplication and shift for overflow: ~290 instructions a probe); plain
 # ints when not compiled. Imported at run time, as vec[i64] names it.
-from mypy_extensions import i64
+from mypy_extensions import i32, i64
 
 from tokenprism.core.plugin_api import (
     BytesIndex, FragmentResult, PieceCodes, RangeSet, Ranges, Vocab, checkpoint,
-    config_from_vocab, flag_ranges, intersect, lowercase_pairs, merged, nfd_first, packed, piece_codes,
+    config_from_vocab, flag_ranges, intersect, lowercase_pairs, merged, nfd_first, piece_codes,
     piece_lookup, points, subtract, unicode_data as ud, utf8_width, whitespace)
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
@@ -107,6 +108,10 @@ _ASCII_WS: Final = " \t\n\v\f\r"
 _isascii: Final = str.isascii
 
 # ---- character classes ------------------------------------------------------
+
+# code points per page of _Tables' lazily filled class table
+_PAGE_BITS: Final = 8
+_PAGE: Final = 1 << _PAGE_BITS
 
 
 def _ascii_symbols() -> Ranges:
@@ -237,8 +242,12 @@ class _Tables:
         self.ascii_map: list[int] = [ascii_table.get(c, c) for c in range(128)]
         # the 256-byte table of bytes.translate: an ASCII text's classes
         self.ascii_kinds: bytes = self.ascii_class + bytes(128)
-        # the class of every non-ASCII code point seen so far
-        self._classes: dict[int, int] = {}
+        # the class of every non-ASCII code point seen so far (0: not yet),
+        # in pages of 256 code points added as texts reach them; _page_of
+        # holds each block's page number + 1 (0: none). A dict keyed by
+        # code point made an int object per character looked up
+        self._page_of: vec[i32] = vec[i32]([0] * (0x110000 >> _PAGE_BITS))
+        self._classes: vec[i32] = vec[i32]()
         # code point -> normalized code point, for those seen that change
         self._norm: dict[int, int] = {}
         self._loaded = False
@@ -275,21 +284,34 @@ class _Tables:
             return text.encode("ascii").translate(self.ascii_kinds)
         if not self._loaded:
             self._load()
-        classes = self._classes
         ascii_class = self.ascii_class
-        out: list[int] = []
-        for ch in text:
-            cp = ord(ch)
-            if cp < 0x80:
-                out.append(ascii_class[cp])
-                continue
-            k = classes.get(cp, 0)
-            if k == 0:
-                with _tables_lock:
+        out = BytesWriter()
+        n: i64 = len(text)
+        # held for the whole text: pages are added (and filled) as they go
+        with _tables_lock:
+            page_of = self._page_of
+            classes = self._classes
+            i: i64 = 0
+            while i < n:
+                cp: i64 = ord(text[i])
+                i += 1
+                if cp < 0x80:
+                    out.append(ascii_class[cp])
+                    continue
+                block = cp >> _PAGE_BITS
+                pg: i64 = i64(page_of[block])
+                if pg == 0:
+                    classes = extend(classes, _EMPTY_PAGE)
+                    self._classes = classes
+                    pg = len(classes) >> _PAGE_BITS
+                    page_of[block] = i32(pg)
+                at = ((pg - 1) << _PAGE_BITS) | (cp & (_PAGE - 1))
+                k: i64 = i64(classes[at])
+                if k == 0:
                     k = self._class_and_norm(cp)
-                    classes[cp] = k
-            out.append(k)
-        return bytes(out)
+                    classes[at] = i32(k)
+                out.append(k)
+        return out.getvalue()
 
     def norm(self) -> dict[int, int]:
         """The ``str.translate`` table of every code point seen so far (and
@@ -325,6 +347,8 @@ class _Tables:
 
 
 _tables_lock = threading.Lock()
+# a page of _Tables' classes, none known yet
+_EMPTY_PAGE: Final = vec[i32]([0] * _PAGE)
 _tables_cache: dict[tuple[bool, bool], _Tables] = {}
 
 
@@ -369,14 +393,14 @@ _NO_CHUNK: Final = Chunk(vec[i64](), 0)
 
 def _utf8_offsets(text: str) -> list[int]:
     """UTF-8 byte offset of every character of ``text``, and of its end."""
-    out = [0] * (len(text) + 1)
+    n = len(text)
+    out = [0] * (n + 1)
     pos = 0
-    i = 0
-    for ch in text:
+    for i in range(n):
         out[i] = pos
-        pos += utf8_width(ord(ch))
-        i += 1
-    out[i] = pos
+        # (ord of an indexed character: no one-character string made)
+        pos += utf8_width(ord(text[i]))
+    out[n] = pos
     return out
 
 
@@ -605,10 +629,13 @@ class WpmTokenizer:
             if b < 0:
                 break
             a = b + 1
-        ids = vec[i64](capacity=total)
-        starts = vec[i64](capacity=total)
-        ends = vec[i64](capacity=total)
+        # made at their size and stored into: an append is a call into the
+        # vector library per value (three per token)
+        ids = vec[i64]([0] * total)
+        starts = vec[i64]([0] * total)
+        ends = vec[i64]([0] * total)
         pos: i64 = 0
+        at_tok: i64 = 0
         n_found = len(found)
         for f in range(n_found):
             if f & (_CHECK_EVERY - 1) == 0:
@@ -616,9 +643,10 @@ class WpmTokenizer:
             r = found[f]
             rc = r.cols
             for t in range(0, 3 * r.n, 3):
-                ids = append(ids, rc[t])
-                starts = append(starts, pos + rc[t + 1])
-                ends = append(ends, pos + rc[t + 2])
+                ids[at_tok] = rc[t]
+                starts[at_tok] = pos + rc[t + 1]
+                ends[at_tok] = pos + rc[t + 2]
+                at_tok += 1
             # the chunk and the space after it
             pos += r.nbytes + 1
         return ids, starts, ends
@@ -737,11 +765,7 @@ class WpmTokenizer:
             # ASCII letters and digits are all word characters (never
             # whitespace, split or dropped), so the chunk is one word,
             # tokenized straight into the chunk (not into a Piece too)
-            ids: list[int] = []
-            starts: list[int] = []
-            ends: list[int] = []
-            self._ascii_word(c, ids, starts, ends)
-            ch = Chunk(packed(ids, starts, ends), len(c))
+            ch = Chunk(self._ascii_word(c)[0], len(c))
             self._remember_chunk(c, ch)
             return ch
         if asc and len(c) >= 2 and c[-1] in self._ascii_split and c[:-1].isalnum():
@@ -790,43 +814,34 @@ class WpmTokenizer:
                 cache[p] = r
         return r
 
-    def _unknown_word(self, ids: list[int], starts: list[int], ends: list[int], start: int, end: int) -> None:
-        """A word the greedy cut could not cover: its partial tokens go, and
-        the unknown token (when the vocabulary has one) covers
-        ``[start, end)`` instead, as in llama.cpp."""
-        ids.clear()
-        starts.clear()
-        ends.clear()
+    def _unknown_word(self, start: i64, end: i64) -> vec[i64]:
+        """The tokens of a word the greedy cut could not cover: the unknown
+        token (when the vocabulary has one) over ``[start, end)``, as in
+        llama.cpp."""
         if self._unk >= 0:
-            ids.append(self._unk)
-            starts.append(start)
-            ends.append(end)
+            return vec[i64]([self._unk, start, end])
+        return vec[i64]()
 
-    def _ascii_word(self, w: str, ids: list[int], starts: list[int], ends: list[int]) -> str:
+    def _ascii_word(self, w: str) -> tuple[vec[i64], str]:
         """Tokens of ``w``, ASCII letters and digits only, with character
-        (= byte) offsets into ``w``; returns the normalized word. For
+        (= byte) offsets into ``w``, and the normalized word. For
         ``_ascii_lower`` tokenizers only."""
         word = w.lower() if self._lowercase_ascii else w
-        if not self._greedy(word, ids, starts, ends):
-            self._unknown_word(ids, starts, ends, 0, len(w))
-        return word
+        cols = self._greedy(word)
+        if len(cols) == 0:
+            cols = self._unknown_word(0, len(w))
+        return cols, word
 
     def _tokenize_piece(self, p: str) -> Piece:
         ascii_p = _isascii(p)
         if ascii_p and self._ascii_lower and p.isalnum():
-            ids0: list[int] = []
-            starts0: list[int] = []
-            ends0: list[int] = []
-            word0 = self._ascii_word(p, ids0, starts0, ends0)
-            return Piece(packed(ids0, starts0, ends0), len(p), word0)
+            cols0, word0 = self._ascii_word(p)
+            return Piece(cols0, len(p), word0)
         # ASCII: whitespace is these six, and printable characters are all
         # kept (cheaper than the Unicode-wide strip set and class table)
         core = p.lstrip(_ASCII_WS) if ascii_p else p.lstrip(self._ws_chars)
-        k = len(p) - len(core)
-        n_core = len(core)
-        ids: list[int] = []
-        cstarts: list[int] = []
-        cends: list[int] = []
+        k: i64 = len(p) - len(core)
+        n_core: i64 = len(core)
         origin: list[int] = []
         kept = core
         if not (ascii_p and core.isprintable()):
@@ -836,35 +851,39 @@ class WpmTokenizer:
                     origin = [j for j in range(n_core) if kinds[j] != DROP]
                     kept = "".join([core[j] for j in origin])
                     break
-        nk = len(kept)
+        nk: i64 = len(kept)
         if ascii_p and self._ascii_lower:
             word = kept.lower() if self._lowercase_ascii else kept
         else:
             # (kept's characters are p's, whose kinds filled the table)
             word = kept.translate(self._tables.norm())
+        cols = vec[i64]()
         if nk > 0:
-            if not self._greedy(word, ids, cstarts, cends):
-                self._unknown_word(ids, cstarts, cends, k, len(p))
+            cols = self._greedy(word)
+            if len(cols) == 0:
+                cols = self._unknown_word(k, len(p))
             else:
                 # token ranges are in the normalized word; map them to
-                # characters of p
-                for t in range(len(ids)):
-                    a = cstarts[t]
-                    b = cends[t]
+                # characters of p (in place: the vector is this piece's own)
+                for t in range(0, len(cols), 3):
+                    a = cols[t + 1]
+                    b = cols[t + 2]
                     if b <= a:
-                        cstarts[t] = k
-                        cends[t] = k
-                        continue
-                    if origin:
-                        cstarts[t] = k if a == 0 else k + origin[a]
-                        cends[t] = k + n_core if b == nk else k + origin[b]
+                        cols[t + 1] = k
+                        cols[t + 2] = k
+                    elif origin:
+                        cols[t + 1] = k if a == 0 else k + origin[a]
+                        cols[t + 2] = k + n_core if b == nk else k + origin[b]
                     else:
-                        cstarts[t] = k + a
-                        cends[t] = k + b
+                        cols[t + 1] = k + a
+                        cols[t + 2] = k + b
         if ascii_p:
-            return Piece(packed(ids, cstarts, cends), len(p), word)
+            return Piece(cols, len(p), word)
         offs = _utf8_offsets(p)
-        return Piece(packed(ids, [offs[s] for s in cstarts], [offs[e] for e in cends]), offs[len(p)], word)
+        for t in range(0, len(cols), 3):
+            cols[t + 1] = offs[cols[t + 1]]
+            cols[t + 2] = offs[cols[t + 2]]
+        return Piece(cols, offs[len(p)], word)
 
     def prepare(self) -> None:
         """Build the piece index and the vocabulary trie now rather than on
@@ -882,16 +901,17 @@ class WpmTokenizer:
             self._trie = t
         return t
 
-    def _greedy(self, word: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
-        """Longest-match-first cut of ``"▁" + word``, as llama.cpp does it,
-        with character offsets into ``word``: the first token starts at 0
-        (its ``▁`` covers nothing), a ``▁``-only token is ``(0, 0)``.
-        False when some position has no match."""
+    def _greedy(self, word: str) -> vec[i64]:
+        """Longest-match-first cut of ``"▁" + word``, as llama.cpp does it:
+        id, start, end of each token in turn, with character offsets into
+        ``word``: the first token starts at 0 (its ``▁`` covers nothing), a
+        ``▁``-only token is ``(0, 0)``. Empty when some position has no
+        match."""
         tr = self._trie
         if tr is None:
             self._dict_words += 1
             if self._dict_words <= _WORDS_BEFORE_TRIE:
-                return self._greedy_dict(word, ids, starts, ends)
+                return self._greedy_dict(word)
             tr = self._get_trie()
         tb = tr.cells
         mask: i64 = tr.mask
@@ -900,9 +920,10 @@ class WpmTokenizer:
         # the walk of each position stops at the first character no piece
         # continues with: every longer candidate is then absent as well,
         # so the last piece passed is the longest match
+        cols = vec[i64]()
         node: i64 = tr.mark
         if node < 0:
-            return False
+            return cols
         best: i64 = _slot_id(tb, node)
         best_j: i64 = 0
         i: i64 = 0
@@ -919,13 +940,13 @@ class WpmTokenizer:
                     best = t
                     best_j = j
             if best < 0:
-                return False
-            ids.append(best)
-            starts.append(i)
-            ends.append(best_j)
+                return vec[i64]()
+            cols = append(cols, best)
+            cols = append(cols, i)
+            cols = append(cols, best_j)
             i = best_j
             if i >= n:
-                return True
+                return cols
             node = root
             best = -1
             j = i
@@ -941,29 +962,30 @@ class WpmTokenizer:
             self._t2i = t
         return t
 
-    def _greedy_dict(self, word: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
+    def _greedy_dict(self, word: str) -> vec[i64]:
         """``_greedy`` as llama.cpp writes it: every candidate length from
         the longest piece's down, looked up in the vocabulary dict."""
         t2i = self._index()
         w1 = WORD_MARK + word
-        n = len(w1)
-        i = 0
+        n: i64 = len(w1)
+        max_chars: i64 = self._max_chars
+        cols = vec[i64]()
+        i: i64 = 0
         while i < n:
-            j = i + self._max_chars
+            j = i + max_chars
             if j > n:
                 j = n
             # every candidate length from j down, the longest piece first
             hit = t2i.longest(w1, i, j)
             if hit < 0:
-                return False
-            found = hit & 0xFFFFFFFF
+                return vec[i64]()
+            cols = append(cols, hit & 0xFFFFFFFF)
             j = hit >> 32
-            ids.append(found)
             # offsets in w1, one more than in word; "▁" alone is (0, 0)
-            starts.append(i - 1 if i > 0 else 0)
-            ends.append(j - 1)
+            cols = append(cols, i - 1 if i > 0 else 0)
+            cols = append(cols, j - 1)
             i = j
-        return True
+        return cols
 
 
 def build_wpm(vocab: Vocab) -> WpmTokenizer:
