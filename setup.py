@@ -51,6 +51,7 @@ COMPILED = [
     "plugins/ugm/trie.py",
     "plugins/ugm/xcda.py",
     "plugins/wpm/wpm.py",
+    "plugins/wpm/chunks.py",
 ]
 
 

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import re
 import threading
-from bisect import bisect_right
 from typing import TYPE_CHECKING, Final, Sequence
 
 from librt.strings import BytesWriter
@@ -52,12 +51,14 @@ from librt.vecs import append, extend, vec
 # native 64-bit ints for mypyc in the trie walk (tagged ints checked every
 # multiplication and shift for overflow: ~290 instructions a probe); plain
 # ints when not compiled. Imported at run time, as vec[i64] names it.
-from mypy_extensions import i32, i64
+from mypy_extensions import i32, i64, u8
 
 from tokenprism.core.plugin_api import (
     BytesIndex, FragmentResult, PieceCodes, RangeSet, Ranges, Vocab, checkpoint,
     config_from_vocab, flag_ranges, intersect, lowercase_pairs, merged, nfd_first, piece_codes,
     piece_lookup, points, subtract, unicode_data as ud, utf8_width, whitespace)
+
+from .chunks import HASH_MASK, HASH_MUL, Chunk, ChunkTable
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
     from tokenprism.core.plugin_api import FragmentTrace
@@ -88,8 +89,6 @@ _CACHE_MAX_CHARS: Final = 48
 # every _CHECK_EVERY units, a new chunk counting _NEW_COST of them
 _CHECK_EVERY: Final = 4096
 _NEW_COST: Final = 8
-# characters of text split into chunk strings at a time
-_BLOCK_CHARS: Final = 8192
 
 # new words cut by dict lookups before the trie is built. Building it
 # (bert-bge: ~23M instructions) costs what ~5 000 new words walked with
@@ -252,11 +251,13 @@ class _Tables:
         self._norm: dict[int, int] = {}
         self._loaded = False
         self._ws: set[int] = set()
-        self._flag_starts: list[int] = []
-        self._flags: list[int] = []
-        self._nfd_starts: list[int] = []
+        # the tables as the core gives them, searched in place (lists of
+        # their starts and a dict of the lowercase pairs were ~1M
+        # instructions of the first non-ASCII text)
+        self._flag_ranges: tuple[int, ...] = ()
         self._nfd: list[tuple[int, int, int]] = []
-        self._lower: dict[int, int] = {}
+        self._lower: list[tuple[int, int]] = []
+        self._control = self._accent = self._punct = self._symbol = 0
         # ASCII's normalized forms, for non-ASCII texts holding ASCII letters
         for c in range(0x80):
             if self.ascii_map[c] != c:
@@ -267,14 +268,16 @@ class _Tables:
         with _tables_lock:
             if not self._loaded:
                 self._ws = set(whitespace())
-                data = ud.FLAG_RANGES
-                self._flag_starts = list(data[0::2])
-                self._flags = list(data[1::2])
+                self._flag_ranges = ud.FLAG_RANGES
+                # (the module's attributes, read once)
+                self._control = ud.CONTROL
+                self._accent = ud.ACCENT_MARK
+                self._punct = ud.PUNCTUATION
+                self._symbol = ud.SYMBOL
                 if self.strip_accents:
                     self._nfd = nfd_first()
-                    self._nfd_starts = [r[0] for r in self._nfd]
                 if self.lowercase:
-                    self._lower = dict(lowercase_pairs())
+                    self._lower = lowercase_pairs()
                 self._loaded = True
 
     def kinds(self, text: str) -> bytes:
@@ -296,7 +299,7 @@ class _Tables:
                 cp: i64 = ord(text[i])
                 i += 1
                 if cp < 0x80:
-                    out.append(ascii_class[cp])
+                    out.append(u8(ascii_class[cp]))
                     continue
                 block = cp >> _PAGE_BITS
                 pg: i64 = i64(page_of[block])
@@ -310,7 +313,7 @@ class _Tables:
                 if k == 0:
                     k = self._class_and_norm(cp)
                     classes[at] = i32(k)
-                out.append(k)
+                out.append(u8(k))
         return out.getvalue()
 
     def norm(self) -> dict[int, int]:
@@ -325,25 +328,58 @@ class _Tables:
         build them for every code point)."""
         t = cp
         if self.strip_accents:
-            k = bisect_right(self._nfd_starts, cp) - 1
+            nfd = self._nfd
+            k = _last_start_at_most(nfd, cp)
             if k >= 0:
-                first, last, target = self._nfd[k]
+                first, last, target = nfd[k]
                 if cp <= last:
                     t = target
-        n = self._lower.get(t, t)
+        n = t
+        lower = self._lower
+        k = _last_start_at_most(lower, t)
+        if k >= 0 and lower[k][0] == t:
+            n = lower[k][1]
         if n != cp:
             self._norm[cp] = n
         if t in self._ws:
             return WS
-        f = self._flags[bisect_right(self._flag_starts, t) - 1]
-        if f & ud.CONTROL or t == 0 or t == 0xFFFD or (self.strip_accents and f & ud.ACCENT_MARK):
+        f = _flags_of(self._flag_ranges, t)
+        if f & self._control or t == 0 or t == 0xFFFD or (self.strip_accents and f & self._accent):
             return DROP
-        if f & ud.PUNCTUATION or (t <= 0x7E and f & ud.SYMBOL):
+        if f & self._punct or (t <= 0x7E and f & self._symbol):
             return SPLIT
         for lo, hi in CHINESE_RANGES:
             if lo <= t <= hi:
                 return SPLIT
         return WORD
+
+
+def _last_start_at_most(rows: Sequence[tuple[int, ...]], cp: int) -> i64:
+    """The index of the last row whose first value is at most ``cp`` (rows
+    ascending by it), or -1."""
+    lo: i64 = 0
+    hi: i64 = len(rows)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if rows[mid][0] <= cp:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
+def _flags_of(ranges: tuple[int, ...], cp: int) -> int:
+    """The flags of ``cp`` in llama.cpp's flag table: start, flags of each
+    range in turn, ascending, the first starting at 0."""
+    lo: i64 = 0
+    hi: i64 = len(ranges) >> 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if ranges[2 * mid] <= cp:
+            lo = mid + 1
+        else:
+            hi = mid
+    return ranges[2 * lo - 1]
 
 
 _tables_lock = threading.Lock()
@@ -363,19 +399,6 @@ def _get_tables(lowercase: bool, strip_accents: bool) -> _Tables:
 
 
 # ---- tokenizing ---------------------------------------------------------------
-
-
-class Chunk:
-    """The tokens of one space-free stretch of text, with byte offsets
-    relative to it: ``cols`` holds id, start, end of each token in turn.
-    One native vector, not three lists of int objects: the cache of a
-    100 KB code text holds ~4 000 chunks, and in lists they were 2.5 MB of
-    fresh memory (a page fault per 4 KB) on the first encode."""
-
-    def __init__(self, cols: vec[i64], nbytes: int) -> None:
-        self.cols = cols
-        self.nbytes = nbytes
-        self.n: i64 = len(cols) // 3
 
 
 class Piece(Chunk):
@@ -564,7 +587,7 @@ class WpmTokenizer:
             chr(c) for c in range(0x80) if tables.ascii_class[c] == SPLIT
         )
         self._cache: dict[str, Piece] = {}
-        self._chunks: dict[str, Chunk] = {}
+        self._chunks = ChunkTable(_CACHE_LIMIT)
         self._trie: _Trie | None = None
         self._max_chars: int = vocab.max_piece_chars
         self._dict_words: int = 0
@@ -586,49 +609,51 @@ class WpmTokenizer:
         of objects, were half of this loop's time and most of its memory)."""
         # U+0020 always ends a word (it is whitespace in every setting, and
         # its own NFD), so the space-separated chunks tokenize independently.
-        # str.split(" ") is far cheaper than the walk of _split, and chunks
-        # repeat in real text, so most cost one dictionary lookup.
-        cache = self._chunks
+        # Chunks repeat in real text: one pass over the code points finds
+        # each chunk's end and its hash, and a chunk seen before is found
+        # from them (see chunks.py); only a new one becomes a string.
+        table = self._chunks
         # every chunk of an ASCII text is ASCII: one test instead of one a chunk
         all_ascii = _isascii(text)
-        n_text = len(text)
+        n_text: i64 = len(text)
         # first every chunk's tokens, then the vectors at their exact size:
         # a guess zero-fills memory it may not use (~2 us a page fault per
-        # 4 KB here) or grows them by copying. The text is split a block at
-        # a time (cut at a space, which ends a chunk anyway), so the chunk
-        # strings of one block are freed before the next block's are made:
-        # all of them at once were ~1 MB of fresh memory for 100 KB of code.
+        # 4 KB here) or grows them by copying
         found: list[Chunk] = []
         total: i64 = 0
-        a = 0
-        at = 0  # characters through the current chunk and its space
         total_work = 2 * n_text + 2  # (two passes over the text)
-        k = 0
-        next_check = _CHECK_EVERY
+        k: i64 = 0
+        next_check: i64 = _CHECK_EVERY
+        a: i64 = 0
         while True:
-            b = text.find(" ", a + _BLOCK_CHARS) if a + _BLOCK_CHARS < n_text else -1
-            block = text[a:] if b < 0 else text[a:b]
-            for c in block.split(" "):
-                k += 1
-                at += len(c) + 1
-                if k >= next_check:
-                    # a huge fragment without cut points is one call: report
-                    # progress, let the GUI thread in, and let it cancel
-                    checkpoint(at, total_work)
-                    next_check = k + _CHECK_EVERY
-                if not c:
-                    # between two spaces (indentation): nothing to look up
-                    found.append(_NO_CHUNK)
-                    continue
-                r = cache.get(c)
+            h: i64 = 0
+            i = a
+            while i < n_text:
+                cp: i64 = ord(text[i])
+                if cp == 0x20:
+                    break
+                h = ((h * HASH_MUL) ^ cp) & HASH_MASK
+                i += 1
+            k += 1
+            if k >= next_check:
+                # a huge fragment without cut points is one call: report
+                # progress, let the GUI thread in, and let it cancel
+                checkpoint(i + 1, total_work)
+                next_check = k + _CHECK_EVERY
+            if i == a:
+                # between two spaces (indentation): nothing to look up
+                found.append(_NO_CHUNK)
+            else:
+                r = table.find(text, a, i, h) if i - a <= _CACHE_MAX_CHARS else None
                 if r is None:
+                    c = text[a:i]
                     r = self._chunk(c, all_ascii or _isascii(c))
                     next_check -= _NEW_COST
                 found.append(r)
                 total += r.n
-            if b < 0:
+            if i >= n_text:
                 break
-            a = b + 1
+            a = i + 1
         # made at their size and stored into: an append is a call into the
         # vector library per value (three per token)
         ids = vec[i64]([0] * total)
@@ -798,10 +823,8 @@ class WpmTokenizer:
 
     def _remember_chunk(self, c: str, ch: Chunk) -> None:
         if len(c) <= _CACHE_MAX_CHARS:
-            cache = self._chunks
-            if len(cache) >= _CACHE_LIMIT:
-                cache.clear()
-            cache[c] = ch
+            # (the table starts again empty when full)
+            self._chunks.add(c, ch)
 
     def _piece(self, p: str) -> Piece:
         cache = self._cache
