@@ -36,7 +36,7 @@ class Chunk:
 
     def __init__(self, cols: vec[i64], nbytes: int) -> None:
         self.cols = cols
-        self.nbytes = nbytes
+        self.nbytes: i64 = nbytes
         self.n: i64 = len(cols) // 3
 
 

@@ -22,9 +22,13 @@ word" by the character classes of the ORIGINAL code points (through NFD
 when accents are stripped; one byte per code point in a table), so nothing
 is rewritten before cutting and spans stay exact. Each distinct piece is
 tokenized once and remembered with its byte offsets relative to the piece,
-so repeated words cost one dictionary lookup. New words are cut by walking
-a trie of the vocabulary (built by ``prepare`` or on the 4097th new word; the
-first ones use plain dict lookups, so a short text never waits for it).
+so repeated words cost one dictionary lookup. Above the pieces, the text is
+cut at U+0020 (which always ends a word) into chunks, remembered the same
+way and found again from a hash of their code points where they lie in
+the text (``chunks.py``): a chunk seen before never becomes a string. New
+words are cut by walking a trie of the vocabulary (built by ``prepare`` or
+on the 4097th new word; the first ones use plain dict lookups, so a short
+text never waits for it).
 
 Spans: a token covers the original characters its normalized characters
 came from, together with the dropped characters (accents, controls) that
@@ -661,11 +665,12 @@ class WpmTokenizer:
         ends = vec[i64]([0] * total)
         pos: i64 = 0
         at_tok: i64 = 0
-        n_found = len(found)
-        for f in range(n_found):
+        n_found: i64 = len(found)
+        f: i64 = 0
+        for r in found:
             if f & (_CHECK_EVERY - 1) == 0:
                 checkpoint(n_text + 1 + f * n_text // n_found, total_work)
-            r = found[f]
+            f += 1
             rc = r.cols
             for t in range(0, 3 * r.n, 3):
                 ids[at_tok] = rc[t]
