@@ -101,11 +101,13 @@ class ChunkTable:
         """The chunk of text ``c``, or None."""
         return self.find(c, 0, len(c), text_hash(c, 0, len(c)))
 
-    def add(self, c: str, ch: Chunk) -> None:
-        """Remember ``ch`` as the chunk of ``c`` (not there yet)."""
+    def add(self, c: str, ch: Chunk, h: i64 = -1) -> None:
+        """Remember ``ch`` as the chunk of ``c`` (not there yet), whose
+        hash is ``h`` (-1: not known yet)."""
         if len(self.texts) >= self.limit:
             self.clear()
-        h = text_hash(c, 0, len(c))
+        if h < 0:
+            h = text_hash(c, 0, len(c))
         e: i64 = len(self.texts)
         self.texts.append(c)
         self.chunks.append(ch)

@@ -332,17 +332,8 @@ class _Tables:
         build them for every code point)."""
         t = cp
         if self.strip_accents:
-            nfd = self._nfd
-            k = _last_start_at_most(nfd, cp)
-            if k >= 0:
-                first, last, target = nfd[k]
-                if cp <= last:
-                    t = target
-        n = t
-        lower = self._lower
-        k = _last_start_at_most(lower, t)
-        if k >= 0 and lower[k][0] == t:
-            n = lower[k][1]
+            t = _nfd_target(self._nfd, cp)
+        n = _lowercase(self._lower, t)
         if n != cp:
             self._norm[cp] = n
         if t in self._ws:
@@ -358,9 +349,9 @@ class _Tables:
         return WORD
 
 
-def _last_start_at_most(rows: Sequence[tuple[int, ...]], cp: int) -> i64:
-    """The index of the last row whose first value is at most ``cp`` (rows
-    ascending by it), or -1."""
+def _nfd_target(rows: list[tuple[int, int, int]], cp: int) -> int:
+    """The first code point of ``cp``'s NFD: binary search over
+    ``nfd_first``'s ascending ``(first, last, target)`` rows."""
     lo: i64 = 0
     hi: i64 = len(rows)
     while lo < hi:
@@ -369,7 +360,29 @@ def _last_start_at_most(rows: Sequence[tuple[int, ...]], cp: int) -> i64:
             lo = mid + 1
         else:
             hi = mid
-    return lo - 1
+    if lo > 0:
+        first, last, target = rows[lo - 1]
+        if cp <= last:
+            return target
+    return cp
+
+
+def _lowercase(pairs: list[tuple[int, int]], cp: int) -> int:
+    """``cp`` lowercased: binary search over ``lowercase_pairs``'
+    ascending ``(code point, lowercase)`` pairs."""
+    lo: i64 = 0
+    hi: i64 = len(pairs)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if pairs[mid][0] <= cp:
+            lo = mid + 1
+        else:
+            hi = mid
+    if lo > 0:
+        c, lc = pairs[lo - 1]
+        if c == cp:
+            return lc
+    return cp
 
 
 def _flags_of(ranges: tuple[int, ...], cp: int) -> int:
@@ -651,7 +664,7 @@ class WpmTokenizer:
                 r = table.find(text, a, i, h) if i - a <= _CACHE_MAX_CHARS else None
                 if r is None:
                     c = text[a:i]
-                    r = self._chunk(c, all_ascii or _isascii(c))
+                    r = self._chunk(c, all_ascii or _isascii(c), h)
                     next_check -= _NEW_COST
                 found.append(r)
                 total += r.n
@@ -787,16 +800,16 @@ class WpmTokenizer:
             i = j
         return out
 
-    def _chunk(self, c: str, asc: bool) -> Chunk:
+    def _chunk(self, c: str, asc: bool, h: i64 = -1) -> Chunk:
         """Tokens of a text without U+0020, remembered when short; ``asc``
-        tells whether it is ASCII."""
+        tells whether it is ASCII, ``h`` is its hash if known (-1: not)."""
         ascii_lower = asc and self._ascii_lower
         if ascii_lower and c.isalnum():
             # ASCII letters and digits are all word characters (never
             # whitespace, split or dropped), so the chunk is one word,
             # tokenized straight into the chunk (not into a Piece too)
             ch = Chunk(self._ascii_word(c)[0], len(c))
-            self._remember_chunk(c, ch)
+            self._remember_chunk(c, ch, h)
             return ch
         if asc and len(c) >= 2 and c[-1] in self._ascii_split and c[:-1].isalnum():
             # a word and one ASCII punctuation or symbol ("day," "f("): the
@@ -823,13 +836,13 @@ class WpmTokenizer:
                 cols = append(cols, pos + rc[t + 2])
             pos += r.nbytes
         ch = Chunk(cols, pos)
-        self._remember_chunk(c, ch)
+        self._remember_chunk(c, ch, h)
         return ch
 
-    def _remember_chunk(self, c: str, ch: Chunk) -> None:
+    def _remember_chunk(self, c: str, ch: Chunk, h: i64) -> None:
         if len(c) <= _CACHE_MAX_CHARS:
             # (the table starts again empty when full)
-            self._chunks.add(c, ch)
+            self._chunks.add(c, ch, h)
 
     def _piece(self, p: str) -> Piece:
         cache = self._cache
