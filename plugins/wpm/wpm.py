@@ -102,6 +102,9 @@ _NEW_COST: Final = 8
 # 256 here), and a longer one pays at most about twice the best choice
 _WORDS_BEFORE_TRIE: Final = 4096
 
+# the room a word's cut starts with: id, start, end of four tokens
+_WORD_COLS: Final = 12
+
 # the code points below U+0080 of llama.cpp's whitespace (unicode_data.WHITESPACE)
 _ASCII_WS: Final = " \t\n\v\f\r"
 
@@ -817,9 +820,9 @@ class WpmTokenizer:
             pieces = [c[:-1], c[-1]]
         else:
             pieces = self._split(c, asc)
-        cols = vec[i64]()
-        pos: i64 = 0
         chunks = self._chunks
+        parts: list[Chunk] = []
+        n_cols: i64 = 0
         for p in pieces:
             r: Chunk
             if ascii_lower and p.isalnum():
@@ -829,11 +832,19 @@ class WpmTokenizer:
                 r = self._chunk(p, True) if found is None else found
             else:
                 r = self._piece(p)
+            parts.append(r)
+            n_cols += 3 * r.n
+        # made at its size and stored into (appends grew it by copying)
+        cols = vec[i64]([0] * n_cols)
+        at: i64 = 0
+        pos: i64 = 0
+        for r in parts:
             rc = r.cols
             for t in range(0, 3 * r.n, 3):
-                cols = append(cols, rc[t])
-                cols = append(cols, pos + rc[t + 1])
-                cols = append(cols, pos + rc[t + 2])
+                cols[at] = rc[t]
+                cols[at + 1] = pos + rc[t + 1]
+                cols[at + 2] = pos + rc[t + 2]
+                at += 3
             pos += r.nbytes
         ch = Chunk(cols, pos)
         self._remember_chunk(c, ch, h)
@@ -961,7 +972,7 @@ class WpmTokenizer:
         # the walk of each position stops at the first character no piece
         # continues with: every longer candidate is then absent as well,
         # so the last piece passed is the longest match
-        cols = vec[i64]()
+        cols = vec[i64](capacity=_WORD_COLS)
         node: i64 = tr.mark
         if node < 0:
             return cols
@@ -1010,7 +1021,9 @@ class WpmTokenizer:
         w1 = WORD_MARK + word
         n: i64 = len(w1)
         max_chars: i64 = self._max_chars
-        cols = vec[i64]()
+        # room for four tokens: most words need no more, and growing the
+        # vector from empty was a reallocation per token or two
+        cols = vec[i64](capacity=_WORD_COLS)
         i: i64 = 0
         while i < n:
             j = i + max_chars
