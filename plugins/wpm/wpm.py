@@ -262,8 +262,8 @@ class _Tables:
         # their starts and a dict of the lowercase pairs were ~1M
         # instructions of the first non-ASCII text)
         self._flag_ranges: tuple[int, ...] = ()
-        self._nfd: list[tuple[int, int, int]] = []
-        self._lower: list[tuple[int, int]] = []
+        self._nfd: list[tuple[int, ...]] = []
+        self._lower: list[tuple[int, ...]] = []
         self._control = self._accent = self._punct = self._symbol = 0
         # ASCII's normalized forms, for non-ASCII texts holding ASCII letters
         for c in range(0x80):
@@ -282,9 +282,9 @@ class _Tables:
                 self._punct = ud.PUNCTUATION
                 self._symbol = ud.SYMBOL
                 if self.strip_accents:
-                    self._nfd = nfd_first()
+                    self._nfd = list(nfd_first())
                 if self.lowercase:
-                    self._lower = lowercase_pairs()
+                    self._lower = list(lowercase_pairs())
                 self._loaded = True
 
     def kinds(self, text: str) -> bytes:
@@ -335,8 +335,13 @@ class _Tables:
         build them for every code point)."""
         t = cp
         if self.strip_accents:
-            t = _nfd_target(self._nfd, cp)
-        n = _lowercase(self._lower, t)
+            k = _row_at_most(self._nfd, cp)
+            if k >= 0 and cp <= self._nfd[k][1]:
+                t = self._nfd[k][2]
+        n = t
+        k = _row_at_most(self._lower, t)
+        if k >= 0 and self._lower[k][0] == t:
+            n = self._lower[k][1]
         if n != cp:
             self._norm[cp] = n
         if t in self._ws:
@@ -352,9 +357,11 @@ class _Tables:
         return WORD
 
 
-def _nfd_target(rows: list[tuple[int, int, int]], cp: int) -> int:
-    """The first code point of ``cp``'s NFD: binary search over
-    ``nfd_first``'s ascending ``(first, last, target)`` rows."""
+def _row_at_most(rows: list[tuple[int, ...]], cp: int) -> i64:
+    """The index of the last of ``rows`` (ascending by their first value)
+    whose first value is at most ``cp``, or -1: ``nfd_first``'s
+    ``(first, last, target)`` rows, ``lowercase_pairs``'
+    ``(code point, lowercase)`` pairs."""
     lo: i64 = 0
     hi: i64 = len(rows)
     while lo < hi:
@@ -363,29 +370,7 @@ def _nfd_target(rows: list[tuple[int, int, int]], cp: int) -> int:
             lo = mid + 1
         else:
             hi = mid
-    if lo > 0:
-        first, last, target = rows[lo - 1]
-        if cp <= last:
-            return target
-    return cp
-
-
-def _lowercase(pairs: list[tuple[int, int]], cp: int) -> int:
-    """``cp`` lowercased: binary search over ``lowercase_pairs``'
-    ascending ``(code point, lowercase)`` pairs."""
-    lo: i64 = 0
-    hi: i64 = len(pairs)
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if pairs[mid][0] <= cp:
-            lo = mid + 1
-        else:
-            hi = mid
-    if lo > 0:
-        c, lc = pairs[lo - 1]
-        if c == cp:
-            return lc
-    return cp
+    return lo - 1
 
 
 def _flags_of(ranges: tuple[int, ...], cp: int) -> int:
