@@ -52,6 +52,7 @@ COMPILED = [
     "plugins/ugm/trie.py",
     "plugins/ugm/xcda.py",
     "plugins/wpm/wpm.py",
+    "plugins/wpm/chunks.py",
 ]
 
 

@@ -22,9 +22,13 @@ word" by the character classes of the ORIGINAL code points (through NFD
 when accents are stripped; one byte per code point in a table), so nothing
 is rewritten before cutting and spans stay exact. Each distinct piece is
 tokenized once and remembered with its byte offsets relative to the piece,
-so repeated words cost one dictionary lookup. New words are cut by walking
-a trie of the vocabulary (built by ``prepare`` or on the 4097th new word; the
-first ones use plain dict lookups, so a short text never waits for it).
+so repeated words cost one dictionary lookup. Above the pieces, the text is
+cut at U+0020 (which always ends a word) into chunks, remembered the same
+way and found again from a hash of their code points where they lie in
+the text (``chunks.py``): a chunk seen before never becomes a string. New
+words are cut by walking a trie of the vocabulary (built by ``prepare`` or
+on the 4097th new word; the first ones use plain dict lookups, so a short
+text never waits for it).
 
 Spans: a token covers the original characters its normalized characters
 came from, together with the dropped characters (accents, controls) that
@@ -43,20 +47,22 @@ from __future__ import annotations
 
 import re
 import threading
-from bisect import bisect_right
 from typing import TYPE_CHECKING, Final, Sequence
 
-from librt.vecs import append, vec
+from librt.strings import BytesWriter
+from librt.vecs import append, extend, vec
 
 # native 64-bit ints for mypyc in the trie walk (tagged ints checked every
 # multiplication and shift for overflow: ~290 instructions a probe); plain
 # ints when not compiled. Imported at run time, as vec[i64] names it.
-from mypy_extensions import i64
+from mypy_extensions import i32, i64, u8
 
 from tokenprism.core.plugin_api import (
     BytesIndex, FragmentResult, PieceCodes, RangeSet, Ranges, Vocab, checkpoint,
-    config_from_vocab, flag_ranges, intersect, lowercase_pairs, merged, nfd_first, packed, piece_codes,
+    config_from_vocab, flag_ranges, intersect, lowercase_pairs, merged, nfd_first, piece_codes,
     piece_lookup, points, subtract, unicode_data as ud, utf8_width, whitespace)
+
+from .chunks import HASH_MASK, HASH_MUL, Chunk, ChunkTable
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
     from tokenprism.core.plugin_api import FragmentTrace
@@ -87,8 +93,6 @@ _CACHE_MAX_CHARS: Final = 48
 # every _CHECK_EVERY units, a new chunk counting _NEW_COST of them
 _CHECK_EVERY: Final = 4096
 _NEW_COST: Final = 8
-# characters of text split into chunk strings at a time
-_BLOCK_CHARS: Final = 8192
 
 # new words cut by dict lookups before the trie is built. Building it
 # (bert-bge: ~23M instructions) costs what ~5 000 new words walked with
@@ -97,6 +101,9 @@ _BLOCK_CHARS: Final = 8192
 # 0.11 MB first-encode text has 2 451: 70M -> 57M instructions with
 # 256 here), and a longer one pays at most about twice the best choice
 _WORDS_BEFORE_TRIE: Final = 4096
+
+# the room a word's cut starts with: id, start, end of four tokens
+_WORD_COLS: Final = 12
 
 # the code points below U+0080 of llama.cpp's whitespace (unicode_data.WHITESPACE)
 _ASCII_WS: Final = " \t\n\v\f\r"
@@ -107,6 +114,10 @@ _ASCII_WS: Final = " \t\n\v\f\r"
 _isascii: Final = str.isascii
 
 # ---- character classes ------------------------------------------------------
+
+# code points per page of _Tables' lazily filled class table
+_PAGE_BITS: Final = 8
+_PAGE: Final = 1 << _PAGE_BITS
 
 
 def _ascii_symbols() -> Ranges:
@@ -237,17 +248,23 @@ class _Tables:
         self.ascii_map: list[int] = [ascii_table.get(c, c) for c in range(128)]
         # the 256-byte table of bytes.translate: an ASCII text's classes
         self.ascii_kinds: bytes = self.ascii_class + bytes(128)
-        # the class of every non-ASCII code point seen so far
-        self._classes: dict[int, int] = {}
+        # the class of every non-ASCII code point seen so far (0: not yet),
+        # in pages of 256 code points added as texts reach them; _page_of
+        # holds each block's page number + 1 (0: none). A dict keyed by
+        # code point made an int object per character looked up
+        self._page_of: vec[i32] = vec[i32]([0] * (0x110000 >> _PAGE_BITS))
+        self._classes: vec[i32] = vec[i32]()
         # code point -> normalized code point, for those seen that change
         self._norm: dict[int, int] = {}
         self._loaded = False
         self._ws: set[int] = set()
-        self._flag_starts: list[int] = []
-        self._flags: list[int] = []
-        self._nfd_starts: list[int] = []
-        self._nfd: list[tuple[int, int, int]] = []
-        self._lower: dict[int, int] = {}
+        # the tables as the core gives them, searched in place (lists of
+        # their starts and a dict of the lowercase pairs were ~1M
+        # instructions of the first non-ASCII text)
+        self._flag_ranges: tuple[int, ...] = ()
+        self._nfd: list[tuple[int, ...]] = []
+        self._lower: list[tuple[int, ...]] = []
+        self._control = self._accent = self._punct = self._symbol = 0
         # ASCII's normalized forms, for non-ASCII texts holding ASCII letters
         for c in range(0x80):
             if self.ascii_map[c] != c:
@@ -258,14 +275,16 @@ class _Tables:
         with _tables_lock:
             if not self._loaded:
                 self._ws = set(whitespace())
-                data = ud.FLAG_RANGES
-                self._flag_starts = list(data[0::2])
-                self._flags = list(data[1::2])
+                self._flag_ranges = ud.FLAG_RANGES
+                # (the module's attributes, read once)
+                self._control = ud.CONTROL
+                self._accent = ud.ACCENT_MARK
+                self._punct = ud.PUNCTUATION
+                self._symbol = ud.SYMBOL
                 if self.strip_accents:
-                    self._nfd = nfd_first()
-                    self._nfd_starts = [r[0] for r in self._nfd]
+                    self._nfd = list(nfd_first())
                 if self.lowercase:
-                    self._lower = dict(lowercase_pairs())
+                    self._lower = list(lowercase_pairs())
                 self._loaded = True
 
     def kinds(self, text: str) -> bytes:
@@ -275,21 +294,34 @@ class _Tables:
             return text.encode("ascii").translate(self.ascii_kinds)
         if not self._loaded:
             self._load()
-        classes = self._classes
         ascii_class = self.ascii_class
-        out: list[int] = []
-        for ch in text:
-            cp = ord(ch)
-            if cp < 0x80:
-                out.append(ascii_class[cp])
-                continue
-            k = classes.get(cp, 0)
-            if k == 0:
-                with _tables_lock:
+        out = BytesWriter()
+        n: i64 = len(text)
+        # held for the whole text: pages are added (and filled) as they go
+        with _tables_lock:
+            page_of = self._page_of
+            classes = self._classes
+            i: i64 = 0
+            while i < n:
+                cp: i64 = ord(text[i])
+                i += 1
+                if cp < 0x80:
+                    out.append(u8(ascii_class[cp]))
+                    continue
+                block = cp >> _PAGE_BITS
+                pg: i64 = i64(page_of[block])
+                if pg == 0:
+                    classes = extend(classes, _EMPTY_PAGE)
+                    self._classes = classes
+                    pg = len(classes) >> _PAGE_BITS
+                    page_of[block] = i32(pg)
+                at = ((pg - 1) << _PAGE_BITS) | (cp & (_PAGE - 1))
+                k: i64 = i64(classes[at])
+                if k == 0:
                     k = self._class_and_norm(cp)
-                    classes[cp] = k
-            out.append(k)
-        return bytes(out)
+                    classes[at] = i32(k)
+                out.append(u8(k))
+        return out.getvalue()
 
     def norm(self) -> dict[int, int]:
         """The ``str.translate`` table of every code point seen so far (and
@@ -303,20 +335,21 @@ class _Tables:
         build them for every code point)."""
         t = cp
         if self.strip_accents:
-            k = bisect_right(self._nfd_starts, cp) - 1
-            if k >= 0:
-                first, last, target = self._nfd[k]
-                if cp <= last:
-                    t = target
-        n = self._lower.get(t, t)
+            k = _row_at_most(self._nfd, cp)
+            if k >= 0 and cp <= self._nfd[k][1]:
+                t = self._nfd[k][2]
+        n = t
+        k = _row_at_most(self._lower, t)
+        if k >= 0 and self._lower[k][0] == t:
+            n = self._lower[k][1]
         if n != cp:
             self._norm[cp] = n
         if t in self._ws:
             return WS
-        f = self._flags[bisect_right(self._flag_starts, t) - 1]
-        if f & ud.CONTROL or t == 0 or t == 0xFFFD or (self.strip_accents and f & ud.ACCENT_MARK):
+        f = _flags_of(self._flag_ranges, t)
+        if f & self._control or t == 0 or t == 0xFFFD or (self.strip_accents and f & self._accent):
             return DROP
-        if f & ud.PUNCTUATION or (t <= 0x7E and f & ud.SYMBOL):
+        if f & self._punct or (t <= 0x7E and f & self._symbol):
             return SPLIT
         for lo, hi in CHINESE_RANGES:
             if lo <= t <= hi:
@@ -324,7 +357,39 @@ class _Tables:
         return WORD
 
 
+def _row_at_most(rows: list[tuple[int, ...]], cp: int) -> i64:
+    """The index of the last of ``rows`` (ascending by their first value)
+    whose first value is at most ``cp``, or -1: ``nfd_first``'s
+    ``(first, last, target)`` rows, ``lowercase_pairs``'
+    ``(code point, lowercase)`` pairs."""
+    lo: i64 = 0
+    hi: i64 = len(rows)
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if rows[mid][0] <= cp:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - 1
+
+
+def _flags_of(ranges: tuple[int, ...], cp: int) -> int:
+    """The flags of ``cp`` in llama.cpp's flag table: start, flags of each
+    range in turn, ascending, the first starting at 0."""
+    lo: i64 = 0
+    hi: i64 = len(ranges) >> 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if ranges[2 * mid] <= cp:
+            lo = mid + 1
+        else:
+            hi = mid
+    return ranges[2 * lo - 1]
+
+
 _tables_lock = threading.Lock()
+# a page of _Tables' classes, none known yet
+_EMPTY_PAGE: Final = vec[i32]([0] * _PAGE)
 _tables_cache: dict[tuple[bool, bool], _Tables] = {}
 
 
@@ -339,19 +404,6 @@ def _get_tables(lowercase: bool, strip_accents: bool) -> _Tables:
 
 
 # ---- tokenizing ---------------------------------------------------------------
-
-
-class Chunk:
-    """The tokens of one space-free stretch of text, with byte offsets
-    relative to it: ``cols`` holds id, start, end of each token in turn.
-    One native vector, not three lists of int objects: the cache of a
-    100 KB code text holds ~4 000 chunks, and in lists they were 2.5 MB of
-    fresh memory (a page fault per 4 KB) on the first encode."""
-
-    def __init__(self, cols: vec[i64], nbytes: int) -> None:
-        self.cols = cols
-        self.nbytes = nbytes
-        self.n: i64 = len(cols) // 3
 
 
 class Piece(Chunk):
@@ -369,14 +421,14 @@ _NO_CHUNK: Final = Chunk(vec[i64](), 0)
 
 def _utf8_offsets(text: str) -> list[int]:
     """UTF-8 byte offset of every character of ``text``, and of its end."""
-    out = [0] * (len(text) + 1)
+    n = len(text)
+    out = [0] * (n + 1)
     pos = 0
-    i = 0
-    for ch in text:
+    for i in range(n):
         out[i] = pos
-        pos += utf8_width(ord(ch))
-        i += 1
-    out[i] = pos
+        # (ord of an indexed character: no one-character string made)
+        pos += utf8_width(ord(text[i]))
+    out[n] = pos
     return out
 
 
@@ -540,7 +592,7 @@ class WpmTokenizer:
             chr(c) for c in range(0x80) if tables.ascii_class[c] == SPLIT
         )
         self._cache: dict[str, Piece] = {}
-        self._chunks: dict[str, Chunk] = {}
+        self._chunks = ChunkTable(_CACHE_LIMIT)
         self._trie: _Trie | None = None
         self._max_chars: int = vocab.max_piece_chars
         self._dict_words: int = 0
@@ -562,63 +614,70 @@ class WpmTokenizer:
         of objects, were half of this loop's time and most of its memory)."""
         # U+0020 always ends a word (it is whitespace in every setting, and
         # its own NFD), so the space-separated chunks tokenize independently.
-        # str.split(" ") is far cheaper than the walk of _split, and chunks
-        # repeat in real text, so most cost one dictionary lookup.
-        cache = self._chunks
+        # Chunks repeat in real text: one pass over the code points finds
+        # each chunk's end and its hash, and a chunk seen before is found
+        # from them (see chunks.py); only a new one becomes a string.
+        table = self._chunks
         # every chunk of an ASCII text is ASCII: one test instead of one a chunk
         all_ascii = _isascii(text)
-        n_text = len(text)
+        n_text: i64 = len(text)
         # first every chunk's tokens, then the vectors at their exact size:
         # a guess zero-fills memory it may not use (~2 us a page fault per
-        # 4 KB here) or grows them by copying. The text is split a block at
-        # a time (cut at a space, which ends a chunk anyway), so the chunk
-        # strings of one block are freed before the next block's are made:
-        # all of them at once were ~1 MB of fresh memory for 100 KB of code.
+        # 4 KB here) or grows them by copying
         found: list[Chunk] = []
         total: i64 = 0
-        a = 0
-        at = 0  # characters through the current chunk and its space
         total_work = 2 * n_text + 2  # (two passes over the text)
-        k = 0
-        next_check = _CHECK_EVERY
+        k: i64 = 0
+        next_check: i64 = _CHECK_EVERY
+        a: i64 = 0
         while True:
-            b = text.find(" ", a + _BLOCK_CHARS) if a + _BLOCK_CHARS < n_text else -1
-            block = text[a:] if b < 0 else text[a:b]
-            for c in block.split(" "):
-                k += 1
-                at += len(c) + 1
-                if k >= next_check:
-                    # a huge fragment without cut points is one call: report
-                    # progress, let the GUI thread in, and let it cancel
-                    checkpoint(at, total_work)
-                    next_check = k + _CHECK_EVERY
-                if not c:
-                    # between two spaces (indentation): nothing to look up
-                    found.append(_NO_CHUNK)
-                    continue
-                r = cache.get(c)
+            h: i64 = 0
+            i = a
+            while i < n_text:
+                cp: i64 = ord(text[i])
+                if cp == 0x20:
+                    break
+                h = ((h * HASH_MUL) ^ cp) & HASH_MASK
+                i += 1
+            k += 1
+            if k >= next_check:
+                # a huge fragment without cut points is one call: report
+                # progress, let the GUI thread in, and let it cancel
+                checkpoint(i + 1, total_work)
+                next_check = k + _CHECK_EVERY
+            if i == a:
+                # between two spaces (indentation): nothing to look up
+                found.append(_NO_CHUNK)
+            else:
+                r = table.find(text, a, i, h) if i - a <= _CACHE_MAX_CHARS else None
                 if r is None:
-                    r = self._chunk(c, all_ascii or _isascii(c))
+                    c = text[a:i]
+                    r = self._chunk(c, all_ascii or _isascii(c), h)
                     next_check -= _NEW_COST
                 found.append(r)
                 total += r.n
-            if b < 0:
+            if i >= n_text:
                 break
-            a = b + 1
-        ids = vec[i64](capacity=total)
-        starts = vec[i64](capacity=total)
-        ends = vec[i64](capacity=total)
+            a = i + 1
+        # made at their size and stored into: an append is a call into the
+        # vector library per value (three per token)
+        ids = vec[i64]([0] * total)
+        starts = vec[i64]([0] * total)
+        ends = vec[i64]([0] * total)
         pos: i64 = 0
-        n_found = len(found)
-        for f in range(n_found):
+        at_tok: i64 = 0
+        n_found: i64 = len(found)
+        f: i64 = 0
+        for r in found:
             if f & (_CHECK_EVERY - 1) == 0:
                 checkpoint(n_text + 1 + f * n_text // n_found, total_work)
-            r = found[f]
+            f += 1
             rc = r.cols
             for t in range(0, 3 * r.n, 3):
-                ids = append(ids, rc[t])
-                starts = append(starts, pos + rc[t + 1])
-                ends = append(ends, pos + rc[t + 2])
+                ids[at_tok] = rc[t]
+                starts[at_tok] = pos + rc[t + 1]
+                ends[at_tok] = pos + rc[t + 2]
+                at_tok += 1
             # the chunk and the space after it
             pos += r.nbytes + 1
         return ids, starts, ends
@@ -729,20 +788,16 @@ class WpmTokenizer:
             i = j
         return out
 
-    def _chunk(self, c: str, asc: bool) -> Chunk:
+    def _chunk(self, c: str, asc: bool, h: i64 = -1) -> Chunk:
         """Tokens of a text without U+0020, remembered when short; ``asc``
-        tells whether it is ASCII."""
+        tells whether it is ASCII, ``h`` is its hash if known (-1: not)."""
         ascii_lower = asc and self._ascii_lower
         if ascii_lower and c.isalnum():
             # ASCII letters and digits are all word characters (never
             # whitespace, split or dropped), so the chunk is one word,
             # tokenized straight into the chunk (not into a Piece too)
-            ids: list[int] = []
-            starts: list[int] = []
-            ends: list[int] = []
-            self._ascii_word(c, ids, starts, ends)
-            ch = Chunk(packed(ids, starts, ends), len(c))
-            self._remember_chunk(c, ch)
+            ch = Chunk(self._ascii_word(c)[0], len(c))
+            self._remember_chunk(c, ch, h)
             return ch
         if asc and len(c) >= 2 and c[-1] in self._ascii_split and c[:-1].isalnum():
             # a word and one ASCII punctuation or symbol ("day," "f("): the
@@ -750,9 +805,9 @@ class WpmTokenizer:
             pieces = [c[:-1], c[-1]]
         else:
             pieces = self._split(c, asc)
-        cols = vec[i64]()
-        pos: i64 = 0
         chunks = self._chunks
+        parts: list[Chunk] = []
+        n_cols: i64 = 0
         for p in pieces:
             r: Chunk
             if ascii_lower and p.isalnum():
@@ -762,22 +817,28 @@ class WpmTokenizer:
                 r = self._chunk(p, True) if found is None else found
             else:
                 r = self._piece(p)
+            parts.append(r)
+            n_cols += 3 * r.n
+        # made at its size and stored into (appends grew it by copying)
+        cols = vec[i64]([0] * n_cols)
+        at: i64 = 0
+        pos: i64 = 0
+        for r in parts:
             rc = r.cols
             for t in range(0, 3 * r.n, 3):
-                cols = append(cols, rc[t])
-                cols = append(cols, pos + rc[t + 1])
-                cols = append(cols, pos + rc[t + 2])
+                cols[at] = rc[t]
+                cols[at + 1] = pos + rc[t + 1]
+                cols[at + 2] = pos + rc[t + 2]
+                at += 3
             pos += r.nbytes
         ch = Chunk(cols, pos)
-        self._remember_chunk(c, ch)
+        self._remember_chunk(c, ch, h)
         return ch
 
-    def _remember_chunk(self, c: str, ch: Chunk) -> None:
+    def _remember_chunk(self, c: str, ch: Chunk, h: i64) -> None:
         if len(c) <= _CACHE_MAX_CHARS:
-            cache = self._chunks
-            if len(cache) >= _CACHE_LIMIT:
-                cache.clear()
-            cache[c] = ch
+            # (the table starts again empty when full)
+            self._chunks.add(c, ch, h)
 
     def _piece(self, p: str) -> Piece:
         cache = self._cache
@@ -790,43 +851,34 @@ class WpmTokenizer:
                 cache[p] = r
         return r
 
-    def _unknown_word(self, ids: list[int], starts: list[int], ends: list[int], start: int, end: int) -> None:
-        """A word the greedy cut could not cover: its partial tokens go, and
-        the unknown token (when the vocabulary has one) covers
-        ``[start, end)`` instead, as in llama.cpp."""
-        ids.clear()
-        starts.clear()
-        ends.clear()
+    def _unknown_word(self, start: i64, end: i64) -> vec[i64]:
+        """The tokens of a word the greedy cut could not cover: the unknown
+        token (when the vocabulary has one) over ``[start, end)``, as in
+        llama.cpp."""
         if self._unk >= 0:
-            ids.append(self._unk)
-            starts.append(start)
-            ends.append(end)
+            return vec[i64]([self._unk, start, end])
+        return vec[i64]()
 
-    def _ascii_word(self, w: str, ids: list[int], starts: list[int], ends: list[int]) -> str:
+    def _ascii_word(self, w: str) -> tuple[vec[i64], str]:
         """Tokens of ``w``, ASCII letters and digits only, with character
-        (= byte) offsets into ``w``; returns the normalized word. For
+        (= byte) offsets into ``w``, and the normalized word. For
         ``_ascii_lower`` tokenizers only."""
         word = w.lower() if self._lowercase_ascii else w
-        if not self._greedy(word, ids, starts, ends):
-            self._unknown_word(ids, starts, ends, 0, len(w))
-        return word
+        cols = self._greedy(word)
+        if len(cols) == 0:
+            cols = self._unknown_word(0, len(w))
+        return cols, word
 
     def _tokenize_piece(self, p: str) -> Piece:
         ascii_p = _isascii(p)
         if ascii_p and self._ascii_lower and p.isalnum():
-            ids0: list[int] = []
-            starts0: list[int] = []
-            ends0: list[int] = []
-            word0 = self._ascii_word(p, ids0, starts0, ends0)
-            return Piece(packed(ids0, starts0, ends0), len(p), word0)
+            cols0, word0 = self._ascii_word(p)
+            return Piece(cols0, len(p), word0)
         # ASCII: whitespace is these six, and printable characters are all
         # kept (cheaper than the Unicode-wide strip set and class table)
         core = p.lstrip(_ASCII_WS) if ascii_p else p.lstrip(self._ws_chars)
-        k = len(p) - len(core)
-        n_core = len(core)
-        ids: list[int] = []
-        cstarts: list[int] = []
-        cends: list[int] = []
+        k: i64 = len(p) - len(core)
+        n_core: i64 = len(core)
         origin: list[int] = []
         kept = core
         if not (ascii_p and core.isprintable()):
@@ -836,35 +888,39 @@ class WpmTokenizer:
                     origin = [j for j in range(n_core) if kinds[j] != DROP]
                     kept = "".join([core[j] for j in origin])
                     break
-        nk = len(kept)
+        nk: i64 = len(kept)
         if ascii_p and self._ascii_lower:
             word = kept.lower() if self._lowercase_ascii else kept
         else:
             # (kept's characters are p's, whose kinds filled the table)
             word = kept.translate(self._tables.norm())
+        cols = vec[i64]()
         if nk > 0:
-            if not self._greedy(word, ids, cstarts, cends):
-                self._unknown_word(ids, cstarts, cends, k, len(p))
+            cols = self._greedy(word)
+            if len(cols) == 0:
+                cols = self._unknown_word(k, len(p))
             else:
                 # token ranges are in the normalized word; map them to
-                # characters of p
-                for t in range(len(ids)):
-                    a = cstarts[t]
-                    b = cends[t]
+                # characters of p (in place: the vector is this piece's own)
+                for t in range(0, len(cols), 3):
+                    a = cols[t + 1]
+                    b = cols[t + 2]
                     if b <= a:
-                        cstarts[t] = k
-                        cends[t] = k
-                        continue
-                    if origin:
-                        cstarts[t] = k if a == 0 else k + origin[a]
-                        cends[t] = k + n_core if b == nk else k + origin[b]
+                        cols[t + 1] = k
+                        cols[t + 2] = k
+                    elif origin:
+                        cols[t + 1] = k if a == 0 else k + origin[a]
+                        cols[t + 2] = k + n_core if b == nk else k + origin[b]
                     else:
-                        cstarts[t] = k + a
-                        cends[t] = k + b
+                        cols[t + 1] = k + a
+                        cols[t + 2] = k + b
         if ascii_p:
-            return Piece(packed(ids, cstarts, cends), len(p), word)
+            return Piece(cols, len(p), word)
         offs = _utf8_offsets(p)
-        return Piece(packed(ids, [offs[s] for s in cstarts], [offs[e] for e in cends]), offs[len(p)], word)
+        for t in range(0, len(cols), 3):
+            cols[t + 1] = offs[cols[t + 1]]
+            cols[t + 2] = offs[cols[t + 2]]
+        return Piece(cols, offs[len(p)], word)
 
     def prepare(self) -> None:
         """Build the piece index and the vocabulary trie now rather than on
@@ -882,16 +938,17 @@ class WpmTokenizer:
             self._trie = t
         return t
 
-    def _greedy(self, word: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
-        """Longest-match-first cut of ``"▁" + word``, as llama.cpp does it,
-        with character offsets into ``word``: the first token starts at 0
-        (its ``▁`` covers nothing), a ``▁``-only token is ``(0, 0)``.
-        False when some position has no match."""
+    def _greedy(self, word: str) -> vec[i64]:
+        """Longest-match-first cut of ``"▁" + word``, as llama.cpp does it:
+        id, start, end of each token in turn, with character offsets into
+        ``word``: the first token starts at 0 (its ``▁`` covers nothing), a
+        ``▁``-only token is ``(0, 0)``. Empty when some position has no
+        match."""
         tr = self._trie
         if tr is None:
             self._dict_words += 1
             if self._dict_words <= _WORDS_BEFORE_TRIE:
-                return self._greedy_dict(word, ids, starts, ends)
+                return self._greedy_dict(word)
             tr = self._get_trie()
         tb = tr.cells
         mask: i64 = tr.mask
@@ -900,9 +957,10 @@ class WpmTokenizer:
         # the walk of each position stops at the first character no piece
         # continues with: every longer candidate is then absent as well,
         # so the last piece passed is the longest match
+        cols = vec[i64](capacity=_WORD_COLS)
         node: i64 = tr.mark
         if node < 0:
-            return False
+            return cols
         best: i64 = _slot_id(tb, node)
         best_j: i64 = 0
         i: i64 = 0
@@ -919,13 +977,13 @@ class WpmTokenizer:
                     best = t
                     best_j = j
             if best < 0:
-                return False
-            ids.append(best)
-            starts.append(i)
-            ends.append(best_j)
+                return vec[i64]()
+            cols = append(cols, best)
+            cols = append(cols, i)
+            cols = append(cols, best_j)
             i = best_j
             if i >= n:
-                return True
+                return cols
             node = root
             best = -1
             j = i
@@ -941,29 +999,32 @@ class WpmTokenizer:
             self._t2i = t
         return t
 
-    def _greedy_dict(self, word: str, ids: list[int], starts: list[int], ends: list[int]) -> bool:
+    def _greedy_dict(self, word: str) -> vec[i64]:
         """``_greedy`` as llama.cpp writes it: every candidate length from
         the longest piece's down, looked up in the vocabulary dict."""
         t2i = self._index()
         w1 = WORD_MARK + word
-        n = len(w1)
-        i = 0
+        n: i64 = len(w1)
+        max_chars: i64 = self._max_chars
+        # room for four tokens: most words need no more, and growing the
+        # vector from empty was a reallocation per token or two
+        cols = vec[i64](capacity=_WORD_COLS)
+        i: i64 = 0
         while i < n:
-            j = i + self._max_chars
+            j = i + max_chars
             if j > n:
                 j = n
             # every candidate length from j down, the longest piece first
             hit = t2i.longest(w1, i, j)
             if hit < 0:
-                return False
-            found = hit & 0xFFFFFFFF
+                return vec[i64]()
+            cols = append(cols, hit & 0xFFFFFFFF)
             j = hit >> 32
-            ids.append(found)
             # offsets in w1, one more than in word; "▁" alone is (0, 0)
-            starts.append(i - 1 if i > 0 else 0)
-            ends.append(j - 1)
+            cols = append(cols, i - 1 if i > 0 else 0)
+            cols = append(cols, j - 1)
             i = j
-        return True
+        return cols
 
 
 def build_wpm(vocab: Vocab) -> WpmTokenizer:
