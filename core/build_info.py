@@ -28,6 +28,7 @@ HOT_MODULES = (
     "tokenprism.plugins.ugm.trie",
     "tokenprism.plugins.ugm.xcda",
     "tokenprism.plugins.wpm.wpm",
+    "tokenprism.plugins.wpm.chunks",
 )
 
 
