@@ -639,10 +639,20 @@ class BpeTokenizer:
         """Append the word's tokens ``r`` at byte ``base``; the offset after it."""
         rc = r.cols
         n: i64 = 3 * r.n
+        # out's vectors appended in locals (TokenColumns.add per token was
+        # a method call and three attribute writes)
+        ids = out.ids
+        starts = out.starts
+        ends = out.ends
         t: i64 = 0
         while t < n:
-            out.add(rc[t], base + rc[t + 1], base + rc[t + 2])
+            ids = append(ids, rc[t])
+            starts = append(starts, base + rc[t + 1])
+            ends = append(ends, base + rc[t + 2])
             t += 3
+        out.ids = ids
+        out.starts = starts
+        out.ends = ends
         return base + r.nbytes
 
     def encode_fragment(self, text: str, after_special: bool) -> FragmentResult:
