@@ -574,6 +574,7 @@ class BpeTokenizer:
             return self._encode_scanned(text, kind, out, base)
         units = self.units(text)
         n_units = len(units)
+        stage = _Stage(out, len(text))
         k = 0
         for w in units:
             k += 1
@@ -581,7 +582,8 @@ class BpeTokenizer:
                 # a fragment with no cut points (one 10 MB line) is one
                 # call: report, and let the GUI thread in and cancel
                 checkpoint(k, n_units)
-            base = self._add_word(w, out, base)
+            base = self._add_word(w, stage, base)
+        stage.flush()
         return base
 
     def _encode_scanned(self, text: str, kind: int, out: TokenColumns, base: int) -> int:
@@ -607,14 +609,14 @@ class BpeTokenizer:
         stage.flush()
         return at
 
-    def _add_word(self, w: str, out: TokenColumns, base: i64) -> i64:
+    def _add_word(self, w: str, stage: _Stage, base: i64) -> i64:
         """Append the tokens of the word ``w`` (from the cache, or merged
         and cached); returns the byte offset after it."""
         r = self.cache.get(w)
         if r is None:
             r = self._new_word(w)
             self.cache.put(w, b"", -1, r)
-        return self._emit(r, out, base)
+        return self._emit(r, stage, base)
 
     def _add_scanned(self, text: str, data: bytes, a: i64, b: i64, stage: _Stage, base: i64) -> i64:
         """:meth:`_add_word` of the word ``text[a:b]``; ``data``: the
@@ -629,7 +631,7 @@ class BpeTokenizer:
             w = text[a:b]
             r = self._new_word(w)
             cache.put(w, data[a:b] if h >= 0 else b"", h, r)
-        return self._emit_staged(r, stage, base)
+        return self._emit(r, stage, base)
 
     def _new_word(self, w: str) -> WordResult:
         """The tokens of a word the cache does not hold."""
@@ -638,28 +640,9 @@ class BpeTokenizer:
             offer_gil()  # new words are the slow part: let the GUI thread in now and then
         return self.word(w)
 
-    def _emit(self, r: WordResult, out: TokenColumns, base: i64) -> i64:
-        """Append the word's tokens ``r`` at byte ``base``; the offset after it."""
-        rc = r.cols
-        n: i64 = 3 * r.n
-        # out's vectors appended in locals (TokenColumns.add per token was
-        # a method call and three attribute writes)
-        ids = out.ids
-        starts = out.starts
-        ends = out.ends
-        t: i64 = 0
-        while t < n:
-            ids = append(ids, rc[t])
-            starts = append(starts, base + rc[t + 1])
-            ends = append(ends, base + rc[t + 2])
-            t += 3
-        out.ids = ids
-        out.starts = starts
-        out.ends = ends
-        return base + r.nbytes
-
-    def _emit_staged(self, r: WordResult, stage: _Stage, base: i64) -> i64:
-        """:meth:`_emit` through ``stage``: the tokens written in place."""
+    def _emit(self, r: WordResult, stage: _Stage, base: i64) -> i64:
+        """Put the word's tokens ``r`` at byte ``base`` on ``stage``
+        (written in place); the offset after it."""
         k = stage.k
         size = stage.size
         rc = r.cols

@@ -19,7 +19,7 @@ def _word_by_word(tok: BpeTokenizer, text: str) -> tuple[list[int], list[int], l
     starts: list[int] = []
     ends: list[int] = []
     base = 0
-    for w in tok.splitter.split(text):
+    for w in tok.units(text):
         r = tok.word(w)
         ids += r.ids
         starts += [base + s for s in r.starts]
@@ -34,12 +34,14 @@ def _word_by_word(tok: BpeTokenizer, text: str) -> tuple[list[int], list[int], l
     "\U0001f642" * 1500 + " word" * 700,  # one word of ~6000 byte tokens: several stages inside it
     "".join(f" w{i}\u00e9\U0001f600," for i in range(3000)),  # stages filling mid-word again and again
 ])
-@pytest.mark.parametrize("name", ["gpt-2", "llama-bpe"])
+# scanned words (gpt-2, llama-bpe), words of a regex list (deepseek-coder),
+# escaped spaces (gemma-4)
+@pytest.mark.parametrize("name", ["gpt-2", "llama-bpe", "deepseek-coder", "gemma-4"])
 def test_staged_columns_are_the_words_tokens_end_to_end(ref_model: Callable[[str], Model], name: str,
                                                         text: str) -> None:
     tok = ref_model(name).tokenizer
-    assert isinstance(tok, BpeTokenizer) and tok.splitter.custom_kind >= 0  # the staged path
+    assert isinstance(tok, BpeTokenizer)
     want = _word_by_word(tok, text)
     ids, starts, ends = tok.encode_columns(text, False)
     assert (list(ids), list(starts), list(ends)) == want
-    assert len(ids) >= min(2048, len(text) + 1) or len(text) == 1  # (the cases do cross stages)
+    assert len(text) < 2048 or len(ids) > 2048  # (the long ones fill several stages)
