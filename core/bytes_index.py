@@ -24,6 +24,7 @@ slower than compiled code: callers keep their dicts there
 
 from __future__ import annotations
 
+import sys
 from typing import Final, Optional, Sequence, final
 
 from librt.strings import BytesWriter, read_i64_le, write_i64_le
@@ -34,6 +35,8 @@ from .frozen import as_tuple
 from .gil import offer_gil
 from .string_array import StringArray
 
+_LITTLE: Final = sys.byteorder == "little"
+"""Whether an array's native int64 offsets read as little-endian."""
 NATIVE: Final = not __file__.endswith(".py")
 """Whether this module is compiled (see the module doc)."""
 _M32: Final = 0xFFFFFFFF
@@ -43,11 +46,17 @@ _LOW7: Final = (1 << 56) - 1
 ``i64(1)``, as a 32-bit C int)."""
 _LINK_BITS: Final = 24
 _LINK_MASK: Final = (1 << 24) - 1
-_TAG_SHIFT: Final = 24
-"""A key's top eight bits, kept in its entry above the link: a chain entry
-of another key is passed over without reading its string (the region read
-was half of a lookup's time on llama-bpe's 280k merges, each a cache miss)."""
-_OFF_SHIFT: Final = 32
+_TAG_SHIFT: Final = 25
+"""A key's top seven bits, kept in its entry above the link (an entry is
+then a positive ``i32``): a chain entry of another key is passed over
+without reading its string (the region read was half of a lookup's time on
+llama-bpe's 280k merges, each a cache miss)."""
+_NO_I32: Final = memoryview(b"").cast("i")
+_NO_I64: Final = memoryview(b"").cast("q")
+"""Empty buffers a vector is made from to get its capacity unwritten:
+``vec[...](capacity=n)`` zero-fills all ``n`` at once, and every page of
+that is faulted in (~2 us each on a virtual machine) whether or not it is
+ever used; made from a buffer, only what is written is touched."""
 
 
 def key_of(buf: bytes, pos: i64, n: i64, size: i64) -> i64:
@@ -103,11 +112,19 @@ _ZEROS: vec[i32] = vec[i32]()
 _ZEROS64: vec[i64] = vec[i64]()
 
 
+def reserved(capacity: i64) -> vec[i64]:
+    """An empty vector with room for ``capacity`` values, none of its
+    memory written (see :data:`_NO_I64`): for a vector appended to up to
+    an estimate that may be far above what is used."""
+    return vec[i64](_NO_I64, capacity=capacity)
+
+
 def _zeros(size: i64) -> vec[i32]:
-    """``size`` (a power of two) zeros: copied in from a run of zeros made
-    once, into a vector made with that capacity (appended one at a time,
-    they were a quarter of the table's instructions; numpy's zeros copied
-    in touched twice the fresh memory)."""
+    """``size`` zeros: copied in from a run of zeros made once, into a
+    vector with that room left unwritten (appended one at a time, they
+    were a quarter of the table's instructions; numpy's zeros copied in
+    touched twice the fresh memory; a zero-filled capacity wrote them
+    twice)."""
     global _ZEROS
     run = _ZEROS
     if len(run) == 0:
@@ -116,14 +133,12 @@ def _zeros(size: i64) -> vec[i32]:
             run = append(run, 0)
             k += 1
         _ZEROS = run
-    out = vec[i32](capacity=size)
-    if size < _ZERO_RUN:
-        return extend(out, run[0:size])
+    out = vec[i32](_NO_I32, capacity=size)
     done: i64 = 0
-    while done < size:
+    while size - done >= _ZERO_RUN:
         out = extend(out, run)
         done += _ZERO_RUN
-    return out
+    return extend(out, run[0:size - done])
 
 
 def zeros64(size: i64) -> vec[i64]:
@@ -140,7 +155,7 @@ def zeros64(size: i64) -> vec[i64]:
             run = append(run, 0)
             k += 1
         _ZEROS64 = run
-    out = vec[i64](capacity=size)
+    out = reserved(size)
     done: i64 = 0
     while size - done >= _ZERO_RUN:
         out = extend(out, run)
@@ -189,66 +204,102 @@ def _spells(region: bytes, p: i64, s: str, a: i64, b: i64, c: i64, space: bool) 
 
 def indexable(n: i64, region_size: i64) -> bool:
     """Whether a :class:`BytesIndex` holds ``n`` strings in a region of
-    ``region_size`` bytes (an entry packs an offset, a tag and a link)."""
-    return n < _LINK_MASK and region_size < (1 << (63 - _OFF_SHIFT))
+    ``region_size`` bytes (an entry packs a tag and a link)."""
+    return n < _LINK_MASK and region_size < (1 << 31)
+
+
+def offsets_of(region: bytes, first: i64, end: i64, n: i64) -> bytes:
+    """The offsets of ``n`` length-prefixed strings from ``first`` (each an
+    8-byte little-endian length and its bytes, all before ``end``), as
+    8-byte little-endian values: what a :class:`StringArray` keeps as its
+    ``starts``."""
+    w = BytesWriter()
+    p = first
+    i: i64 = 0
+    while i < n:
+        if p < 0 or p + 8 > end:
+            raise ValueError("string array shorter than its count")
+        ln = read_i64_le(region, p)
+        if ln < 0 or ln > end - p - 8:
+            raise ValueError("string length past the array")
+        write_i64_le(w, p)
+        p += 8 + ln
+        i += 1
+    return w.getvalue()
 
 
 @final
 class BytesIndex:
     """Text -> index of ``n`` strings stored as in a :class:`StringArray`
     (each an 8-byte little-endian length and its bytes, the first at
-    ``first``, all before ``end``): see the module doc. ``pieces``: the
-    last of duplicates wins and empty strings are left out (a vocabulary's
-    pieces), else the first wins (merges). Never changed once made:
-    threads read it without a lock.
+    ``first``, all before ``end``; ``offsets``: where each one starts, as
+    the array's ``starts`` hold them, else found here): see the module
+    doc. ``pieces``: the last of duplicates wins and empty strings are
+    left out (a vocabulary's pieces), else the first wins (merges). Never
+    changed once made: threads read it without a lock.
 
-    Chained by key: ``heads`` holds, per slot, the last string (+ 1) of
-    the slot's chain, and ``ents`` each string's offset in the region, its
-    key's top byte and the string before it in the chain:
-    ``offset << 32 | tag << 24 | link + 1``.
-    Made in one walk over the length prefixes, storing one entry per
-    string in place and touching one slot. Fresh memory is what it costs most on a
-    virtual machine (each page faulted in): the bytes of a copy of the
-    array's offsets and of a key per string were ~3 ms of llama-bpe's
-    ~12 ms of tables; this holds 8 bytes a string and 2 a slot.
+    Chained by key: ``heads`` holds, per slot, the first string (+ 1) of
+    the slot's chain, and ``ents`` each string's key's top bits and the
+    next string in the chain: ``tag << 24 | link + 1``. A chain runs from
+    the string that wins among duplicates (the last piece, the first
+    merge: the strings are chained in that order), so a lookup stops at
+    its first match (walking on past it for an earlier merge was a miss
+    per entry). Made in one walk over the offsets, storing one entry per
+    string in place and touching one slot. Fresh memory is what it costs
+    most on a virtual machine (each page faulted in): the array's offsets
+    are read where they are (a copy of them and a key per string were ~3
+    ms of llama-bpe's ~12 ms of tables), so this holds 4 bytes a string
+    and 2-4 a slot.
 
     ``table``: answers from a dict instead (the pure-Python build's piece
     lookup, :func:`piece_lookup`; the bytes are then not indexed)."""
 
     def __init__(self, region: bytes, first: i64, end: i64, n: i64, pieces: bool,
-                 table: Optional[dict[str, int]] = None) -> None:
+                 table: Optional[dict[str, int]] = None, offsets: Optional[bytes] = None) -> None:
         if not indexable(n, len(region)):
             raise ValueError("string array too large to index")
+        if end > len(region):
+            raise ValueError("string array past its bytes")
         self.region = region
         self.pieces = pieces
         self.table = table
         if table is not None:
             n = 0
+            offsets = b""
+        elif offsets is None:
+            offsets = offsets_of(region, first, end, n)
+        elif len(offsets) < 8 * n:
+            raise ValueError("string array shorter than its count")
+        self.offsets: bytes = offsets
         size: i64 = 16
         while 2 * size < n:
             size *= 2
         self.mask: i64 = size - 1
         self.heads = _zeros(size)
-        self.ents = zeros64(n)
-        self._fill(n, first, end)
+        self.ents = _zeros(n)
+        self._fill(n, end)
 
-    def _fill(self, n: i64, first_at: i64, end: i64) -> None:
+    def _fill(self, n: i64, end: i64) -> None:
         region = self.region
+        offsets = self.offsets
         size: i64 = len(region)
         heads = self.heads
         ents = self.ents
         mask = self.mask
         pieces = self.pieces
-        p = first_at
-        i: i64 = 0
-        while i < n:
-            if p + 8 > end:
-                raise ValueError("string array shorter than its count")
+        # chained last first: pieces in order (the last duplicate ends up at
+        # the head), merges backwards (the first does)
+        i: i64 = 0 if pieces else n - 1
+        step: i64 = 1 if pieces else -1
+        done: i64 = 0
+        while done < n:
+            p = read_i64_le(offsets, i << 3)
+            if p < 0 or p > end - 8:
+                raise ValueError("string offset past the array")
             a = p + 8
             ln = read_i64_le(region, p)
             if ln < 0 or ln > end - a:
                 raise ValueError("string length past the array")
-            link: i64 = 0
             if ln > 0 or not pieces:
                 # key_of(region, a, ln, size), written out: a call per
                 # string was a tenth of the table
@@ -264,12 +315,11 @@ class BytesIndex:
                 t = (h ^ ((first >> 32) & _M32)) * _MUL
                 key = (t ^ (t >> 29)) & _M32
                 s = key & mask
-                link = i64(heads[s]) | ((key >> _TAG_SHIFT) << _LINK_BITS)
+                ents[i] = i32(i64(heads[s]) | ((key >> _TAG_SHIFT) << _LINK_BITS))
                 heads[s] = i32(i + 1)
-            ents[i] = (p << _OFF_SHIFT) | link
-            p = a + ln
-            i += 1
-            if i & 0x3FFF == 0:
+            i += step
+            done += 1
+            if done & 0x3FFF == 0:
                 offer_gil()  # built when the first text needs it, maybe in a worker
 
     def get(self, s: str, start: i64, end: i64) -> i64:
@@ -314,9 +364,8 @@ class BytesIndex:
         # the chain walked here, as in _walk (a call per lookup was a sixth
         # of BPE's pair lookups)
         region = self.region
+        offsets = self.offsets
         ents = self.ents
-        last_wins = self.pieces
-        found: i64 = -1
         t = ((n & _M32) ^ lo) * _MUL  # _mix(n, lo, hi), written out
         h = (t ^ (t >> 29)) & _M32
         t = (h ^ hi) * _MUL
@@ -324,36 +373,31 @@ class BytesIndex:
         tag = key >> _TAG_SHIFT
         j: i64 = i64(self.heads[key & self.mask]) - 1
         while j >= 0:
-            e = ents[j]
-            pos = e >> _OFF_SHIFT
-            if ((e >> _LINK_BITS) & 0xFF == tag and read_i64_le(region, pos) == n
-                    and _spells(region, pos + 8, s, a, b, c, space)):
-                found = j
-                if last_wins:
+            e = i64(ents[j])
+            if e >> _LINK_BITS == tag:
+                pos = read_i64_le(offsets, j << 3)
+                if read_i64_le(region, pos) == n and _spells(region, pos + 8, s, a, b, c, space):
                     return j
             j = (e & _LINK_MASK) - 1
-        return found
+        return -1
 
     def _walk(self, key: i64, n: i64, s: str, a: i64, b: i64, c: i64, space: bool) -> i64:
         """The index of the ``n``-byte string of key ``key`` that spells
         the text :meth:`find` describes, or -1. A chain runs from the
-        latest string back: the last duplicate is met first."""
+        string that wins among duplicates: the first match is the answer."""
         region = self.region
+        offsets = self.offsets
         ents = self.ents
-        last_wins = self.pieces
-        found: i64 = -1
         tag = (key & _M32) >> _TAG_SHIFT
         j: i64 = i64(self.heads[key & self.mask]) - 1
         while j >= 0:
-            e = ents[j]
-            pos = e >> _OFF_SHIFT
-            if ((e >> _LINK_BITS) & 0xFF == tag and read_i64_le(region, pos) == n
-                    and _spells(region, pos + 8, s, a, b, c, space)):
-                found = j
-                if last_wins:
+            e = i64(ents[j])
+            if e >> _LINK_BITS == tag:
+                pos = read_i64_le(offsets, j << 3)
+                if read_i64_le(region, pos) == n and _spells(region, pos + 8, s, a, b, c, space):
                     return j
             j = (e & _LINK_MASK) - 1
-        return found
+        return -1
 
     def longest(self, s: str, start: i64, stop: i64) -> i64:
         """The longest string ``s[start:j]`` with ``start < j <= stop``, as
@@ -435,24 +479,21 @@ class BytesIndex:
             escaped = True
         n: i64 = len(q)
         region = self.region
+        offsets = self.offsets
         ents = self.ents
-        last_wins = self.pieces
-        found: i64 = -1
         j: i64 = i64(self.heads[key_of(q, 0, n, n) & self.mask]) - 1
         while j >= 0:
-            e = ents[j]
-            pos = e >> _OFF_SHIFT
+            e = i64(ents[j])
+            pos = read_i64_le(offsets, j << 3)
             if read_i64_le(region, pos) == n and region[pos + 8:pos + 8 + n] == q:
                 # equal bytes are equal texts, unless the text's escaped
                 # bytes spell valid UTF-8 (which the decoder gives back as
                 # characters)
                 if escaped and _decode(q) != text:
                     return -1
-                found = j
-                if last_wins:
-                    return j
+                return j
             j = (e & _LINK_MASK) - 1
-        return found
+        return -1
 
 
 def raw_index(strings: Sequence[str], pieces: bool) -> Optional[BytesIndex]:
@@ -464,7 +505,11 @@ def raw_index(strings: Sequence[str], pieces: bool) -> Optional[BytesIndex]:
     if raw is None or not indexable(len(strings), len(raw[0])):
         return None
     region, starts, end = raw
-    return BytesIndex(region, int(starts[0]), end, len(strings), pieces)
+    offsets = starts.obj
+    if not (isinstance(offsets, bytes) and starts.nbytes == len(offsets) and _LITTLE):
+        # (a view of part of some buffer: its offsets copied out)
+        offsets = starts.tobytes()
+    return BytesIndex(region, int(starts[0]), end, len(strings), pieces, None, offsets)
 
 
 def piece_lookup(pieces: Sequence[str]) -> BytesIndex:

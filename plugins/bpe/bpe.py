@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import TYPE_CHECKING, Final, Optional, cast
+from typing import TYPE_CHECKING, Final, Optional, cast, final
 
-from librt.vecs import append, vec
+from librt.vecs import append, extend, vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
@@ -574,6 +574,7 @@ class BpeTokenizer:
             return self._encode_scanned(text, kind, out, base)
         units = self.units(text)
         n_units = len(units)
+        stage = _Stage(out, len(text))
         k = 0
         for w in units:
             k += 1
@@ -581,7 +582,8 @@ class BpeTokenizer:
                 # a fragment with no cut points (one 10 MB line) is one
                 # call: report, and let the GUI thread in and cancel
                 checkpoint(k, n_units)
-            base = self._add_word(w, out, base)
+            base = self._add_word(w, stage, base)
+        stage.flush()
         return base
 
     def _encode_scanned(self, text: str, kind: int, out: TokenColumns, base: int) -> int:
@@ -592,28 +594,31 @@ class BpeTokenizer:
         data = self.splitter.collapsed_bytes(text)
         tab = CLASS_TABLE  # (a global imported from another module: a dict lookup per word)
         n: i64 = len(text)
+        stage = _Stage(out, n)
         pos: i64 = 0
-        k: i64 = 0
+        left: i64 = _WORD_STEP  # (counted down: WORD_STEP is no native constant, a % was a call)
         at: i64 = base
         while pos < n:
             e = piece_end(kind, tab, data, pos, n)
-            k += 1
-            if k % _WORD_STEP == 0:
+            left -= 1
+            if left == 0:
+                left = _WORD_STEP
                 checkpoint(pos, n)  # (in characters: the words are not counted first)
-            at = self._add_scanned(text, data, pos, e, out, at)
+            at = self._add_scanned(text, data, pos, e, stage, at)
             pos = e
+        stage.flush()
         return at
 
-    def _add_word(self, w: str, out: TokenColumns, base: i64) -> i64:
+    def _add_word(self, w: str, stage: _Stage, base: i64) -> i64:
         """Append the tokens of the word ``w`` (from the cache, or merged
         and cached); returns the byte offset after it."""
         r = self.cache.get(w)
         if r is None:
             r = self._new_word(w)
             self.cache.put(w, b"", -1, r)
-        return self._emit(r, out, base)
+        return self._emit(r, stage, base)
 
-    def _add_scanned(self, text: str, data: bytes, a: i64, b: i64, out: TokenColumns, base: i64) -> i64:
+    def _add_scanned(self, text: str, data: bytes, a: i64, b: i64, stage: _Stage, base: i64) -> i64:
         """:meth:`_add_word` of the word ``text[a:b]``; ``data``: the
         text's collapsed bytes, where an ASCII word is looked up without
         slicing it out (``word_cache``)."""
@@ -626,7 +631,7 @@ class BpeTokenizer:
             w = text[a:b]
             r = self._new_word(w)
             cache.put(w, data[a:b] if h >= 0 else b"", h, r)
-        return self._emit(r, out, base)
+        return self._emit(r, stage, base)
 
     def _new_word(self, w: str) -> WordResult:
         """The tokens of a word the cache does not hold."""
@@ -635,14 +640,28 @@ class BpeTokenizer:
             offer_gil()  # new words are the slow part: let the GUI thread in now and then
         return self.word(w)
 
-    def _emit(self, r: WordResult, out: TokenColumns, base: i64) -> i64:
-        """Append the word's tokens ``r`` at byte ``base``; the offset after it."""
+    def _emit(self, r: WordResult, stage: _Stage, base: i64) -> i64:
+        """Put the word's tokens ``r`` at byte ``base`` on ``stage``
+        (written in place); the offset after it."""
+        k = stage.k
+        size = stage.size
         rc = r.cols
         n: i64 = 3 * r.n
+        ids = stage.ids  # (the stage's own buffers: written through)
+        starts = stage.starts
+        ends = stage.ends
         t: i64 = 0
         while t < n:
-            out.add(rc[t], base + rc[t + 1], base + rc[t + 2])
+            if k == size:
+                stage.k = k
+                stage.flush()
+                k = 0
+            ids[k] = rc[t]
+            starts[k] = base + rc[t + 1]
+            ends[k] = base + rc[t + 2]
+            k += 1
             t += 3
+        stage.k = k
         return base + r.nbytes
 
     def encode_fragment(self, text: str, after_special: bool) -> FragmentResult:
@@ -802,6 +821,43 @@ class BpeTokenizer:
             ws = tab.whitespace
             return "".join([c if ord(c) in ws else chr(tab.tolower(ord(c))) for c in text])
         return text
+
+
+_STAGE: Final = 2048
+
+
+@final
+class _Stage:
+    """Tokens on their way to ``out``, written in place into three small
+    vectors and moved over a chunk at a time: three appends a token, each
+    a call into the vector library, were ~a sixth of a first encode of
+    5 MB. Sized for the text (a token has at least one byte; a stage
+    fills and moves over as often as it must), so short fragments make
+    short stages."""
+
+    def __init__(self, out: TokenColumns, n_chars: i64) -> None:
+        size = min(_STAGE, n_chars + 1)
+        self.out = out
+        self.size: i64 = size
+        self.ids = _run(size, 0, 0)
+        self.starts = _run(size, 0, 0)
+        self.ends = _run(size, 0, 0)
+        self.k: i64 = 0
+
+    def flush(self) -> None:
+        """Move the staged tokens to ``out`` (a full stage as it is: a
+        slice copies value by value)."""
+        k = self.k
+        out = self.out
+        if k == self.size:
+            out.ids = extend(out.ids, self.ids)
+            out.starts = extend(out.starts, self.starts)
+            out.ends = extend(out.ends, self.ends)
+        elif k > 0:
+            out.ids = extend(out.ids, self.ids[0:k])
+            out.starts = extend(out.starts, self.starts[0:k])
+            out.ends = extend(out.ends, self.ends[0:k])
+        self.k = 0
 
 
 def _printable_ascii(raw: bytes, nbytes: i64, nchars: i64) -> bool:

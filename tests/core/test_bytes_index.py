@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -159,3 +160,32 @@ def test_crowded_chains_find_every_string_and_no_other() -> None:
     assert all(index.get(f"x{i:05d}", 0, 6) == -1 for i in range(3000))
     assert index.find("aw00012z", 1, 4, 7, False) == 12 and index.find("w00012", 0, 3, 6, True) == -1
     assert _index(items, b"", True).get("w00007", 0, 6) == 3000  # the last (pieces)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(raw_string, max_size=40), st.binary(max_size=3), st.booleans())
+def test_offsets_read_where_the_array_keeps_them(items: list[bytes], lead: bytes, pieces: bool) -> None:
+    """Made over the array's own ``starts`` (``raw_index``: chained from
+    the last string back for merges, so the first duplicate heads its
+    chain) or over offsets found by a walk of the length prefixes: the
+    same answers, the dict's."""
+    texts = [b.decode("utf-8", "surrogateescape") for b in items]
+    want = _last(texts) if pieces else _first(texts)
+    walked = _index(items, lead, pieces)
+    kept = raw_index(string_array(items, lead), pieces)
+    assert (kept is None) == (not items)
+    for ix in (walked, kept) if kept is not None else (walked,):
+        for q in texts + [t[1:] for t in texts]:
+            assert ix.find_text(q) == ix.get("<" + q + ">", 1, 1 + len(q)) == want.get(q, -1), q
+
+
+def test_offsets_past_the_array_are_refused() -> None:
+    region, starts, end = string_array([b"ab", b"cd"]).raw()  # type: ignore[misc]
+    good = bytes(starts)
+    BytesIndex(region, 0, end, 2, False, None, good)
+    for bad in (good[:8] + (end - 4).to_bytes(8, "little"), good[:8] + (-1).to_bytes(8, "little", signed=True),
+                good[:8]):
+        with pytest.raises(ValueError):
+            BytesIndex(region, 0, end, 2, False, None, bad)
+    with pytest.raises(ValueError):  # a length prefix running past the end
+        BytesIndex(region, 0, end - 1, 2, True)

@@ -4,6 +4,8 @@ and encoding through it gives the ids of a cache-less encode."""
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from librt.vecs import vec
 from mypy_extensions import i64
 
@@ -76,3 +78,23 @@ def test_encoding_through_a_small_cache_gives_the_same_ids(ref_model) -> None:  
         assert list(model.encode(text).token_ids) == want
     finally:
         tok.cache = saved
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=3), st.binary(max_size=21), st.binary(max_size=9), st.binary(max_size=9))
+def test_a_words_hash_is_its_bytes_alone(before: bytes, word: bytes, after: bytes, other_after: bytes) -> None:
+    """Only the word's own bytes count, wherever it lies and whatever
+    follows, and any byte 0x80 and up makes it no ASCII word."""
+    h = ascii_hash(before + word + after, len(before), len(before) + len(word))
+    assert h == ascii_hash(word + other_after, 0, len(word)) == ascii_hash(word, 0, len(word))
+    assert (h == -1) == any(c >= 0x80 for c in word)
+    if h >= 0 and word:
+        # found where it lies; one byte changed (anywhere) is another word
+        cache = WordCache(10)
+        cache.put(word.decode(), word, h, _result(3))
+        data = before + word + after
+        got = cache.get_ascii(data, len(before), len(before) + len(word), h)
+        assert got is not None and got.ids == [3]
+        for k in range(len(word)):
+            changed = word[:k] + bytes([word[k] ^ 1]) + word[k + 1:]
+            assert cache.get_ascii(changed, 0, len(changed), ascii_hash(changed, 0, len(changed))) is None
