@@ -22,19 +22,19 @@ The normalizer has two paths that give the same result:
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from tokenprism.core.plugin_api import STEP, WORD_STEP, checkpoint, merged
 
-from .xcda import Charsmap
+from mypy_extensions import i64
 
-if TYPE_CHECKING:
-    from mypy_extensions import i64
+from .xcda import Charsmap
 
 ESCAPED_SPACE = "\u2581"
 REPLACEMENT_UTF8 = b"\xef\xbf\xbd"
 
 _SURROGATE_RE = re.compile("[\\ud800-\\udfff]")
+_STEP: Final = STEP  # (Final: a native constant, not a dict lookup per step)
 # pieces of the normalized text joined at a time (normalize_range)
 _JOIN_SLICE: Final = 1 << 16
 
@@ -215,21 +215,48 @@ class Normalizer:
     def look_flags(self, extra: str) -> bytes:
         """``look_re`` (or one of the characters of ``extra``) as a table:
         per code point, bit 1 when it matches by itself, bit 2 when it
-        matches before a character with bit 4. One byte read per character
-        instead of a regular expression's classes (see ``stop_starts``)."""
-        flags = bytearray(0x110000)
+        matches before a character with bit 4; bit 8 marks the lone
+        surrogates (the byte path's). One byte read per character instead
+        of a regular expression's classes (see ``stop_starts``).
+
+        Two levels (read with :func:`look_flag`): a block number (u16)
+        per 256 code points, then the blocks, all-zero ones shared. The
+        flat table of 1.1 M bytes was ~550 fresh pages and ~2 ms of a
+        first encode; this is a few dozen blocks."""
+        blocks: dict[int, bytearray] = {}
         for c in self._look | set(extra):
-            flags[ord(c)] |= 1
+            cp = ord(c)
+            _block(blocks, cp)[cp & 0xFF] |= 1
         for lo, hi in self._look_ranges:
             # (only bit 1 is set so far: a range is a fill, at C speed)
-            flags[lo:hi + 1] = b"\x01" * (hi + 1 - lo)
+            for b in range(lo >> 8, (hi >> 8) + 1):
+                a = max(lo, b << 8) & 0xFF
+                z = min(hi, (b << 8) | 0xFF) & 0xFF
+                _block(blocks, b << 8)[a:z + 1] = b"\x01" * (z + 1 - a)
         cm = self.charsmap
         if cm.multi_first and cm.second:
             for c in cm.multi_first:
-                flags[ord(c)] |= 2
+                cp = ord(c)
+                _block(blocks, cp)[cp & 0xFF] |= 2
             for c in cm.second:
-                flags[ord(c)] |= 4
-        return bytes(flags)
+                cp = ord(c)
+                _block(blocks, cp)[cp & 0xFF] |= 4
+        for cp in range(0xD800, 0xE000):
+            _block(blocks, cp)[cp & 0xFF] |= _SURROGATE
+        zero = bytes(256)
+        numbers: dict[bytes, int] = {zero: 0}
+        body = [zero]
+        index = bytearray(2 * _BLOCKS)
+        for b, block in blocks.items():
+            data = bytes(block)
+            k = numbers.get(data)
+            if k is None:
+                k = len(body)
+                numbers[data] = k
+                body.append(data)
+            index[2 * b] = k & 0xFF
+            index[2 * b + 1] = k >> 8
+        return bytes(index) + b"".join(body)
 
     # ---- characters -------------------------------------------------------
 
@@ -344,7 +371,7 @@ class Normalizer:
         span = (end - start) * passes
         while i < n:
             steps += 1
-            if steps % STEP == 0:
+            if steps % _STEP == 0:
                 # a long text: let the GUI thread in now and then, and the
                 # caller hear how far it got (or cancel)
                 checkpoint(i - start if span else 0, span)
@@ -485,7 +512,7 @@ class Normalizer:
         steps = 0
         while pos < n:
             steps += 1
-            if steps % STEP == 0:
+            if steps % _STEP == 0:
                 checkpoint(pos if span else 0, span)  # a long text: let the GUI thread in (or cancel)
             seg, consumed, identity = self._prefix_bytes(data, pos)
             end = pos + consumed
@@ -532,23 +559,53 @@ class Normalizer:
         return BytesNorm(bytes(out), ss, se)
 
 
-def stop_starts(flags: bytes, text: str) -> list[int]:
+def _block(blocks: dict[int, bytearray], cp: int) -> bytearray:
+    """The block of ``look_flags`` that holds ``cp``, made when first asked."""
+    b = blocks.get(cp >> 8)
+    if b is None:
+        b = bytearray(256)
+        blocks[cp >> 8] = b
+    return b
+
+
+# look_flags' layout: the block numbers of the 0x1100 blocks of 256 code
+# points (u16, little-endian), then the blocks; the lone surrogates' bit
+_BLOCKS: Final = 0x1100
+_SURROGATE: Final = 8
+
+
+def look_flag(flags: bytes, cp: i64) -> i64:
+    """The flags of code point ``cp`` in a ``look_flags`` table."""
+    at: i64 = (cp >> 8) * 2
+    k: i64 = flags[at] | (flags[at + 1] << 8)
+    f: i64 = flags[2 * _BLOCKS + (k << 8) + (cp & 0xFF)]
+    return f
+
+
+def stop_starts(flags: bytes, text: str) -> list[int] | None:
     """Where the pattern that ``Normalizer.look_flags`` made ``flags`` from
-    matches in ``text`` (no lone surrogates; every match is one character,
-    so they cannot overlap)."""
+    matches in ``text`` (every match is one character, so they cannot
+    overlap); None when ``text`` holds a lone surrogate (the same pass
+    tells: a regular expression's search for one was a tenth of the
+    instructions of encoding a mixed-script text)."""
     out: list[int] = []
     n: i64 = len(text)
     i: i64 = 0
     while i < n:
         if i & 0xFFFF == 0xFFFF:
             checkpoint(0, 0)
-        f: i64 = flags[ord(text[i])]
-        if f & 1:
-            out.append(i)
-        elif f & 2 and i + 1 < n:
-            g: i64 = flags[ord(text[i + 1])]
-            if g & 4:
+        cp: i64 = ord(text[i])
+        at: i64 = (cp >> 8) * 2  # (look_flag, inlined)
+        k: i64 = flags[at] | (flags[at + 1] << 8)
+        f: i64 = flags[2 * _BLOCKS + (k << 8) + (cp & 0xFF)]
+        if f != 0:
+            if f & 1:
                 out.append(i)
+            elif f & 2 and i + 1 < n:
+                if look_flag(flags, ord(text[i + 1])) & 4:
+                    out.append(i)
+            if f & _SURROGATE:
+                return None
         i += 1
     return out
 

@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # the explanation records load with the first trace, never fo
     from tokenprism.core.plugin_api import FragmentTrace
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
+_STEP: Final = STEP  # (a module global was a dict lookup per chunk: 5% of a first encode)
 
 # llama.cpp initialises the Viterbi table with -DBL_MAX
 NEG_SCORE: Final = -sys.float_info.max
@@ -70,8 +71,6 @@ FLT_MAX = 3.4028234663852886e38
 UNKNOWN_PENALTY = 10.0
 # UTF-8 sequence length by the high nibble of the first byte (unicode_len_utf8)
 _UTF8_LEN = (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4)
-
-_SURROGATE_RE = re.compile("[\\ud800-\\udfff]")
 
 _CACHE_MAX_WORD = 64
 _CACHE_MAX_ENTRIES = 1 << 16
@@ -622,8 +621,13 @@ class UgmTokenizer:
             j: i64 = i + 1
             d = unit
             c: i64 = ord(word[i])
-            # r: a packed PieceTrie.step (token + 1, has children, node)
-            r: i64 = first[c] if c < n_first else trie.step(0, c)
+            # r: a packed PieceTrie.step (token + 1, has children, node);
+            # (an if, not a conditional expression: mypyc boxed its value)
+            r: i64
+            if c < n_first:
+                r = first[c]
+            else:
+                r = trie.step(0, c)
             while r != NO_NODE:
                 v: i64 = (r >> 32) - 1
                 if v >= 0:
@@ -663,7 +667,11 @@ class UgmTokenizer:
         trie = self.trie
         first = trie.first
         c: i64 = ord(word[i])
-        r: i64 = first[c] if c < len(first) else trie.step(0, c)
+        r: i64
+        if c < len(first):
+            r = first[c]
+        else:
+            r = trie.step(0, c)
         k: i64 = i + 1
         while k < j and r != NO_NODE:
             r = trie.step(step_node(r), ord(word[k]))
@@ -693,8 +701,13 @@ class UgmTokenizer:
             single = False
             j: i64 = i + 1
             c: i64 = ord(word[i])
-            # r: a packed PieceTrie.step (token + 1, has children, node)
-            r: i64 = first[c] if c < n_first else trie.step(0, c)
+            # r: a packed PieceTrie.step (token + 1, has children, node);
+            # (an if, not a conditional expression: mypyc boxed its value)
+            r: i64
+            if c < n_first:
+                r = first[c]
+            else:
+                r = trie.step(0, c)
             while r != NO_NODE:
                 v: i64 = (r >> 32) - 1
                 if v >= 0:
@@ -846,8 +859,6 @@ class UgmTokenizer:
     def _encode_chunks(self, text: str) -> TokenColumns | None:
         """Normalize and split ``text`` one space-delimited chunk at a time
         (only with ``by_chunks``); ``None`` when the byte path is needed."""
-        if not text.isascii() and _SURROGATE_RE.search(text) is not None:
-            return None
         nz = self.normalizer
         original = text
         for ch in self.space_like:
@@ -860,7 +871,10 @@ class UgmTokenizer:
             if not flags:
                 flags = self.normalizer.look_flags(self.space)
                 self._stop_flags = flags
-            stops = stop_starts(flags, text)
+            found = stop_starts(flags, text)
+            if found is None:
+                return None  # a lone surrogate
+            stops = found
         n_stops: i64 = len(stops)
         si: i64 = 0
         out = TokenColumns(len(text) >> 2)
@@ -873,7 +887,7 @@ class UgmTokenizer:
         unk_id: i64 = self.unk_id
         while i < n:
             steps += 1
-            if steps % STEP == 0:
+            if steps % _STEP == 0:
                 checkpoint(i, n)  # a long text: let the GUI thread in (or cancel)
             if text[i] == " ":
                 k: i64 = i + 1
@@ -1033,7 +1047,7 @@ class UgmTokenizer:
         steps = 0
         while True:
             steps += 1
-            if steps % STEP == 0:
+            if steps % _STEP == 0:
                 checkpoint(0, 0)
             t = tok[pos]
             f = back[pos]
@@ -1113,7 +1127,7 @@ class UgmTokenizer:
         span = n * passes
         while i < n:
             steps += 1
-            if steps % STEP == 0:
+            if steps % _STEP == 0:
                 checkpoint(span - n + i, span)
             units = min(_UTF8_LEN[data[i] >> 4], n - i)
             cur = best[i]
