@@ -26,7 +26,9 @@ from typing import Final
 
 from tokenprism.core.plugin_api import STEP, WORD_STEP, checkpoint, merged
 
-from mypy_extensions import i64
+from librt.strings import BytesWriter, read_i16_le, write_i16_le
+from librt.vecs import append, vec
+from mypy_extensions import i16, i64, u8
 
 from .xcda import Charsmap
 
@@ -219,44 +221,25 @@ class Normalizer:
         surrogates (the byte path's). One byte read per character instead
         of a regular expression's classes (see ``stop_starts``).
 
-        Two levels (read with :func:`look_flag`): a block number (u16)
-        per 256 code points, then the blocks, all-zero ones shared. The
-        flat table of 1.1 M bytes was ~550 fresh pages and ~2 ms of a
-        first encode; this is a few dozen blocks."""
-        blocks: dict[int, bytearray] = {}
+        Two levels (see :func:`flag_table`): the flat table of 1.1 M
+        bytes was ~550 fresh pages and ~2 ms of a first encode."""
+        cps = vec[i64]()
+        bits = vec[i64]()
         for c in self._look | set(extra):
-            cp = ord(c)
-            _block(blocks, cp)[cp & 0xFF] |= 1
+            cps = append(cps, ord(c))
+            bits = append(bits, 1)
         for lo, hi in self._look_ranges:
-            # (only bit 1 is set so far: a range is a fill, at C speed)
-            for b in range(lo >> 8, (hi >> 8) + 1):
-                a = max(lo, b << 8) & 0xFF
-                z = min(hi, (b << 8) | 0xFF) & 0xFF
-                _block(blocks, b << 8)[a:z + 1] = b"\x01" * (z + 1 - a)
+            cps, bits = _add_range(cps, bits, lo, hi, 1)
         cm = self.charsmap
         if cm.multi_first and cm.second:
             for c in cm.multi_first:
-                cp = ord(c)
-                _block(blocks, cp)[cp & 0xFF] |= 2
+                cps = append(cps, ord(c))
+                bits = append(bits, 2)
             for c in cm.second:
-                cp = ord(c)
-                _block(blocks, cp)[cp & 0xFF] |= 4
-        for cp in range(0xD800, 0xE000):
-            _block(blocks, cp)[cp & 0xFF] |= _SURROGATE
-        zero = bytes(256)
-        numbers: dict[bytes, int] = {zero: 0}
-        body = [zero]
-        index = bytearray(2 * _BLOCKS)
-        for b, block in blocks.items():
-            data = bytes(block)
-            k = numbers.get(data)
-            if k is None:
-                k = len(body)
-                numbers[data] = k
-                body.append(data)
-            index[2 * b] = k & 0xFF
-            index[2 * b + 1] = k >> 8
-        return bytes(index) + b"".join(body)
+                cps = append(cps, ord(c))
+                bits = append(bits, 4)
+        cps, bits = _add_range(cps, bits, 0xD800, 0xDFFF, _SURROGATE)
+        return flag_table(cps, bits)
 
     # ---- characters -------------------------------------------------------
 
@@ -559,25 +542,61 @@ class Normalizer:
         return BytesNorm(bytes(out), ss, se)
 
 
-def _block(blocks: dict[int, bytearray], cp: int) -> bytearray:
-    """The block of ``look_flags`` that holds ``cp``, made when first asked."""
-    b = blocks.get(cp >> 8)
-    if b is None:
-        b = bytearray(256)
-        blocks[cp >> 8] = b
-    return b
-
-
 # look_flags' layout: the block numbers of the 0x1100 blocks of 256 code
-# points (u16, little-endian), then the blocks; the lone surrogates' bit
+# points (int16, little-endian), then the blocks; the lone surrogates' bit
 _BLOCKS: Final = 0x1100
 _SURROGATE: Final = 8
 
 
+def _add_range(cps: vec[i64], bits: vec[i64], lo: i64, hi: i64, bit: i64) -> tuple[vec[i64], vec[i64]]:
+    cp: i64 = lo
+    while cp <= hi:
+        cps = append(cps, cp)
+        bits = append(bits, bit)
+        cp += 1
+    return cps, bits
+
+
+def flag_table(cps: vec[i64], bits: vec[i64]) -> bytes:
+    """Flags by code point, or-ed from ``bits[k]`` for ``cps[k]``, in two
+    levels: a block number per 256 code points (block 0: all zeros, shared
+    by the blocks nothing touches), then the blocks (read with
+    :func:`look_flag`). Built natively in one pass over the pairs."""
+    numbers = vec[i64](capacity=_BLOCKS)
+    k: i64 = 0
+    while k < _BLOCKS:
+        numbers = append(numbers, 0)
+        k += 1
+    used: i64 = 1
+    n: i64 = len(cps)
+    k = 0
+    while k < n:
+        b: i64 = cps[k] >> 8
+        if numbers[b] == 0:
+            numbers[b] = used
+            used += 1
+        k += 1
+    body = vec[u8](capacity=used * 256)
+    k = 0
+    while k < used * 256:
+        body = append(body, 0)
+        k += 1
+    k = 0
+    while k < n:
+        cp = cps[k]
+        at: i64 = (numbers[cp >> 8] << 8) + (cp & 0xFF)
+        body[at] = body[at] | u8(bits[k])
+        k += 1
+    w = BytesWriter()
+    for x in numbers:
+        write_i16_le(w, i16(x))
+    w.write(bytes(memoryview(body)))
+    return w.getvalue()
+
+
 def look_flag(flags: bytes, cp: i64) -> i64:
     """The flags of code point ``cp`` in a ``look_flags`` table."""
-    at: i64 = (cp >> 8) * 2
-    k: i64 = flags[at] | (flags[at + 1] << 8)
+    k: i64 = i64(read_i16_le(flags, (cp >> 8) * 2))
     f: i64 = flags[2 * _BLOCKS + (k << 8) + (cp & 0xFF)]
     return f
 
@@ -591,18 +610,30 @@ def stop_starts(flags: bytes, text: str) -> list[int] | None:
     out: list[int] = []
     n: i64 = len(text)
     i: i64 = 0
+    block: i64 = -1
+    at: i64 = 0
     while i < n:
         if i & 0xFFFF == 0xFFFF:
             checkpoint(0, 0)
         cp: i64 = ord(text[i])
-        at: i64 = (cp >> 8) * 2  # (look_flag, inlined)
-        k: i64 = flags[at] | (flags[at + 1] << 8)
-        f: i64 = flags[2 * _BLOCKS + (k << 8) + (cp & 0xFF)]
+        if cp >> 8 != block:
+            # (look_flag, inlined: text mostly stays in one block a while)
+            block = cp >> 8
+            at = 2 * _BLOCKS + (i64(read_i16_le(flags, block * 2)) << 8)
+        f: i64 = flags[at + (cp & 0xFF)]
         if f != 0:
             if f & 1:
                 out.append(i)
             elif f & 2 and i + 1 < n:
-                if look_flag(flags, ord(text[i + 1])) & 4:
+                # (most letters start a key with a combining mark after
+                # them: the follower is read here, mostly from this block)
+                c2: i64 = ord(text[i + 1])
+                g: i64
+                if c2 >> 8 == block:
+                    g = flags[at + (c2 & 0xFF)]
+                else:
+                    g = look_flag(flags, c2)
+                if g & 4:
                     out.append(i)
             if f & _SURROGATE:
                 return None

@@ -898,9 +898,11 @@ class UgmTokenizer:
                 run_e = k
                 i = k
                 continue
-            j: i64 = text.find(" ", i)
-            if j < 0:
-                j = n
+            # (a native scan: a chunk is a few characters, and str.find's
+            # call cost more than the scan)
+            j: i64 = i + 1
+            while j < n and ord(text[j]) != 32:
+                j += 1
             while si < n_stops and stops[si] < i:
                 si += 1
             if si < n_stops and stops[si] < j:
