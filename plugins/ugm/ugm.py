@@ -56,6 +56,8 @@ from tokenprism.core.plugin_api import (
 from .charsmap import ESCAPED_SPACE, BytesNorm, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
 from .charsmap import stop_starts
+from .chunk_cache import NATIVE as _NATIVE_CHUNKS
+from .chunk_cache import ChunkCache, chunk_end
 from .trie import NO_NODE, build_trie, step_node, without_surrogates
 from .xcda import CHARSMAP_KEY, Charsmap
 
@@ -440,6 +442,8 @@ class UgmTokenizer:
         # normalized length <= (longest replacement + a ▁) per character
         self.expand = longest + 1
         self._chunks: dict[str, vec[i64]] = {}
+        # (compiled: _encode_chunks finds a chunk's path here by its characters in the text)
+        self._chunk_cache = ChunkCache(_CACHE_MAX_ENTRIES)
         # (_ascii_stops: the pattern, and its characters when it is a class of them)
         self._ascii_stop: tuple[re.Pattern[str], bytes | None] | None = None
         # chunk_stop_re as a table by code point (built on first use: 1 MB)
@@ -451,6 +455,7 @@ class UgmTokenizer:
         self._cache.clear()
         self._paths.clear()
         self._chunks.clear()
+        self._chunk_cache.clear()
 
     # ---- the Tokenizer protocol -------------------------------------------
 
@@ -878,6 +883,7 @@ class UgmTokenizer:
         n_stops: i64 = len(stops)
         si: i64 = 0
         out = TokenColumns(len(text) >> 2)
+        found_chunks = self._chunk_cache
         prev_unk = False
         run_s: i64 = -1
         run_e: i64 = -1
@@ -898,11 +904,9 @@ class UgmTokenizer:
                 run_e = k
                 i = k
                 continue
-            # (a native scan: a chunk is a few characters, and str.find's
-            # call cost more than the scan)
-            j: i64 = i + 1
-            while j < n and ord(text[j]) != 32:
-                j += 1
+            # (a native scan that hashes the chunk for the cache as it goes:
+            # a chunk is a few characters, and str.find's call cost more)
+            j, h = chunk_end(text, i, n)
             while si < n_stops and stops[si] < i:
                 si += 1
             if si < n_stops and stops[si] < j:
@@ -922,7 +926,18 @@ class UgmTokenizer:
                 sp_s = run_s
                 sp_e = run_e
             run_s = -1
-            p = self.chunk_path(text[i:j])
+            p: vec[i64]
+            if _NATIVE_CHUNKS:
+                at = found_chunks.find(text, i, j, h)
+                if at >= 0:
+                    p = found_chunks.paths[at]
+                else:
+                    chunk = text[i:j]
+                    p = self.split_path(self.space + chunk)
+                    if j - i < _CACHE_MAX_WORD:  # (as _keep: +1 for the ▁)
+                        found_chunks.put(chunk, h, p)
+            else:
+                p = self.chunk_path(text[i:j])
             n_p: i64 = len(p)
             q: i64 = 0
             while q < n_p:
