@@ -6,6 +6,7 @@ the chunk cache against a dict."""
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -154,3 +155,32 @@ def test_cached_chunks_encode_as_fresh_ones() -> None:
     for chunk, kept in (("word", True), ("ab\u00e9", True), ("x" * 70, False)):
         b, h = chunk_end(chunk, 0, len(chunk))
         assert (cache.find(chunk, 0, b, h) >= 0) == kept, chunk
+
+
+def _ascii_stops_by_trial(pattern: re.Pattern[str]) -> tuple[str, bool]:
+    """The ASCII characters where ``pattern`` matches before every ASCII
+    follower (and at the end), and whether no other match depends on the
+    follower or is longer than one character."""
+    chars = ""
+    exact = True
+    for c in range(128):
+        hits = 0
+        for f in range(129):
+            m = pattern.match(chr(c) + (chr(f) if f < 128 else ""))
+            if m is not None:
+                hits += 1
+                exact = exact and m.end() == 1
+        if hits == 129:
+            chars += chr(c)
+        elif hits:
+            exact = False
+    return chars, exact
+
+
+def test_ascii_stops_read_from_the_flags_are_the_trial_matches() -> None:
+    tok = _nomic()
+    tok._ascii_stop = None
+    pattern, chars = tok._ascii_stops()
+    want, exact = _ascii_stops_by_trial(tok.chunk_stop_re)
+    assert exact and chars is not None
+    assert chars.decode("ascii") == want and all(pattern.fullmatch(c) for c in want)
