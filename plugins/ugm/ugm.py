@@ -1255,14 +1255,22 @@ def _walk_spans(text: str, starts: vec[i64], ends: vec[i64]) -> tuple[vec[i64], 
         if x < c:
             return None
         while c < x:
-            b += utf8_width(ord(text[c]))
+            cp: i64 = ord(text[c])
+            if cp < 0x80:
+                b += 1  # (most characters: no call)
+            else:
+                b += utf8_width(cp)
             c += 1
         bs = append(bs, b)
         y: i64 = ends[k]
         if y < c:
             return None
         while c < y:
-            b += utf8_width(ord(text[c]))
+            cq: i64 = ord(text[c])
+            if cq < 0x80:
+                b += 1
+            else:
+                b += utf8_width(cq)
             c += 1
         be = append(be, b)
         k += 1
