@@ -22,19 +22,21 @@ The normalizer has two paths that give the same result:
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from tokenprism.core.plugin_api import STEP, WORD_STEP, checkpoint, merged
 
-from .xcda import Charsmap
+from librt.strings import BytesWriter, read_i16_le, write_i16_le
+from librt.vecs import append, vec
+from mypy_extensions import i16, i64, u8
 
-if TYPE_CHECKING:
-    from mypy_extensions import i64
+from .xcda import Charsmap
 
 ESCAPED_SPACE = "\u2581"
 REPLACEMENT_UTF8 = b"\xef\xbf\xbd"
 
 _SURROGATE_RE = re.compile("[\\ud800-\\udfff]")
+_STEP: Final = STEP  # (Final: a native constant, not a dict lookup per step)
 # pieces of the normalized text joined at a time (normalize_range)
 _JOIN_SLICE: Final = 1 << 16
 
@@ -215,21 +217,29 @@ class Normalizer:
     def look_flags(self, extra: str) -> bytes:
         """``look_re`` (or one of the characters of ``extra``) as a table:
         per code point, bit 1 when it matches by itself, bit 2 when it
-        matches before a character with bit 4. One byte read per character
-        instead of a regular expression's classes (see ``stop_starts``)."""
-        flags = bytearray(0x110000)
+        matches before a character with bit 4; bit 8 marks the lone
+        surrogates (the byte path's). One byte read per character instead
+        of a regular expression's classes (see ``stop_starts``).
+
+        Two levels (see :func:`flag_table`): the flat table of 1.1 M
+        bytes was ~550 fresh pages and ~2 ms of a first encode."""
+        cps = vec[i64]()
+        bits = vec[i64]()
         for c in self._look | set(extra):
-            flags[ord(c)] |= 1
+            cps = append(cps, ord(c))
+            bits = append(bits, 1)
         for lo, hi in self._look_ranges:
-            # (only bit 1 is set so far: a range is a fill, at C speed)
-            flags[lo:hi + 1] = b"\x01" * (hi + 1 - lo)
+            cps, bits = _add_range(cps, bits, lo, hi, 1)
         cm = self.charsmap
         if cm.multi_first and cm.second:
             for c in cm.multi_first:
-                flags[ord(c)] |= 2
+                cps = append(cps, ord(c))
+                bits = append(bits, 2)
             for c in cm.second:
-                flags[ord(c)] |= 4
-        return bytes(flags)
+                cps = append(cps, ord(c))
+                bits = append(bits, 4)
+        cps, bits = _add_range(cps, bits, 0xD800, 0xDFFF, _SURROGATE)
+        return flag_table(cps, bits)
 
     # ---- characters -------------------------------------------------------
 
@@ -344,7 +354,7 @@ class Normalizer:
         span = (end - start) * passes
         while i < n:
             steps += 1
-            if steps % STEP == 0:
+            if steps % _STEP == 0:
                 # a long text: let the GUI thread in now and then, and the
                 # caller hear how far it got (or cancel)
                 checkpoint(i - start if span else 0, span)
@@ -485,7 +495,7 @@ class Normalizer:
         steps = 0
         while pos < n:
             steps += 1
-            if steps % STEP == 0:
+            if steps % _STEP == 0:
                 checkpoint(pos if span else 0, span)  # a long text: let the GUI thread in (or cancel)
             seg, consumed, identity = self._prefix_bytes(data, pos)
             end = pos + consumed
@@ -532,23 +542,101 @@ class Normalizer:
         return BytesNorm(bytes(out), ss, se)
 
 
-def stop_starts(flags: bytes, text: str) -> list[int]:
+# look_flags' layout: the block numbers of the 0x1100 blocks of 256 code
+# points (int16, little-endian), then the blocks; the lone surrogates' bit
+_BLOCKS: Final = 0x1100
+_SURROGATE: Final = 8
+
+
+def _add_range(cps: vec[i64], bits: vec[i64], lo: i64, hi: i64, bit: i64) -> tuple[vec[i64], vec[i64]]:
+    cp: i64 = lo
+    while cp <= hi:
+        cps = append(cps, cp)
+        bits = append(bits, bit)
+        cp += 1
+    return cps, bits
+
+
+def flag_table(cps: vec[i64], bits: vec[i64]) -> bytes:
+    """Flags by code point, or-ed from ``bits[k]`` for ``cps[k]``, in two
+    levels: a block number per 256 code points (block 0: all zeros, shared
+    by the blocks nothing touches), then the blocks (read with
+    :func:`look_flag`). Built natively in one pass over the pairs."""
+    numbers = vec[i64](capacity=_BLOCKS)
+    k: i64 = 0
+    while k < _BLOCKS:
+        numbers = append(numbers, 0)
+        k += 1
+    used: i64 = 1
+    n: i64 = len(cps)
+    k = 0
+    while k < n:
+        b: i64 = cps[k] >> 8
+        if numbers[b] == 0:
+            numbers[b] = used
+            used += 1
+        k += 1
+    body = vec[u8](capacity=used * 256)
+    k = 0
+    while k < used * 256:
+        body = append(body, 0)
+        k += 1
+    k = 0
+    while k < n:
+        cp = cps[k]
+        at: i64 = (numbers[cp >> 8] << 8) + (cp & 0xFF)
+        body[at] = body[at] | u8(bits[k])
+        k += 1
+    w = BytesWriter()
+    for x in numbers:
+        write_i16_le(w, i16(x))
+    w.write(bytes(memoryview(body)))
+    return w.getvalue()
+
+
+def look_flag(flags: bytes, cp: i64) -> i64:
+    """The flags of code point ``cp`` in a ``look_flags`` table."""
+    k: i64 = i64(read_i16_le(flags, (cp >> 8) * 2))
+    f: i64 = flags[2 * _BLOCKS + (k << 8) + (cp & 0xFF)]
+    return f
+
+
+def stop_starts(flags: bytes, text: str) -> list[int] | None:
     """Where the pattern that ``Normalizer.look_flags`` made ``flags`` from
-    matches in ``text`` (no lone surrogates; every match is one character,
-    so they cannot overlap)."""
+    matches in ``text`` (every match is one character, so they cannot
+    overlap); None when ``text`` holds a lone surrogate (the same pass
+    tells: a regular expression's search for one was a tenth of the
+    instructions of encoding a mixed-script text)."""
     out: list[int] = []
     n: i64 = len(text)
     i: i64 = 0
+    block: i64 = -1
+    at: i64 = 0
     while i < n:
         if i & 0xFFFF == 0xFFFF:
             checkpoint(0, 0)
-        f: i64 = flags[ord(text[i])]
-        if f & 1:
-            out.append(i)
-        elif f & 2 and i + 1 < n:
-            g: i64 = flags[ord(text[i + 1])]
-            if g & 4:
+        cp: i64 = ord(text[i])
+        if cp >> 8 != block:
+            # (look_flag, inlined: text mostly stays in one block a while)
+            block = cp >> 8
+            at = 2 * _BLOCKS + (i64(read_i16_le(flags, block * 2)) << 8)
+        f: i64 = flags[at + (cp & 0xFF)]
+        if f != 0:
+            if f & 1:
                 out.append(i)
+            elif f & 2 and i + 1 < n:
+                # (most letters start a key with a combining mark after
+                # them: the follower is read here, mostly from this block)
+                c2: i64 = ord(text[i + 1])
+                g: i64
+                if c2 >> 8 == block:
+                    g = flags[at + (c2 & 0xFF)]
+                else:
+                    g = look_flag(flags, c2)
+                if g & 4:
+                    out.append(i)
+            if f & _SURROGATE:
+                return None
         i += 1
     return out
 

@@ -40,7 +40,7 @@ class PieceTrie:
     ``a * 128 + b``, 1 when some piece has ``b`` right after ``a`` (see
     :meth:`joined`)."""
 
-    def __init__(self, keys: vec[i64], tokens: vec[i32], mask: int, first: list[int], joins: bytes) -> None:
+    def __init__(self, keys: vec[i64], tokens: vec[i32], mask: int, first: vec[i64], joins: bytes) -> None:
         self.keys = keys
         self.tokens = tokens
         self.mask: i64 = mask
@@ -163,7 +163,13 @@ def build_trie(codes: PieceCodes, ids: vec[i64], space: i64, first_below: int) -
             break
         size *= 2
     trie = built[0]
-    trie.first = [trie.step(0, c) for c in range(first_below)]
+    # (native ints: a list's items were boxed and unboxed at every position)
+    first = vec[i64](capacity=first_below)
+    c: i64 = 0
+    while c < first_below:
+        first = append(first, trie.step(0, c))
+        c += 1
+    trie.first = first
     return trie, built[1]
 
 
@@ -243,4 +249,4 @@ def _place(codes: PieceCodes, ids: vec[i64], size: i64, space: i64) -> tuple[Pie
         tokens[node - 1] = i32(tid)
         if used > limit:
             return None
-    return PieceTrie(keys, tokens, mask, [], bytes(memoryview(joins))), PieceFacts(lens, surrogates, inner_space)
+    return PieceTrie(keys, tokens, mask, vec[i64](), bytes(memoryview(joins))), PieceFacts(lens, surrogates, inner_space)

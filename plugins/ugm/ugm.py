@@ -55,7 +55,9 @@ from tokenprism.core.plugin_api import (
 
 from .charsmap import ESCAPED_SPACE, BytesNorm, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
-from .charsmap import stop_starts
+from .charsmap import look_flag, stop_starts
+from .chunk_cache import NATIVE as _NATIVE_CHUNKS
+from .chunk_cache import ChunkCache, chunk_end
 from .trie import NO_NODE, build_trie, step_node, without_surrogates
 from .xcda import CHARSMAP_KEY, Charsmap
 
@@ -63,6 +65,7 @@ if TYPE_CHECKING:  # the explanation records load with the first trace, never fo
     from tokenprism.core.plugin_api import FragmentTrace
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
+_STEP: Final = STEP  # (a module global was a dict lookup per chunk: 5% of a first encode)
 
 # llama.cpp initialises the Viterbi table with -DBL_MAX
 NEG_SCORE: Final = -sys.float_info.max
@@ -70,8 +73,6 @@ FLT_MAX = 3.4028234663852886e38
 UNKNOWN_PENALTY = 10.0
 # UTF-8 sequence length by the high nibble of the first byte (unicode_len_utf8)
 _UTF8_LEN = (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4)
-
-_SURROGATE_RE = re.compile("[\\ud800-\\udfff]")
 
 _CACHE_MAX_WORD = 64
 _CACHE_MAX_ENTRIES = 1 << 16
@@ -441,6 +442,8 @@ class UgmTokenizer:
         # normalized length <= (longest replacement + a ▁) per character
         self.expand = longest + 1
         self._chunks: dict[str, vec[i64]] = {}
+        # (compiled: _encode_chunks finds a chunk's path here by its characters in the text)
+        self._chunk_cache = ChunkCache(_CACHE_MAX_ENTRIES)
         # (_ascii_stops: the pattern, and its characters when it is a class of them)
         self._ascii_stop: tuple[re.Pattern[str], bytes | None] | None = None
         # chunk_stop_re as a table by code point (built on first use: 1 MB)
@@ -452,6 +455,7 @@ class UgmTokenizer:
         self._cache.clear()
         self._paths.clear()
         self._chunks.clear()
+        self._chunk_cache.clear()
 
     # ---- the Tokenizer protocol -------------------------------------------
 
@@ -622,8 +626,13 @@ class UgmTokenizer:
             j: i64 = i + 1
             d = unit
             c: i64 = ord(word[i])
-            # r: a packed PieceTrie.step (token + 1, has children, node)
-            r: i64 = first[c] if c < n_first else trie.step(0, c)
+            # r: a packed PieceTrie.step (token + 1, has children, node);
+            # (an if, not a conditional expression: mypyc boxed its value)
+            r: i64
+            if c < n_first:
+                r = first[c]
+            else:
+                r = trie.step(0, c)
             while r != NO_NODE:
                 v: i64 = (r >> 32) - 1
                 if v >= 0:
@@ -663,7 +672,11 @@ class UgmTokenizer:
         trie = self.trie
         first = trie.first
         c: i64 = ord(word[i])
-        r: i64 = first[c] if c < len(first) else trie.step(0, c)
+        r: i64
+        if c < len(first):
+            r = first[c]
+        else:
+            r = trie.step(0, c)
         k: i64 = i + 1
         while k < j and r != NO_NODE:
             r = trie.step(step_node(r), ord(word[k]))
@@ -693,8 +706,13 @@ class UgmTokenizer:
             single = False
             j: i64 = i + 1
             c: i64 = ord(word[i])
-            # r: a packed PieceTrie.step (token + 1, has children, node)
-            r: i64 = first[c] if c < n_first else trie.step(0, c)
+            # r: a packed PieceTrie.step (token + 1, has children, node);
+            # (an if, not a conditional expression: mypyc boxed its value)
+            r: i64
+            if c < n_first:
+                r = first[c]
+            else:
+                r = trie.step(0, c)
             while r != NO_NODE:
                 v: i64 = (r >> 32) - 1
                 if v >= 0:
@@ -846,8 +864,6 @@ class UgmTokenizer:
     def _encode_chunks(self, text: str) -> TokenColumns | None:
         """Normalize and split ``text`` one space-delimited chunk at a time
         (only with ``by_chunks``); ``None`` when the byte path is needed."""
-        if not text.isascii() and _SURROGATE_RE.search(text) is not None:
-            return None
         nz = self.normalizer
         original = text
         for ch in self.space_like:
@@ -856,14 +872,14 @@ class UgmTokenizer:
         if text.isascii():
             stops = self._ascii_stop_starts(text)
         else:
-            flags = self._stop_flags
-            if not flags:
-                flags = self.normalizer.look_flags(self.space)
-                self._stop_flags = flags
-            stops = stop_starts(flags, text)
+            found = stop_starts(self._flags(), text)
+            if found is None:
+                return None  # a lone surrogate
+            stops = found
         n_stops: i64 = len(stops)
         si: i64 = 0
         out = TokenColumns(len(text) >> 2)
+        found_chunks = self._chunk_cache
         prev_unk = False
         run_s: i64 = -1
         run_e: i64 = -1
@@ -873,7 +889,7 @@ class UgmTokenizer:
         unk_id: i64 = self.unk_id
         while i < n:
             steps += 1
-            if steps % STEP == 0:
+            if steps % _STEP == 0:
                 checkpoint(i, n)  # a long text: let the GUI thread in (or cancel)
             if text[i] == " ":
                 k: i64 = i + 1
@@ -884,9 +900,9 @@ class UgmTokenizer:
                 run_e = k
                 i = k
                 continue
-            j: i64 = text.find(" ", i)
-            if j < 0:
-                j = n
+            # (a native scan that hashes the chunk for the cache as it goes:
+            # a chunk is a few characters, and str.find's call cost more)
+            j, h = chunk_end(text, i, n)
             while si < n_stops and stops[si] < i:
                 si += 1
             if si < n_stops and stops[si] < j:
@@ -906,7 +922,18 @@ class UgmTokenizer:
                 sp_s = run_s
                 sp_e = run_e
             run_s = -1
-            p = self.chunk_path(text[i:j])
+            p: vec[i64]
+            if _NATIVE_CHUNKS:
+                at = found_chunks.find(text, i, j, h)
+                if at >= 0:
+                    p = found_chunks.paths[at]
+                else:
+                    chunk = text[i:j]
+                    p = self.split_path(self.space + chunk)
+                    if j - i < _CACHE_MAX_WORD:  # (as _keep: +1 for the ▁)
+                        found_chunks.put(chunk, h, p)
+            else:
+                p = self.chunk_path(text[i:j])
             n_p: i64 = len(p)
             q: i64 = 0
             while q < n_p:
@@ -943,40 +970,45 @@ class UgmTokenizer:
 
     def prepare(self) -> None:
         """Build now the tables a first encode would otherwise build: the
-        ASCII characters where ``chunk_stop_re`` matches (16 000 trial
-        matches, half the instructions of a first encode of 100 KB of
-        code) and the stop flags by code point (for non-ASCII text)."""
+        stop flags by code point and the ASCII characters where
+        ``chunk_stop_re`` matches."""
         if self.by_chunks:
             self._ascii_stops()
-            if not self._stop_flags:
-                self._stop_flags = self.normalizer.look_flags(self.space)
+
+    def _flags(self) -> bytes:
+        """``chunk_stop_re`` as a table by code point (``look_flags``),
+        built on first use."""
+        flags = self._stop_flags
+        if not flags:
+            flags = self.normalizer.look_flags(self.space)
+            self._stop_flags = flags
+        return flags
 
     def _ascii_stops(self) -> tuple[re.Pattern[str], bytes | None]:
         """``chunk_stop_re`` for ASCII text: its huge classes make the
         regular-expression engine slow on every character. The ASCII
-        characters where it matches are found by trying each one before
-        every possible ASCII follower (its lookaheads see one character);
-        when a match depends on the follower or is longer than one
-        character, the pattern itself is kept (and no characters are given)."""
+        characters where it matches are read from the stop flags (trying
+        each before every ASCII follower took 16 000 matches, ~4 ms of a
+        first encode of ASCII text); when a match depends on the follower
+        (a character that starts a key before an ASCII character that can
+        follow it), the pattern itself is kept (and no characters are
+        given)."""
         r = self._ascii_stop
         if r is None:
-            full = self.chunk_stop_re
+            flags = self._flags()
             chars: list[str] = []
-            exact = True
+            starts = False
+            follows = False
             for c in range(128):
-                hits = 0
-                for f in range(129):
-                    m = full.match(chr(c) + (chr(f) if f < 128 else ""))
-                    if m is not None:
-                        hits += 1
-                        if m.end() != 1:
-                            exact = False
-                if hits == 129:
+                f = look_flag(flags, c)
+                if f & 1:
                     chars.append(chr(c))
-                elif hits:
-                    exact = False
-            r = (full, None)
-            if exact:
+                elif f & 2:
+                    starts = True
+                if f & 4:
+                    follows = True
+            r = (self.chunk_stop_re, None)
+            if not (starts and follows):
                 r = (re.compile("[" + re.escape("".join(chars)) + "]" if chars else "(?!)"),
                      "".join(chars).encode("ascii"))
             self._ascii_stop = r
@@ -1033,7 +1065,7 @@ class UgmTokenizer:
         steps = 0
         while True:
             steps += 1
-            if steps % STEP == 0:
+            if steps % _STEP == 0:
                 checkpoint(0, 0)
             t = tok[pos]
             f = back[pos]
@@ -1113,7 +1145,7 @@ class UgmTokenizer:
         span = n * passes
         while i < n:
             steps += 1
-            if steps % STEP == 0:
+            if steps % _STEP == 0:
                 checkpoint(span - n + i, span)
             units = min(_UTF8_LEN[data[i] >> 4], n - i)
             cur = best[i]
@@ -1223,14 +1255,22 @@ def _walk_spans(text: str, starts: vec[i64], ends: vec[i64]) -> tuple[vec[i64], 
         if x < c:
             return None
         while c < x:
-            b += utf8_width(ord(text[c]))
+            cp: i64 = ord(text[c])
+            if cp < 0x80:
+                b += 1  # (most characters: no call)
+            else:
+                b += utf8_width(cp)
             c += 1
         bs = append(bs, b)
         y: i64 = ends[k]
         if y < c:
             return None
         while c < y:
-            b += utf8_width(ord(text[c]))
+            cq: i64 = ord(text[c])
+            if cq < 0x80:
+                b += 1
+            else:
+                b += utf8_width(cq)
             c += 1
         be = append(be, b)
         k += 1
