@@ -41,6 +41,7 @@ COMPILED = [
     "core/bytes_index.py",
     "core/unicode_ranges.py",
     "core/record.py",  # NativeRecord: the base of the compiled frozen types above
+    "core/hash_slots.py",
     "plugins/spm/spm.py",
     "plugins/bpe/bpe.py",
     "plugins/bpe/ranks.py",

@@ -17,6 +17,7 @@ HOT_MODULES = (
     "tokenprism.core.bytes_index",
     "tokenprism.core.unicode_ranges",
     "tokenprism.core.record",
+    "tokenprism.core.hash_slots",
     "tokenprism.plugins.spm.spm",
     "tokenprism.plugins.bpe.bpe",
     "tokenprism.plugins.bpe.ranks",

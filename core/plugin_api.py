@@ -81,6 +81,9 @@ Merge loops
     :class:`PairCache`: a value per pair of token ids (a merge rank, the
     joined token), for merge loops that meet the same pairs again and
     again; :meth:`PairCache.joined` is the joined-token lookup itself.
+    :func:`next_match`, :func:`entry_at` and :func:`with_entry` index a
+    native cache whose keys are found where they lie in the text
+    (``core.hash_slots``: open addressing over a vector of slots).
 
 Unicode as llama.cpp sees it
     :mod:`unicode_data`: llama.cpp's own tables (categories as flag bits,
@@ -137,6 +140,7 @@ if TYPE_CHECKING:
     from .merge_order import merge_order
     from .arrays import distinct_sorted
     from .bytes_index import BytesIndex, piece_lookup, raw_index
+    from .hash_slots import entry_at, next_match, with_entry
     from .pair_cache import MISS, PairCache
     from .unicode_ranges import (MAX_CP, RangeSet, Ranges, complement, contains, flag_ranges, intersect,
                                  lowercase_pairs, merged, nfd_first, points, subtract, whitespace)
@@ -155,6 +159,7 @@ _LAZY = {
                      "Unknown", "Word"), "explain"),
     "merge_order": "merge_order",
     **dict.fromkeys(("BytesIndex", "piece_lookup", "raw_index"), "bytes_index"),
+    **dict.fromkeys(("entry_at", "next_match", "with_entry"), "hash_slots"),
     **dict.fromkeys(("MAX_CP", "RangeSet", "Ranges", "complement", "contains", "flag_ranges", "intersect",
                      "lowercase_pairs", "merged", "nfd_first", "points", "subtract", "whitespace"),
                     "unicode_ranges"),
@@ -189,8 +194,8 @@ __all__ = [
     "BytesIndex", "piece_lookup", "raw_index",
     # long work
     "STEP", "WORD_STEP", "Cancelled", "checkpoint", "dispose", "offer_gil", "trim_heap",
-    # merge loops
-    "MISS", "PairCache",
+    # merge loops, native caches
+    "MISS", "PairCache", "entry_at", "next_match", "with_entry",
     # Unicode as llama.cpp sees it
     "MAX_CP", "RangeSet", "Ranges", "complement", "contains", "flag_ranges", "intersect",
     "lowercase_pairs", "merged", "nfd_first", "points", "subtract", "unicode_data", "utf8_width",

@@ -10,26 +10,26 @@ are the text of an ASCII word; such a word is hashed and compared there,
 and only a new one is sliced out. Other words, and every word in the
 pure-Python build (whose byte loops are ~50x slower), go to a dict.
 
-The ASCII table is open addressing over a native vector of slots,
-``hash << 32 | index + 1`` (0: empty), at most half full (doubled, placed
-again from the stored hashes); each word's bytes and result sit in two
-lists at ``index``. A reader takes the three into locals and checks an
-index against the lists it holds; :meth:`WordCache.clear` swaps in new
-ones, so a thread holding the old ones finishes on them.
+Each ASCII word's bytes and result sit in two lists at one index, found
+through the core's open addressing (``hash_slots`` in the plugin API). A
+reader takes the three into locals and checks an index against the lists
+it holds; :meth:`WordCache.clear` swaps in new ones, so a thread holding
+the old ones finishes on them.
 """
 
 from __future__ import annotations
 
 from typing import Final, Optional, final
 
-from librt.vecs import append, vec
+from librt.vecs import vec
 from mypy_extensions import i64
+
+from tokenprism.core.plugin_api import entry_at, next_match, with_entry
 
 NATIVE: Final = not __file__.endswith(".py")
 """Whether this module is compiled (see the module doc)."""
 _M32: Final = 0xFFFFFFFF
 _MUL: Final = 0x5BD1E995  # below 2**31: a 32-bit value times it stays below 2**63
-_FIRST_SLOTS: Final = 4096
 
 
 class WordResult:
@@ -71,7 +71,7 @@ def ascii_hash(data: bytes, a: i64, b: i64) -> i64:
         t = (h ^ c) * _MUL
         h = (t ^ (t >> 29)) & _M32
         x += 1
-    return h >> 1  # (a slot, hash << 32 | index + 1, stays positive)
+    return h >> 1  # (31 bits, as hash_slots takes them)
 
 
 def _same(key: bytes, data: bytes, a: i64, b: i64) -> bool:
@@ -118,19 +118,13 @@ class WordCache:
         slots = self.slots
         keys = self.keys
         results = self.results
-        size: i64 = len(slots)
-        if size == 0:
-            return None
-        mask = size - 1
-        s = h & mask
-        while True:
-            e = slots[s]
-            if e == 0:
-                return None
-            j = (e & _M32) - 1
-            if e >> 32 == h and j < len(keys) and j < len(results) and _same(keys[j], data, a, b):
+        s = next_match(slots, h, h)
+        while s >= 0:
+            j = entry_at(slots, s)
+            if j < len(keys) and j < len(results) and _same(keys[j], data, a, b):
                 return results[j]
-            s = (s + 1) & mask
+            s = next_match(slots, h, s + 1)
+        return None
 
     def put(self, word: str, key: bytes, h: i64, r: WordResult) -> None:
         """Keep ``r`` for ``word``, which was not found: by its bytes
@@ -141,36 +135,7 @@ class WordCache:
         if h < 0:
             self.table[word] = r
             return
-        keys = self.keys
-        results = self.results
-        slots = self.slots
-        if 2 * (len(keys) + 1) > len(slots):
-            slots = _grown(slots)
-            self.slots = slots
-        j: i64 = len(keys)
-        keys.append(key)
-        results.append(r)
-        mask: i64 = len(slots) - 1
-        s = h & mask
-        while slots[s] != 0:
-            s = (s + 1) & mask
-        slots[s] = (h << 32) | (j + 1)
-
-
-def _grown(slots: vec[i64]) -> vec[i64]:
-    """Twice the slots (at first :data:`_FIRST_SLOTS`), every word placed
-    again from its stored hash."""
-    size: i64 = 2 * len(slots) if len(slots) else _FIRST_SLOTS
-    out = vec[i64](capacity=size)
-    k: i64 = 0
-    while k < size:
-        out = append(out, 0)
-        k += 1
-    mask = size - 1
-    for e in slots:
-        if e != 0:
-            s = (e >> 32) & mask
-            while out[s] != 0:
-                s = (s + 1) & mask
-            out[s] = e
-    return out
+        j: i64 = len(self.keys)
+        self.keys.append(key)
+        self.results.append(r)
+        self.slots = with_entry(self.slots, h, j)

@@ -8,9 +8,8 @@ up: ~650 instructions a chunk, a fifth of encoding 0.11 MB of prose on
 nomic-bert-moe, first time or not. Here a chunk is hashed and compared
 natively in the text itself, and only a new one is sliced out.
 
-Open addressing over a native vector of slots, ``hash << 32 | index + 1``
-(0: empty), at most half full (doubled, placed again from the stored
-hashes); each chunk and its path sit in two lists at ``index``. The pure
+Each chunk and its path sit in two lists at one index, found through the
+core's open addressing (``hash_slots`` in the plugin API). The pure
 Python build keeps the ``str``-keyed dict (its character loops would be
 ~50x slower): see :data:`NATIVE`.
 """
@@ -19,14 +18,15 @@ from __future__ import annotations
 
 from typing import Final, final
 
-from librt.vecs import append, vec
+from librt.vecs import vec
 from mypy_extensions import i64
+
+from tokenprism.core.plugin_api import entry_at, next_match, with_entry
 
 NATIVE: Final = not __file__.endswith(".py")
 """Whether this module is compiled (the tokenizer uses it only then)."""
 _M32: Final = 0xFFFFFFFF
 _MUL: Final = 0x5BD1E995  # below 2**31: a 32-bit value times it stays below 2**63
-_FIRST_SLOTS: Final = 4096
 
 
 def chunk_end(text: str, a: i64, n: i64) -> tuple[i64, i64]:
@@ -41,7 +41,7 @@ def chunk_end(text: str, a: i64, n: i64) -> tuple[i64, i64]:
         t = (h ^ c) * _MUL
         h = (t ^ (t >> 29)) & _M32
         x += 1
-    return x, h >> 1  # (a slot, hash << 32 | index + 1, stays positive)
+    return x, h >> 1  # (31 bits, as hash_slots takes them)
 
 
 def _same(key: str, text: str, a: i64, b: i64) -> bool:
@@ -83,55 +83,20 @@ class ChunkCache:
         ``h``, :func:`chunk_end`), or -1."""
         slots = self.slots
         keys = self.keys
-        size: i64 = len(slots)
-        if size == 0:
-            return -1
-        mask = size - 1
-        s = h & mask
-        while True:
-            e = slots[s]
-            if e == 0:
-                return -1
-            j = (e & _M32) - 1
-            if e >> 32 == h and j < len(keys) and _same(keys[j], text, a, b):
+        s = next_match(slots, h, h)
+        while s >= 0:
+            j = entry_at(slots, s)
+            if j < len(keys) and _same(keys[j], text, a, b):
                 return j
-            s = (s + 1) & mask
+            s = next_match(slots, h, s + 1)
+        return -1
 
     def put(self, chunk: str, h: i64, path: vec[i64]) -> None:
         """Keep ``path`` for ``chunk`` (hash ``h``), which was not found.
         Past the limit, the cache is emptied first."""
         if len(self.keys) >= self.limit:
             self.clear()
-        keys = self.keys
-        paths = self.paths
-        slots = self.slots
-        if 2 * (len(keys) + 1) > len(slots):
-            slots = _grown(slots)
-            self.slots = slots
-        j: i64 = len(keys)
-        keys.append(chunk)
-        paths.append(path)
-        mask: i64 = len(slots) - 1
-        s = h & mask
-        while slots[s] != 0:
-            s = (s + 1) & mask
-        slots[s] = (h << 32) | (j + 1)
-
-
-def _grown(slots: vec[i64]) -> vec[i64]:
-    """Twice the slots (at first :data:`_FIRST_SLOTS`), every chunk placed
-    again from its stored hash."""
-    size: i64 = 2 * len(slots) if len(slots) else _FIRST_SLOTS
-    out = vec[i64](capacity=size)
-    k: i64 = 0
-    while k < size:
-        out = append(out, 0)
-        k += 1
-    mask = size - 1
-    for e in slots:
-        if e != 0:
-            s = (e >> 32) & mask
-            while out[s] != 0:
-                s = (s + 1) & mask
-            out[s] = e
-    return out
+        j: i64 = len(self.keys)
+        self.keys.append(chunk)
+        self.paths.append(path)
+        self.slots = with_entry(self.slots, h, j)

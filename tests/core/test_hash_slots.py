@@ -1,0 +1,64 @@
+"""core.hash_slots: the open addressing under the plugins' native caches,
+checked against a plain dict of hash -> entries."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from librt.vecs import vec
+from mypy_extensions import i64
+
+from tokenprism.core.hash_slots import FIRST_SLOTS, entry_at, next_match, with_entry
+
+
+def entries_of(slots: vec[i64], h: int) -> list[int]:
+    """Every entry of hash ``h``, in probe order, as a cache walks them."""
+    out = []
+    s = next_match(slots, h, h)
+    while s >= 0:
+        out.append(entry_at(slots, s))
+        s = next_match(slots, h, s + 1)
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, (1 << 31) - 1) | st.sampled_from([7, 7 + FIRST_SLOTS, FIRST_SLOTS - 1]),
+                max_size=3 * FIRST_SLOTS))
+def test_every_entry_is_found_under_its_hash(hashes: list[int]) -> None:
+    slots = vec[i64]()
+    for j, h in enumerate(hashes):
+        slots = with_entry(slots, h, j)
+    assert len(slots) >= 2 * len(hashes) and (len(slots) & (len(slots) - 1)) == 0
+    expected: dict[int, list[int]] = {}
+    for j, h in enumerate(hashes):
+        expected.setdefault(h, []).append(j)
+    for h, js in expected.items():
+        assert sorted(entries_of(slots, h)) == js
+    # a hash never stored leads to no entry, from wherever it starts
+    absent = next(h for h in range(1 << 20) if h not in expected)
+    assert entries_of(slots, absent) == []
+
+
+def test_no_slots_and_wrapping_around() -> None:
+    assert next_match(vec[i64](), 5, 5) == -1
+    slots = vec[i64]()
+    last = FIRST_SLOTS - 1
+    for j in range(3):  # three entries that all want the last slot: two wrap to the front
+        slots = with_entry(slots, last, j)
+    assert len(slots) == FIRST_SLOTS
+    assert entries_of(slots, last) == [0, 1, 2]
+    assert [entry_at(slots, s) for s in (last, 0, 1)] == [0, 1, 2]
+
+
+def test_growing_makes_a_new_vector_and_keeps_the_old_one() -> None:
+    """A reader holding the slots from before a growth still finds what
+    they held (the caches rely on it)."""
+    slots = vec[i64]()
+    n = FIRST_SLOTS // 2
+    for j in range(n):
+        slots = with_entry(slots, j * 7919 % (1 << 31), j)
+    old = slots
+    grown = with_entry(slots, 123, n)
+    assert len(grown) == 2 * len(old)
+    assert entries_of(old, 123) == [] and n in entries_of(grown, 123)
+    assert all(j in entries_of(old, j * 7919 % (1 << 31)) for j in range(n))
