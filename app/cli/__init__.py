@@ -14,7 +14,6 @@ import argparse
 import importlib
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Mapping, NoReturn, Sequence
 
 # before numpy is imported: its OpenBLAS would start a thread per core that
 # spins for ~50 ms of CPU at start-up, and nothing here calls BLAS
@@ -26,7 +25,12 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from tokenprism.core.build_info import build_kind, module_status
 from tokenprism.core.errors import GGUFError, TokenPrismError, printable
 
+# not typing's: importing typing was ~4 ms of `tokenprism --version` (type
+# checkers read a module's own TYPE_CHECKING the same way)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, Iterable, Iterator, Mapping, NoReturn, Sequence
+
     from tokenprism.core import Model
     from tokenprism.core.formats.export import TokenList
 
