@@ -19,8 +19,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from librt.vecs import append, vec
+from librt.vecs import vec
 from mypy_extensions import i64
+
+from .bytes_index import zeros64
 
 FIRST_SLOTS: Final = 4096
 _M32: Final = 0xFFFFFFFF
@@ -67,11 +69,7 @@ def _grown(slots: vec[i64]) -> vec[i64]:
     """Twice the slots (at first :data:`FIRST_SLOTS`), every entry placed
     again from its stored hash."""
     size: i64 = 2 * len(slots) if len(slots) else FIRST_SLOTS
-    out = vec[i64](capacity=size)
-    k: i64 = 0
-    while k < size:
-        out = append(out, 0)
-        k += 1
+    out = zeros64(size)
     mask = size - 1
     for e in slots:
         if e != 0:

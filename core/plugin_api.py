@@ -99,7 +99,8 @@ Native vectors
     :class:`TokenColumns` holds a fragment's ids, starts and ends as
     ``librt.vecs`` ``vec[i64]`` for ``encode_columns``; :func:`packed`
     makes one vector of three lists. :func:`distinct_sorted` and
-    :func:`as_tuple` are small array helpers; :func:`column_bytes` gives a
+    :func:`as_tuple` are small array helpers, :func:`zeros64` a vector of
+    zeros to store into; :func:`column_bytes` gives a
     vocabulary column's array as bytes, to read natively. :class:`Record`
     is the base of the kernel's frozen value types (``core.record`` says
     why not a dataclass: start-up time), for a plugin's own.
@@ -139,7 +140,7 @@ if TYPE_CHECKING:
                           NormalizedFragment, PreTokenized, RuleChunks, Step, Symbols, Unknown, Word)
     from .merge_order import merge_order
     from .arrays import distinct_sorted
-    from .bytes_index import BytesIndex, piece_lookup, raw_index
+    from .bytes_index import BytesIndex, piece_lookup, raw_index, zeros64
     from .hash_slots import entry_at, next_match, with_entry
     from .pair_cache import MISS, PairCache
     from .unicode_ranges import (MAX_CP, RangeSet, Ranges, complement, contains, flag_ranges, intersect,
@@ -158,7 +159,7 @@ _LAZY = {
                      "LatticeEdge", "Merge", "NormalizedFragment", "PreTokenized", "RuleChunks", "Step", "Symbols",
                      "Unknown", "Word"), "explain"),
     "merge_order": "merge_order",
-    **dict.fromkeys(("BytesIndex", "piece_lookup", "raw_index"), "bytes_index"),
+    **dict.fromkeys(("BytesIndex", "piece_lookup", "raw_index", "zeros64"), "bytes_index"),
     **dict.fromkeys(("entry_at", "next_match", "with_entry"), "hash_slots"),
     **dict.fromkeys(("MAX_CP", "RangeSet", "Ranges", "complement", "contains", "flag_ranges", "intersect",
                      "lowercase_pairs", "merged", "nfd_first", "points", "subtract", "whitespace"),
@@ -201,7 +202,7 @@ __all__ = [
     "lowercase_pairs", "merged", "nfd_first", "points", "subtract", "unicode_data", "utf8_width",
     "whitespace",
     # native vectors and small helpers
-    "Record", "TokenColumns", "as_tuple", "column_bytes", "distinct_sorted", "packed",
+    "Record", "TokenColumns", "as_tuple", "column_bytes", "distinct_sorted", "packed", "zeros64",
     # errors
     "GGUFError", "TokenPrismError",
 ]

@@ -23,6 +23,8 @@ from librt.strings import BytesWriter
 from librt.vecs import append, vec
 from mypy_extensions import i64, u8
 
+from tokenprism.core.plugin_api import zeros64
+
 # a byte's classes (``class_table``)
 LETTER: Final = 1
 NUMBER: Final = 2
@@ -209,12 +211,7 @@ whole table is asked for."""
 
 def new_memo() -> vec[i64]:
     """The empty memo :func:`collapse` keeps a code point's byte in."""
-    memo = vec[i64](capacity=_MEMO_SIZE)
-    k: i64 = 0
-    while k < _MEMO_SIZE:
-        memo = append(memo, 0)
-        k += 1
-    return memo
+    return zeros64(_MEMO_SIZE)
 
 
 def collapse(text: str, memo: vec[i64], rep_of: Callable[[int], int], table_of: Callable[[], bytes],

@@ -19,6 +19,8 @@ from typing import Final, Optional, final
 from librt.vecs import append, vec
 from mypy_extensions import i64
 
+from tokenprism.core.plugin_api import zeros64
+
 # the hash of a text one code point longer is ((h * HASH_MUL) ^ cp) &
 # HASH_MASK, from 0 (written out where text is scanned: a call per
 # character). It stays below 2**38 and its factor below 2**24: the product
@@ -67,7 +69,7 @@ class ChunkTable:
         self.clear()
 
     def clear(self) -> None:
-        self.slots = vec[i64]([0] * 4096)
+        self.slots = zeros64(4096)
         self.mask = 4095
         self.hashes = vec[i64]()
         self.texts = []
@@ -121,7 +123,7 @@ class ChunkTable:
         """Twice the slots, every entry placed again (into a new vector:
         a reader holding the old one still finds what it held)."""
         size: i64 = 2 * (self.mask + 1)
-        slots = vec[i64]([0] * size)
+        slots = zeros64(size)
         hashes = self.hashes
         for e in range(len(hashes)):
             _place(slots, size - 1, e, hashes[e])

@@ -60,7 +60,7 @@ from mypy_extensions import i32, i64, u8
 from tokenprism.core.plugin_api import (
     BytesIndex, FragmentResult, PieceCodes, RangeSet, Ranges, Vocab, checkpoint,
     config_from_vocab, flag_ranges, intersect, lowercase_pairs, merged, nfd_first, piece_codes,
-    piece_lookup, points, subtract, unicode_data as ud, utf8_width, whitespace)
+    piece_lookup, points, subtract, unicode_data as ud, utf8_width, whitespace, zeros64)
 
 from .chunks import HASH_MASK, HASH_MUL, Chunk, ChunkTable
 
@@ -668,9 +668,9 @@ class WpmTokenizer:
             a = i + 1
         # made at their size and stored into: an append is a call into the
         # vector library per value (three per token)
-        ids = vec[i64]([0] * total)
-        starts = vec[i64]([0] * total)
-        ends = vec[i64]([0] * total)
+        ids = zeros64(total)
+        starts = zeros64(total)
+        ends = zeros64(total)
         pos: i64 = 0
         at_tok: i64 = 0
         n_found: i64 = len(found)
@@ -827,7 +827,7 @@ class WpmTokenizer:
             parts.append(r)
             n_cols += 3 * r.n
         # made at its size and stored into (appends grew it by copying)
-        cols = vec[i64]([0] * n_cols)
+        cols = zeros64(n_cols)
         at: i64 = 0
         pos: i64 = 0
         for r in parts:
