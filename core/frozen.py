@@ -169,6 +169,10 @@ class TokenIndex(_Refuses, Mapping[str, int]):
         self._native: PieceIndex | None = None
         self._lock = threading.Lock()
 
+    def over(self, pieces: Sequence[str]) -> bool:
+        """Whether this is the table of exactly ``pieces`` (the object)."""
+        return self._pieces is pieces
+
     def _once(self, name: str, make: Callable[[], X]) -> X:
         """The slot ``name``, made by ``make`` the first time, under the
         lock (checked again inside it: made once, whichever thread asks
@@ -353,6 +357,21 @@ def column_bytes(values: Sequence[Any]) -> tuple[str, bytes] | None:
     if code in ("l", "L"):  # (a C long: 4 or 8 bytes)
         code = ("q" if code == "l" else "Q") if int(a.itemsize) == 8 else ("i" if code == "l" else "I")
     return code, bytes(a.tobytes())
+
+
+def score_bytes(values: Sequence[float]) -> tuple[bytes, str]:
+    """A vocabulary column of scores as little-endian bytes and their type
+    code: ``f`` (float32, as files store them), ``i`` (int32) or ``d``
+    (float64, the values converted when no array of those is behind the
+    column). SPM and UGM read scores from it natively: SPM's tuple of 32k
+    floats was 316 fresh pages of a 3 600-page command-line process."""
+    raw = column_bytes(values)
+    if raw is not None and raw[0] in ("f", "i", "d"):
+        return raw[1], raw[0]
+    out = array("d", [float(x) for x in values])
+    if sys.byteorder == "big":
+        out.byteswap()
+    return out.tobytes(), "d"
 
 
 def as_tuple(values: Sequence[T]) -> tuple[T, ...]:

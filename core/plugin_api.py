@@ -67,7 +67,9 @@ The vocabulary
     :class:`StringArray` is how the file's string arrays (merges) come.
     :class:`BytesIndex` looks texts up in such an array's undecoded bytes
     (:func:`raw_index`: merges or pieces; :func:`piece_lookup`: the pieces
-    in any form, with the longest piece at a position).
+    in any form, with the longest piece at a position); :func:`piece_finder`
+    gives a merge loop's piece lookup (:class:`PieceFinder`), over those
+    bytes when the vocabulary still has them, else its :func:`piece_index`.
 
 Long work
     A loop that may run long calls :func:`offer_gil` every :data:`STEP`
@@ -101,7 +103,8 @@ Native vectors
     makes one vector of three lists. :func:`distinct_sorted` and
     :func:`as_tuple` are small array helpers, :func:`zeros64` a vector of
     zeros to store into; :func:`column_bytes` gives a
-    vocabulary column's array as bytes, to read natively. :class:`Record`
+    vocabulary column's array as bytes, to read natively, and
+    :func:`score_bytes` its scores so. :class:`Record`
     is the base of the kernel's frozen value types (``core.record`` says
     why not a dataclass: start-up time), for a plugin's own.
 
@@ -121,7 +124,7 @@ from typing import TYPE_CHECKING, Any
 
 from .columns import TokenColumns, packed
 from .errors import GGUFError, TokenPrismError
-from .frozen import Record, as_tuple, column_bytes
+from .frozen import Record, as_tuple, column_bytes, score_bytes
 from .gil import STEP, WORD_STEP, Cancelled, checkpoint, dispose, offer_gil
 from .hookspecs import hookimpl
 from .memory import trim_heap
@@ -132,7 +135,7 @@ from .string_array import StringArray
 from .tokenizer import (ColumnTokenizer, CuttableTokenizer, FragmentResult, PreparedTokenizer,
                         RankedTokenizer, Tokenizer, TokenizerConfig, WordTokenizer, config_from_vocab,
                         resolve_special_ids)
-from .vocab import Attr, TokenType, Vocab, decoded_pieces, piece_codes, piece_index
+from .vocab import Attr, TokenType, Vocab, decoded_pieces, piece_codes, piece_finder, piece_index
 
 if TYPE_CHECKING:
     from . import unicode_data
@@ -140,7 +143,7 @@ if TYPE_CHECKING:
                           NormalizedFragment, PreTokenized, RuleChunks, Step, Symbols, Unknown, Word)
     from .merge_order import merge_order
     from .arrays import distinct_sorted
-    from .bytes_index import BytesIndex, piece_lookup, raw_index, zeros64
+    from .bytes_index import BytesIndex, PieceFinder, piece_lookup, raw_index, zeros64
     from .hash_slots import entry_at, next_match, with_entry
     from .pair_cache import MISS, PairCache
     from .unicode_ranges import (MAX_CP, RangeSet, Ranges, complement, contains, flag_ranges, intersect,
@@ -159,7 +162,7 @@ _LAZY = {
                      "LatticeEdge", "Merge", "NormalizedFragment", "PreTokenized", "RuleChunks", "Step", "Symbols",
                      "Unknown", "Word"), "explain"),
     "merge_order": "merge_order",
-    **dict.fromkeys(("BytesIndex", "piece_lookup", "raw_index", "zeros64"), "bytes_index"),
+    **dict.fromkeys(("BytesIndex", "PieceFinder", "piece_lookup", "raw_index", "zeros64"), "bytes_index"),
     **dict.fromkeys(("entry_at", "next_match", "with_entry"), "hash_slots"),
     **dict.fromkeys(("MAX_CP", "RangeSet", "Ranges", "complement", "contains", "flag_ranges", "intersect",
                      "lowercase_pairs", "merged", "nfd_first", "points", "subtract", "whitespace"),
@@ -191,8 +194,8 @@ __all__ = [
     "merge_order",
     # the vocabulary
     "Attr", "PieceCodes", "PieceIndex", "StringArray", "TokenType", "Vocab", "decoded_pieces",
-    "piece_codes", "piece_index",
-    "BytesIndex", "piece_lookup", "raw_index",
+    "piece_codes", "piece_finder", "piece_index",
+    "BytesIndex", "PieceFinder", "piece_lookup", "raw_index",
     # long work
     "STEP", "WORD_STEP", "Cancelled", "checkpoint", "dispose", "offer_gil", "trim_heap",
     # merge loops, native caches
@@ -202,7 +205,8 @@ __all__ = [
     "lowercase_pairs", "merged", "nfd_first", "points", "subtract", "unicode_data", "utf8_width",
     "whitespace",
     # native vectors and small helpers
-    "Record", "TokenColumns", "as_tuple", "column_bytes", "distinct_sorted", "packed", "zeros64",
+    "Record", "TokenColumns", "as_tuple", "column_bytes", "distinct_sorted", "packed", "score_bytes",
+    "zeros64",
     # errors
     "GGUFError", "TokenPrismError",
 ]

@@ -31,6 +31,8 @@ from .string_array import StringArray
 if TYPE_CHECKING:  # numpy is imported where the arrays are first asked for, not to open a file
     import numpy as np
 
+    from .bytes_index import PieceFinder
+
 KEY_MODEL = "tokenizer.ggml.model"
 KEY_PRE = "tokenizer.ggml.pre"
 KEY_TOKENS = "tokenizer.ggml.tokens"
@@ -329,6 +331,24 @@ def piece_index(vocab: Vocab) -> PieceIndex:
         if 0 <= tid < len(texts):
             texts[tid] = text
     return PieceIndex(codes_of(texts))
+
+
+def piece_finder(vocab: Vocab) -> "PieceFinder":
+    """Piece text -> id for a merge loop (a new :class:`PieceFinder` each
+    call: a tokenizer keeps its own): over the file's bytes while the
+    pieces are undecoded and the vocabulary's table is over exactly them
+    (no piece empty: see ``_index_pieces``), so that both answer alike;
+    else the native index (:func:`piece_index`). The pure build reads the
+    native index, whose dict it has made anyway."""
+    from .bytes_index import PieceFinder, raw_index  # (loaded with the first tokenizer that asks)
+
+    t = vocab.token_to_id
+    pieces = vocab.pieces
+    if NATIVE and isinstance(t, TokenIndex) and t.over(pieces):
+        raw = raw_index(pieces, True)
+        if raw is not None:
+            return PieceFinder(raw, None)
+    return PieceFinder(None, piece_index(vocab))
 
 
 def _string(gf: GGUFFile, key: str, default: str) -> str:

@@ -31,13 +31,13 @@ import re
 from typing import TYPE_CHECKING, Final
 from heapq import heapify, heappop, heappush
 
-from librt.vecs import vec
-from mypy_extensions import i64
+from librt.strings import read_f32_le, read_f64_le, read_i32_le, read_i64_le
+from librt.vecs import append, vec
+from mypy_extensions import i32, i64
 
 from tokenprism.core.plugin_api import (
-    FragmentResult, PairCache, PieceCodes, PieceIndex, STEP, TokenColumns, TokenPrismError,
-    TokenizerConfig, Vocab, WORD_STEP, as_tuple, checkpoint, config_from_vocab, piece_codes,
-    piece_index)
+    BytesIndex, FragmentResult, PairCache, PieceCodes, PieceFinder, STEP, TokenColumns, TokenPrismError,
+    TokenizerConfig, Vocab, WORD_STEP, checkpoint, config_from_vocab, piece_codes, piece_finder, score_bytes)
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
     from tokenprism.core.plugin_api import FragmentTrace
@@ -64,8 +64,13 @@ _CACHE_MAX_ENTRIES: Final = 1 << 16
 _SCAN_MAX: Final = 64
 _NO_SCORE: Final = float("-inf")  # a slot without a pair (see _merge_scan)
 
-# code points below this get their token from a table (the BMP: 512 KB)
+# code points below this get their token from a table (the BMP), in blocks
+# of 256 made when a text first meets one: the whole table, made at once,
+# was 128 fresh pages (~0.4 ms) of every first encode, "Hello" included
 _CHAR_TABLE_SIZE: Final = 0x10000
+_BLOCK_BITS: Final = 8
+_BLOCK: Final = 1 << _BLOCK_BITS
+_NO_BLOCK: Final = vec[i32]()
 
 
 class WordTokens:
@@ -99,12 +104,15 @@ class SpmTokenizer:
         # the native index (a lookup hashes the text in place, no slice),
         # and what comes from it, are made on first use (_index): opening
         # reads no piece's code points (llama-spm's first open ~3 ms less)
-        self._ids: PieceIndex | None = None
-        self._scores: tuple[float, ...] = as_tuple(vocab.scores)
+        self._ids: PieceFinder | None = None
+        # scores are read where the file's array holds them (score_bytes)
+        raw, code = score_bytes(vocab.scores)
+        self._score_raw: bytes = raw
+        self._score_kind: i64 = 0 if code == "f" else 1 if code == "i" else 2
         self._ranks: list[int] | None = None
         self._n_tokens: int = len(vocab.scores)
-        # made on first use (see _chars)
-        self._char_table: list[int] = []
+        # blocks of the character table, made on first use (see _chars)
+        self._char_blocks: list[vec[i32]] = [_NO_BLOCK] * (_CHAR_TABLE_SIZE >> _BLOCK_BITS)
         self._pairs = PairCache(self._n_tokens, self._n_tokens)
         self._byte_ids: list[int] = []
         self._by_word: bool = by_word
@@ -118,16 +126,19 @@ class SpmTokenizer:
         one by one, made the first time a text needs them (two threads at
         once at worst both make the same)."""
         if self._ids is None:
-            ids = piece_index(self.vocab)
+            ids = piece_finder(self.vocab)
             self._byte_ids = _byte_token_ids(ids, self.config.special_ids.get("unk", -1))
-            self._by_word = self._by_word and not _crosses_word(piece_codes(self.vocab))
+            raw = ids.raw
+            crosses = (_crosses_word_bytes(raw, len(self.vocab.pieces)) if raw is not None
+                       else _crosses_word(piece_codes(self.vocab)))
+            self._by_word = self._by_word and not crosses
             self._ids = ids
 
     def prepare(self) -> None:
         """Make the piece index now rather than for the first text."""
         self._index()
 
-    def _piece_ids(self) -> PieceIndex:
+    def _piece_ids(self) -> PieceFinder:
         if self._ids is None:
             self._index()
         ids = self._ids
@@ -303,29 +314,29 @@ class SpmTokenizer:
         Code points come from one encode of the whole word, and a char's
         token from a table indexed by code point: no one-character string
         and no lookup in the big piece table per character."""
-        table = self._char_table
-        if not table:
-            table = [-2] * _CHAR_TABLE_SIZE
-            self._char_table = table
         ids = self._piece_ids()
         sym: list[int] = []
         boff: list[int] = []
+        space = self._char_id(_SPACE_MARK_CP)
         if prefix:
-            sym.append(self._char_id(table, _SPACE_MARK_CP))
+            sym.append(space)
             boff.append(0)
         if text.isascii():
+            low = self._block(0)
             data = text.encode("ascii")
             for k in range(len(data)):
                 c = data[k]
                 if c == 32:
-                    c = _SPACE_MARK_CP
-                t = table[c]
-                if t == -2:
-                    t = self._char_id(table, c)
+                    t = space
+                else:
+                    t = low[c]
+                    if t == -2:
+                        t = self._fill(low, c)
                 sym.append(t)
                 boff.append(k)
             boff.append(len(data))
             return sym, boff
+        blocks = self._char_blocks
         data = text.encode("utf-32-le", "surrogatepass")
         acc = 0
         for k in range(0, len(data), 4):
@@ -333,29 +344,59 @@ class SpmTokenizer:
             boff.append(acc)
             if c < 0x80:
                 acc += 1
-                if c == 32:
-                    c = _SPACE_MARK_CP
             elif c < 0x800:
                 acc += 2
             elif c < 0x10000:
                 acc += 3
             else:
                 acc += 4
-            if c < _CHAR_TABLE_SIZE:
-                t = table[c]
+            if c == 32:
+                t = space
+            elif c < _CHAR_TABLE_SIZE:
+                blk = blocks[c >> _BLOCK_BITS]
+                if len(blk) == 0:
+                    blk = self._block(c >> _BLOCK_BITS)
+                t = blk[c & (_BLOCK - 1)]
                 if t == -2:
-                    t = self._char_id(table, c)
+                    t = self._fill(blk, c)
             else:
                 t = ids.char(c)
             sym.append(t)
         boff.append(acc)
         return sym, boff
 
-    def _char_id(self, table: list[int], c: int) -> int:
-        ids = self._piece_ids()
-        t = ids.char(c)
-        table[c] = t  # the same value whichever thread writes it
+    def _block(self, hi: int) -> vec[i32]:
+        """Block ``hi`` of the character table (-2: not looked up yet),
+        made when first asked for. Two threads may both make it; the one
+        stored last is kept, and what the other filled in is looked up
+        again."""
+        blk = self._char_blocks[hi]
+        if len(blk) == 0:
+            for _ in range(_BLOCK):
+                blk = append(blk, -2)
+            self._char_blocks[hi] = blk
+        return blk
+
+    def _fill(self, blk: vec[i32], c: int) -> int:
+        """The token of the character ``c`` (-1: none), kept in its block."""
+        t = self._piece_ids().char(c)
+        blk[c & (_BLOCK - 1)] = i32(t)  # the same value whichever thread writes it
         return t
+
+    def _char_id(self, c: int) -> int:
+        """The token of the character ``c`` below :data:`_CHAR_TABLE_SIZE`."""
+        blk = self._block(c >> _BLOCK_BITS)
+        t = blk[c & (_BLOCK - 1)]
+        return self._fill(blk, c) if t == -2 else int(t)
+
+    def _score(self, t: i64) -> float:
+        """Token ``t``'s score, read from the vocabulary's bytes."""
+        kind = self._score_kind
+        if kind == 0:
+            return read_f32_le(self._score_raw, t * 4)
+        if kind == 1:
+            return float(read_i32_le(self._score_raw, t * 4))
+        return read_f64_le(self._score_raw, t * 8)
 
     def _merge(self, s: str, sym: list[int]) -> list[int]:
         """llama.cpp's merge loop over the characters of ``s``, whose tokens
@@ -382,7 +423,6 @@ class SpmTokenizer:
         ranks cost more than the whole walk), and a pair's token id is,
         once merged, the symbol's token without a second lookup.
         """
-        scores = self._scores
         # a pair's token, kept by the two ids once looked up (PairCache.joined)
         pairs = self._pairs
         ids = self._piece_ids()
@@ -393,7 +433,7 @@ class SpmTokenizer:
         pair = [pairs.joined(ids, s, i, i + 2, sym[i], sym[i + 1]) for i in range(n - 1)]
         pair.append(-1)
         # each pair's score beside its token: the walk reads one list
-        psc = [scores[t] if t >= 0 else _NO_SCORE for t in pair]
+        psc = [self._score(t) if t >= 0 else _NO_SCORE for t in pair]
         while True:
             left = -1
             best = _NO_SCORE
@@ -428,12 +468,12 @@ class SpmTokenizer:
                 a2 = nxt[after]
                 t = pairs.joined(ids, s, left, a2 if a2 >= 0 else n, merged, sym[after])
             pair[left] = t
-            psc[left] = scores[t] if t >= 0 else _NO_SCORE
+            psc[left] = self._score(t) if t >= 0 else _NO_SCORE
             before = prv[left]
             if before >= 0:
                 t = pairs.joined(ids, s, before, end, sym[before], merged)
                 pair[before] = t
-                psc[before] = scores[t] if t >= 0 else _NO_SCORE
+                psc[before] = self._score(t) if t >= 0 else _NO_SCORE
         return nxt
 
     def _merge_heap(self, s: str, sym: list[int]) -> list[int]:
@@ -505,7 +545,7 @@ class SpmTokenizer:
         harmless."""
         ranks = self._ranks
         if ranks is None:
-            ranks = _rank_table(self._scores)
+            ranks = _rank_table([self._score(t) for t in range(self._n_tokens)])
             self._ranks = ranks
         return ranks
 
@@ -542,7 +582,7 @@ def _append(tokens: WordTokens, base: int, out: TokenColumns) -> None:
         out.add(tids[j], base + ts[j], base + te[j])
 
 
-def _rank_table(scores: tuple[float, ...]) -> list[int]:
+def _rank_table(scores: list[float]) -> list[int]:
     """Each token's score as a rank, 0 for the best: an int that orders
     like the score and packs into a heap key. Equal scores share a rank."""
     # (no numpy: its import cost a first encode more than this loop; NaNs,
@@ -571,7 +611,29 @@ def _crosses_word(codes: PieceCodes) -> bool:
     return False
 
 
-def _byte_token_ids(ids: PieceIndex, unk: int) -> list[int]:
+def _crosses_word_bytes(raw: BytesIndex, n: i64) -> bool:
+    """:func:`_crosses_word` read from the UTF-8 of the ``n`` pieces where
+    the file holds them (``raw``'s strings), no code point made: a ``▁``
+    (E2 96 81) after the piece's leading ones. The bytes E2 96 81 are a
+    ``▁`` wherever they lie: E2 continues no sequence."""
+    region = raw.region
+    offsets = raw.offsets
+    i: i64 = 0
+    while i < n:
+        p = read_i64_le(offsets, i << 3)
+        a = p + 8
+        end = a + read_i64_le(region, p)  # (checked when the index was made)
+        while a + 3 <= end and region[a] == 0xE2 and region[a + 1] == 0x96 and region[a + 2] == 0x81:
+            a += 3
+        while a + 3 <= end:
+            if region[a] == 0xE2 and region[a + 1] == 0x96 and region[a + 2] == 0x81:
+                return True
+            a += 1
+        i += 1
+    return False
+
+
+def _byte_token_ids(ids: PieceFinder, unk: int) -> list[int]:
     """The token llama.cpp's ``byte_to_token`` gives each byte: ``<0xNN>``,
     else the byte itself as a piece. llama.cpp aborts when both are
     missing; the unknown token (or -1, an error when used) stands in."""

@@ -51,7 +51,7 @@ from mypy_extensions import i32, i64
 
 from tokenprism.core.plugin_api import (
     Attr, FragmentResult, GGUFError, STEP, TokenColumns, TokenType, Vocab, WORD_STEP,
-    checkpoint, column_bytes, config_from_vocab, decoded_pieces, dispose, piece_codes, utf8_width)
+    checkpoint, column_bytes, config_from_vocab, decoded_pieces, dispose, piece_codes, score_bytes, utf8_width)
 
 from .charsmap import ESCAPED_SPACE, BytesNorm, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
@@ -230,18 +230,6 @@ def _int_bytes(values: Sequence[int]) -> tuple[bytes, i64]:
     return w.getvalue(), 8
 
 
-def _score_bytes(values: Sequence[float]) -> tuple[bytes, str]:
-    """A vocabulary column of scores as little-endian bytes and their type
-    code: ``f`` (float32, as files store them), ``i`` (int32) or ``d``."""
-    raw = column_bytes(values)
-    if raw is not None and raw[0] in ("f", "i", "d"):
-        return raw[1], raw[0]
-    w = BytesWriter()
-    for x in values:
-        write_f64_le(w, float(x))
-    return w.getvalue(), "d"
-
-
 def _matchers(vocab: Vocab) -> tuple[vec[i64], list[str], float, bytes]:
     """The ids of the pieces the Viterbi pass may match (normal,
     user-defined and unused ones, ascending), the user-defined pieces, the
@@ -254,7 +242,7 @@ def _matchers(vocab: Vocab) -> tuple[vec[i64], list[str], float, bytes]:
     native pass over the columns: numpy's masks cost its ~65 ms import."""
     types, tw = _int_bytes(vocab.types)
     attrs, aw = _int_bytes(vocab.attrs)
-    scores, code = _score_bytes(vocab.scores)
+    scores, code = score_bytes(vocab.scores)
     kind: i64 = 0 if code == "f" else 1 if code == "i" else 2  # (an int compare per token, not a str one)
     sw: i64 = 8 if kind == 2 else 4
     n: i64 = len(types) // tw

@@ -47,3 +47,38 @@ def test_caches_do_not_share_slots() -> None:
     c = PairCache(n_tokens=100, top=100)
     c.put(9, 9, 0)
     assert (c.get(1, 2), c.get(3, 4), c.get(9, 9)) == (MISS, MISS, 0)
+
+
+def test_slots_start_at_one_page_and_grow_to_the_bound() -> None:
+    from tokenprism.core.pair_cache import FIRST_SLOTS
+
+    n = 262_144
+    cache = PairCache(n_tokens=n, top=n)
+    assert len(cache.slots) == 0
+    cache.put(1, 2, 3)
+    assert len(cache.slots) == FIRST_SLOTS
+    assert cache.get(1, 2) == 3
+    sizes = set()
+    for k in range(200_000):
+        cache.put(k % 5000 + 7, k // 5000 + 1, k % 7)
+        sizes.add(len(cache.slots))
+        # the pair just stored is always found, whatever the growth did
+        assert cache.get(k % 5000 + 7, k // 5000 + 1) == k % 7
+    assert sizes == {FIRST_SLOTS, 8 * FIRST_SLOTS, SLOTS}
+    hits = sum(cache.get(k % 5000 + 7, k // 5000 + 1) == k % 7 for k in range(195_000, 200_000))
+    assert hits > 4000  # (a direct-mapped cache forgets what a later pair evicted)
+
+
+def test_growth_carries_every_stored_pair_over() -> None:
+    from tokenprism.core.pair_cache import FIRST_SLOTS
+
+    cache = PairCache(n_tokens=100_000, top=100_000)
+    # distinct slots at the first size (lid * 1031 + rid differ mod FIRST_SLOTS)
+    pairs = [(0, r) for r in range(FIRST_SLOTS)]
+    for lid, rid in pairs:
+        cache.put(lid, rid, rid + 1)
+    assert len(cache.slots) == FIRST_SLOTS
+    cache._grown(cache.slots)
+    assert len(cache.slots) == 8 * FIRST_SLOTS
+    assert all(cache.get(lid, rid) == rid + 1 for lid, rid in pairs)
+    assert cache.get(1, 0) == MISS

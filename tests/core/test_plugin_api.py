@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokenprism.core import pair_cache, plugin_api
+from tokenprism.core.bytes_index import PieceFinder
 from tokenprism.core.pair_cache import MISS, PairCache
 from tokenprism.core.piece_codes import PieceIndex, codes_of
 from tokenprism.core.tokenizer import config_from_vocab
@@ -138,7 +139,7 @@ def test_config_force_bos_and_wrap_always() -> None:
 
 
 def test_joined_looks_a_pair_up_once_and_keeps_it() -> None:
-    index = PieceIndex(codes_of(("a", "b", "ab", "c")))
+    index = PieceFinder(None, PieceIndex(codes_of(("a", "b", "ab", "c"))))
     cache = PairCache(4, 4)
     assert cache.joined(index, "xab", 1, 3, 0, 1) == 2
     assert cache.get(0, 1) == 2

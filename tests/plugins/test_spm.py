@@ -34,6 +34,28 @@ def test_plugin_is_registered(ref_model: Any) -> None:
     assert model.kind == "SPM"
 
 
+@pytest.mark.parametrize("name", SPM_VOCABS)
+def test_piece_lookup_from_the_file_bytes_answers_as_the_index(name: str, ref_model: Any) -> None:
+    """SPM looks pieces up in the file's undecoded bytes (``piece_finder``)
+    in the compiled build; every piece, every character of one and a few
+    texts that are no piece get the id the vocabulary's own index gives."""
+    from tokenprism.core.frozen import NATIVE
+    from tokenprism.core.vocab import piece_finder, piece_index
+
+    vocab = ref_model(name).vocab
+    finder = piece_finder(vocab)
+    index = piece_index(vocab)
+    assert (finder.raw is not None) == NATIVE
+    pieces = decoded_pieces(vocab)
+    chars = sorted({c for p in pieces for c in p})
+    for p in list(pieces) + ["", "no such piece", "\udce2", "\u2581\u2581\u2581\u2581\u2581\u2581\u2581\u2581x"]:
+        assert finder.find(p) == index.find(p), p
+        text = "<" + p + ">"
+        assert finder.get(text, 1, len(text) - 1) == index.get(text, 1, len(text) - 1), p
+    for c in chars:
+        assert finder.char(ord(c)) == index.char(ord(c)), c
+
+
 # ---- config ---------------------------------------------------------------
 
 def test_config_llama_spm(ref_model: Any) -> None:

@@ -152,6 +152,21 @@ def test_crosses_word_is_a_mark_after_the_leading_ones(pieces: list[str]) -> Non
     assert _crosses_word(codes_of(pieces)) == want
 
 
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.text(alphabet="\u2581a\x00é🙂\udce2", max_size=6), min_size=1, max_size=8))
+def test_crosses_word_from_the_bytes_is_the_same(pieces: list[str]) -> None:
+    """The same answer read from the pieces' UTF-8 where a file holds them
+    (an escaped byte E2 included: it starts no ``▁``)."""
+    from tests.ggufmaker import string_array
+    from tokenprism.core.bytes_index import raw_index
+    from tokenprism.plugins.spm.spm import _crosses_word_bytes
+
+    raw = raw_index(string_array([p.encode("utf-8", "surrogateescape") for p in pieces]), True)
+    assert raw is not None
+    want = any("\u2581" in p.lstrip("\u2581") for p in pieces)
+    assert _crosses_word_bytes(raw, len(pieces)) == want
+
+
 @pytest.mark.parametrize(("pieces", "want"), [
     (("▁a", "▁▁", "▁▁▁b", "c"), False),
     (("▁a▁",), True),
