@@ -32,8 +32,8 @@ from librt.vecs import append, extend, vec
 from mypy_extensions import i64
 
 from tokenprism.core.plugin_api import (
-    BytesIndex, FragmentResult, MISS, PairCache, PieceIndex, STEP, TokenColumns, TokenizerConfig, Vocab,
-    WORD_STEP, checkpoint, config_from_vocab, offer_gil, packed, piece_index, raw_index, trim_heap)
+    FragmentResult, MISS, PairCache, PieceFinder, PieceIndex, STEP, TokenColumns, TokenizerConfig, Vocab,
+    WORD_STEP, checkpoint, config_from_vocab, offer_gil, packed, piece_finder, piece_index, trim_heap)
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
     from tokenprism.core.plugin_api import FragmentTrace
@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # the explanation records load with the first trace, never fo
 from . import pretokenizers as pt
 from .custom_split import piece_end
 from .pretokenize import CLASS_TABLE, Splitter, UnicodeTables, tables
-from .ranks import NATIVE_TABLES, RankTable, merges_containing
+from .ranks import RankTable, merges_containing
 from .word_cache import NATIVE as NATIVE_CACHE, WordCache, WordResult, ascii_hash
 
 _WORD_STEP: Final = WORD_STEP  # (Final: a native constant in the compiled loop)
@@ -120,10 +120,8 @@ class BpeTokenizer:
         # the native index (a lookup hashes the text in place, no slice), made
         # when a text first needs it: ~3 ms of deepseek-coder's 14 ms open
         self._t2i: Optional[PieceIndex] = None
-        # piece -> id from the pieces' undecoded bytes, what encoding looks
-        # pieces up in while they are undecoded (see _pieces_index)
-        self._raw_index: Optional[BytesIndex] = None
-        self._raw_checked = False
+        # piece -> id, what encoding looks pieces up in (see _piece_finder)
+        self._finder: Optional[PieceFinder] = None
         self.splitter = Splitter(ptype.regexes)
         self.tab: UnicodeTables = tables()
         self._ranks: Optional[RankTable] = None
@@ -161,31 +159,29 @@ class BpeTokenizer:
             self._t2i = t
         return t
 
-    def _pieces_index(self) -> Optional[BytesIndex]:
-        """A piece -> id index over the pieces' undecoded bytes, made on
-        first use, or None (pieces decoded already, or the pure build).
+    def _piece_finder(self) -> PieceFinder:
+        """Piece -> id for encoding, made on first use: over the pieces'
+        undecoded bytes while the vocabulary has them (``piece_finder``).
 
         The vocabulary's own index (:attr:`t2i`) is made from every piece's
         code points: 111M of llama-bpe's 336M-instruction first encode of
-        0.11 MB; this one hashes the bytes a word at a time (~8M). The
-        vocabulary keeps its pieces undecoded only when none is empty and
-        its piece -> id table is over exactly them (``core.vocab``), so
-        both answer alike."""
-        if not self._raw_checked:
+        0.11 MB; the bytes' index hashes them a word at a time (~8M)."""
+        f = self._finder
+        if f is None:
             with self._lock:
-                if not self._raw_checked:
-                    if NATIVE_TABLES:
-                        self._raw_index = raw_index(self.vocab.pieces, True)
-                    self._raw_checked = True
-        return self._raw_index
+                f = self._finder
+                if f is None:
+                    f = piece_finder(self.vocab)
+                    self._finder = f
+        return f
 
     def piece_id(self, s: str, start: i64, end: i64) -> i64:
         """The id of the piece ``s[start:end]``, or -1 (what encoding
-        looks up: see :meth:`_pieces_index`)."""
-        ix = self._raw_index if self._raw_checked else self._pieces_index()
-        if ix is not None:
-            return ix.find(s, start, end, end, False)  # (get, less its check for a dict)
-        return self.t2i.get(s, start, end)
+        looks up: see :meth:`_piece_finder`)."""
+        f = self._finder
+        if f is None:
+            f = self._piece_finder()
+        return f.get(s, start, end)
 
     def byte_ids(self) -> vec[i64]:
         """The ids of the 256 byte glyphs of a byte-level vocabulary."""
@@ -215,7 +211,7 @@ class BpeTokenizer:
         """The piece index made, every merge ranked, and the cuts of long
         texts found, now."""
         self._t2i = self.t2i  # (the property makes it)
-        self._pieces_index()
+        self._piece_finder()
         if self.byte_encode:
             self.byte_ids()
         # (every merge is ranked once the table is made: its dict of texts,

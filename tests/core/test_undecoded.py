@@ -96,7 +96,7 @@ def test_open_leaves_the_piece_index_to_the_first_text(kind: str) -> None:
     assert getattr(ready.tokenizer, index) is not None
     text = "Hello wörld, tokenizers\u2581 and 😀 <s>"
     assert lazy.encode(text).ids == ready.encode(text).ids
-    # compiled BPE encodes through its index over the pieces' bytes (_pieces_index), which then
-    # stands in for the code-point one
-    made = getattr(lazy.tokenizer, "_raw_index", None) if kind == "bpe" else None
+    # compiled BPE encodes through its piece finder (over the pieces' bytes,
+    # which then stand in for the code-point index)
+    made = getattr(lazy.tokenizer, "_finder", None) if kind == "bpe" else None
     assert made is not None or getattr(lazy.tokenizer, index) is not None

@@ -213,9 +213,10 @@ def test_pieces_index_answers_as_the_vocabulary(path: str) -> None:
     rest."""
     model = open_model(path)
     tok = model.tokenizer
-    ix = tok._pieces_index()  # type: ignore[attr-defined]
+    finder = tok._piece_finder()  # type: ignore[attr-defined]
     pieces = model.vocab.pieces
     assert isinstance(pieces, StringArray)
+    ix = finder.raw
     if not NATIVE_TABLES:
         assert ix is None
         return
