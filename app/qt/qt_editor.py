@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -390,13 +390,32 @@ class QTokenEditor(QPlainTextEdit):
         ``BLOCK_MARGIN`` characters beyond the visible lines)."""
         vp = self.viewport().rect()
         top = self.cursorForPosition(QPoint(0, 0)).position()
-        bottom = self.cursorForPosition(QPoint(vp.width() - 1, vp.height() - 1)).position()
+        bottom = self._bottom_position(vp.height() - 1)
         doc = self.document()
         tb = doc.findBlock(top)
         bb = doc.findBlock(bottom)
         begin = max(tb.position(), top - BLOCK_MARGIN)
         end = min(bb.position() + bb.length(), bottom + BLOCK_MARGIN)
         return begin, max(begin, end)
+
+    def _bottom_position(self, y: int) -> int:
+        """The document position at the end of the line at viewport height
+        ``y`` (or of the last line above it): about what ``cursorForPosition``
+        gives at the viewport's right edge, found with one walk of
+        :meth:`_geometries` (Qt's hit test asks the layout for every block
+        from the top, from C++)."""
+        pos = 0
+        for block, geo in self._geometries(self.firstVisibleBlock()):
+            layout = block.layout()
+            if layout is not None:
+                for i in range(layout.lineCount()):
+                    line = layout.lineAt(i)
+                    if geo.top() + line.y() > y:
+                        return pos
+                    pos = block.position() + line.textStart() + line.textLength()
+            if geo.bottom() > y:
+                break
+        return pos
 
     def apply_visible(self) -> None:
         """Style the visible blocks that the current result has not styled yet."""
@@ -454,8 +473,9 @@ class QTokenEditor(QPlainTextEdit):
                     # its area, and the line end above (a token may hold that break)
                     prev_block = block.previous()
                     top = prev_block if prev_block.isValid() else block
-                    geo = self.blockBoundingGeometry(block).translated(self.contentOffset())
-                    top_geo = self.blockBoundingGeometry(top).translated(self.contentOffset())
+                    geos = self._geometries(top)
+                    top_geo = next(geos)[1]
+                    geo = top_geo if top == block else next(geos)[1]
                     # (and the top of the next line, where a byte label may hang)
                     self._restyled.append(geo.united(top_geo).toAlignedRect().adjusted(
                         -2, -2, 2, 2 + self.fontMetrics().height() // 2))
@@ -644,14 +664,10 @@ class QTokenEditor(QPlainTextEdit):
 
     def range_rects(self, s: int, e: int) -> list[QRectF]:
         """Viewport rectangles covering document positions ``[s, e)``, one per line."""
-        doc = self.document()
-        offset = self.contentOffset()
         height = self.viewport().height()
         rects: list[QRectF] = []
-        block = doc.findBlock(s)
-        while block.isValid() and block.position() < e:
-            geo = self.blockBoundingGeometry(block).translated(offset)
-            if geo.top() > height:
+        for block, geo in self._geometries(self.document().findBlock(s)):
+            if block.position() >= e or geo.top() > height:
                 break
             bpos = block.position()
             a, b = max(s, bpos) - bpos, min(e, bpos + block.length()) - bpos
@@ -668,8 +684,35 @@ class QTokenEditor(QPlainTextEdit):
                     x2 = _x(line, hi) if not ends_line else max(_x(line, le), x1) + line.height() * 0.4
                     rects.append(QRectF(geo.left() + x1, geo.top() + line.y(), max(x2 - x1, 2.0),
                                         line.height()))
-            block = block.next()
         return rects
+
+    def _geometries(self, first: QTextBlock) -> Iterator[tuple[QTextBlock, QRectF]]:
+        """``first`` and the blocks after it, each with its rectangle in the
+        viewport (what ``blockBoundingGeometry`` gives, translated by the
+        content offset): ``first``'s from Qt, each next one right below
+        the one before. Qt finds every block's rectangle by walking down
+        from the top visible block, asking the layout for each block on
+        the way, and every such question is a call from C++ into
+        :meth:`_DocumentLayout.blockBoundingRect`: the walks of this
+        editor's own geometry queries were ~180 of ~390 such calls a
+        keystroke, ~1 ms."""
+        if not first.isValid():
+            return
+        layout = self._layout
+        # from the top visible block down to ``first`` (Qt's own walk, here
+        # in Python), unless ``first`` is above it
+        block = self.firstVisibleBlock()
+        if not block.isValid() or block.blockNumber() > first.blockNumber():
+            block = first
+        geo = self.blockBoundingGeometry(block).translated(self.contentOffset())
+        while True:
+            if block.blockNumber() >= first.blockNumber():
+                yield block, geo
+            block = block.next()
+            if not block.isValid():
+                return
+            r = layout.blockBoundingRect(block)
+            geo = QRectF(geo.left(), geo.top() + geo.height(), r.width(), r.height())
 
     def _marker_pos(self, pos: int) -> QPointF | None:
         block = self.document().findBlock(pos)
@@ -705,15 +748,12 @@ class QTokenEditor(QPlainTextEdit):
         block = self.cursorForPosition(QPoint(0, max(0, area.top()))).block()
         if not block.isValid():
             block = self.firstVisibleBlock()
-        offset = self.contentOffset()
         width = self.fontMetrics().horizontalAdvance(" ")
         colors = self._colors
-        while block.isValid():
-            geo = self.blockBoundingGeometry(block).translated(offset)
+        for block, geo in self._geometries(block):
             if geo.top() > area.bottom():
                 break
             if geo.bottom() < area.top():
-                block = block.next()
                 continue
             layout = block.layout()
             pos = block.position() + block.length() - 1
@@ -728,7 +768,6 @@ class QTokenEditor(QPlainTextEdit):
                 p.setBrush(fill)
                 p.drawRect(QRectF(x + 0.5, geo.top() + line.y() + 0.5, width - 1, line.height() - 1))
                 marks.append((pos, k))
-            block = block.next()
         self.newline_marks = marks
 
     def _label_font(self) -> QFont:
