@@ -407,13 +407,20 @@ class QTokenEditor(QPlainTextEdit):
         pos = 0
         for block, geo in self._geometries(self.firstVisibleBlock()):
             layout = block.layout()
-            if layout is not None:
-                for i in range(layout.lineCount()):
-                    line = layout.lineAt(i)
-                    if geo.top() + line.y() > y:
-                        return pos
-                    pos = block.position() + line.textStart() + line.textLength()
-            if geo.bottom() > y:
+            n = layout.lineCount() if layout is not None else 0
+            if n and geo.top() + layout.lineAt(0).y() <= y:
+                # the last line starting at or above y: a binary search, as
+                # a huge block has thousands of lines
+                lo, hi = 0, n - 1
+                while lo < hi:
+                    mid = (lo + hi + 1) // 2
+                    if geo.top() + layout.lineAt(mid).y() <= y:
+                        lo = mid
+                    else:
+                        hi = mid - 1
+                line = layout.lineAt(lo)
+                pos = block.position() + line.textStart() + line.textLength()
+            if geo.bottom() > y or n and geo.top() + layout.lineAt(0).y() > y:
                 break
         return pos
 
@@ -699,15 +706,26 @@ class QTokenEditor(QPlainTextEdit):
         if not first.isValid():
             return
         layout = self._layout
+        offset = self.contentOffset()
         # from the top visible block down to ``first`` (Qt's own walk, here
-        # in Python), unless ``first`` is above it
+        # in Python), unless ``first`` is above it, or far below the
+        # viewport, where Qt's walk stops too
+        target = first.blockNumber()
         block = self.firstVisibleBlock()
-        if not block.isValid() or block.blockNumber() > first.blockNumber():
+        if not block.isValid() or block.blockNumber() > target:
             block = first
-        geo = self.blockBoundingGeometry(block).translated(self.contentOffset())
+        geo = self.blockBoundingGeometry(block).translated(offset)
+        limit = 2 * self.viewport().height()
+        while block.blockNumber() < target:
+            if geo.top() > limit:
+                block = first
+                geo = self.blockBoundingGeometry(first).translated(offset)
+                break
+            block = block.next()
+            r = layout.blockBoundingRect(block)
+            geo = QRectF(geo.left(), geo.top() + geo.height(), r.width(), r.height())
         while True:
-            if block.blockNumber() >= first.blockNumber():
-                yield block, geo
+            yield block, geo
             block = block.next()
             if not block.isValid():
                 return
