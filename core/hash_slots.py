@@ -13,11 +13,15 @@ its entry, and a key that differs goes on from the slot after.
 An entry is stored (its key and value appended) before :func:`with_entry`
 points a slot at it, and a grown index is a new vector, so a thread
 reading the old lists and slots finishes on them.
+
+:class:`TextIndex` is that index with ``str`` keys (the UGM chunk cache's
+and WPM's chunk table's), hashed by :func:`text_hash`, or by
+:func:`chunk_end` in the scan that finds a chunk's end.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, final
 
 from librt.vecs import vec
 from mypy_extensions import i64
@@ -78,3 +82,86 @@ def _grown(slots: vec[i64]) -> vec[i64]:
                 s = (s + 1) & mask
             out[s] = e
     return out
+
+
+_MUL: Final = 0x5BD1E995  # below 2**31: a 32-bit value times it stays below 2**63
+
+
+def text_hash(s: str, a: i64, b: i64) -> i64:
+    """A 31-bit hash of the code points of ``s[a:b]``, as :class:`TextIndex`
+    takes it (and :func:`chunk_end` gives it)."""
+    h: i64 = 0
+    x = a
+    while x < b:
+        t = (h ^ ord(s[x])) * _MUL
+        h = (t ^ (t >> 29)) & _M32
+        x += 1
+    return h >> 1
+
+
+def chunk_end(text: str, a: i64, n: i64) -> tuple[i64, i64]:
+    """The end of the chunk starting at ``text[a]`` (the next space, or
+    ``n``) and its :func:`text_hash`, in one scan (a chunk is a few
+    characters: ``str.find`` and a second pass cost more)."""
+    h: i64 = 0
+    x = a
+    while x < n:
+        c: i64 = ord(text[x])
+        if c == 32:
+            break
+        t = (h ^ c) * _MUL
+        h = (t ^ (t >> 29)) & _M32
+        x += 1
+    return x, h >> 1
+
+
+@final
+class TextIndex:
+    """Text -> entry number for a cache whose keys are found where they lie
+    in a longer text (a chunk between spaces): the keys in a list, the
+    slots over them (:func:`with_entry`). The cache keeps its values in a
+    list of its own at the same numbers. :meth:`clear` puts a new list and
+    new slots in place, so a reader holding the old ones finishes on them."""
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.slots = vec[i64]()  # made on the first key
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def clear(self) -> None:
+        self.keys = []
+        self.slots = vec[i64]()
+
+    def find(self, text: str, a: i64, b: i64, h: i64) -> i64:
+        """The number of the key ``text[a:b]`` (its hash ``h``), or -1."""
+        slots = self.slots
+        keys = self.keys
+        s = next_match(slots, h, h)
+        while s >= 0:
+            j = entry_at(slots, s)
+            if j < len(keys) and _same(keys[j], text, a, b):
+                return j
+            s = next_match(slots, h, s + 1)
+        return -1
+
+    def add(self, key: str, h: i64) -> i64:
+        """Number ``key`` (hash ``h``; not held yet) and return its number."""
+        j: i64 = len(self.keys)
+        self.keys.append(key)
+        self.slots = with_entry(self.slots, h, j)
+        return j
+
+
+def _same(key: str, text: str, a: i64, b: i64) -> bool:
+    """Whether ``key`` is ``text[a:b]``."""
+    n: i64 = len(key)
+    if n != b - a:
+        return False
+    k: i64 = 0
+    while k < n:
+        if ord(key[k]) != ord(text[a + k]):
+            return False
+        k += 1
+    return True

@@ -8,8 +8,9 @@ up: ~650 instructions a chunk, a fifth of encoding 0.11 MB of prose on
 nomic-bert-moe, first time or not. Here a chunk is hashed and compared
 natively in the text itself, and only a new one is sliced out.
 
-Each chunk and its path sit in two lists at one index, found through the
-core's open addressing (``hash_slots`` in the plugin API). The pure
+Each chunk and its path sit at one number, the chunk in the core's
+:class:`TextIndex` (``hash_slots``, in the plugin API) and the path in a
+list here. The pure
 Python build keeps the ``str``-keyed dict (its character loops would be
 ~50x slower): see :data:`NATIVE`.
 """
@@ -21,82 +22,43 @@ from typing import Final, final
 from librt.vecs import vec
 from mypy_extensions import i64
 
-from tokenprism.core.plugin_api import entry_at, next_match, with_entry
+from tokenprism.core.plugin_api import TextIndex
 
 NATIVE: Final = not __file__.endswith(".py")
 """Whether this module is compiled (the tokenizer uses it only then)."""
-_M32: Final = 0xFFFFFFFF
-_MUL: Final = 0x5BD1E995  # below 2**31: a 32-bit value times it stays below 2**63
-
-
-def chunk_end(text: str, a: i64, n: i64) -> tuple[i64, i64]:
-    """The end of the chunk starting at ``text[a]`` (the next space, or
-    ``n``) and a 31-bit hash of its code points, in one scan."""
-    h: i64 = 0
-    x = a
-    while x < n:
-        c: i64 = ord(text[x])
-        if c == 32:
-            break
-        t = (h ^ c) * _MUL
-        h = (t ^ (t >> 29)) & _M32
-        x += 1
-    return x, h >> 1  # (31 bits, as hash_slots takes them)
-
-
-def _same(key: str, text: str, a: i64, b: i64) -> bool:
-    """Whether ``key`` is ``text[a:b]``."""
-    n: i64 = len(key)
-    if n != b - a:
-        return False
-    k: i64 = 0
-    while k < n:
-        if ord(key[k]) != ord(text[a + k]):
-            return False
-        k += 1
-    return True
 
 
 @final
 class ChunkCache:
     """Chunk -> best path for at most ``limit`` chunks (then emptied): see
-    the module doc. A reader takes the lists into locals; :meth:`clear`
-    puts new ones in place, so a reader holding the old ones finishes on
-    them."""
+    the module doc. :meth:`clear` puts a new list and index in place, so a
+    reader holding the old ones finishes on them."""
 
     def __init__(self, limit: int) -> None:
         self.limit: i64 = limit
-        self.keys: list[str] = []
+        self.index = TextIndex()
         self.paths: list[vec[i64]] = []
-        self.slots = vec[i64]()  # made on the first chunk
 
     def __len__(self) -> int:
-        return len(self.keys)
+        return len(self.index)
+
+    @property
+    def keys(self) -> list[str]:
+        return self.index.keys
 
     def clear(self) -> None:
-        self.keys = []
+        self.index = TextIndex()
         self.paths = []
-        self.slots = vec[i64]()
 
     def find(self, text: str, a: i64, b: i64, h: i64) -> i64:
         """The index in :attr:`paths` of the chunk ``text[a:b]`` (hash
-        ``h``, :func:`chunk_end`), or -1."""
-        slots = self.slots
-        keys = self.keys
-        s = next_match(slots, h, h)
-        while s >= 0:
-            j = entry_at(slots, s)
-            if j < len(keys) and _same(keys[j], text, a, b):
-                return j
-            s = next_match(slots, h, s + 1)
-        return -1
+        ``h``, the core's ``chunk_end``), or -1."""
+        return self.index.find(text, a, b, h)
 
     def put(self, chunk: str, h: i64, path: vec[i64]) -> None:
         """Keep ``path`` for ``chunk`` (hash ``h``), which was not found.
         Past the limit, the cache is emptied first."""
-        if len(self.keys) >= self.limit:
+        if len(self.index) >= self.limit:
             self.clear()
-        j: i64 = len(self.keys)
-        self.keys.append(chunk)
         self.paths.append(path)
-        self.slots = with_entry(self.slots, h, j)
+        self.index.add(chunk, h)

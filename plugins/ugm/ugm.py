@@ -51,13 +51,14 @@ from mypy_extensions import i32, i64
 
 from tokenprism.core.plugin_api import (
     Attr, FragmentResult, GGUFError, STEP, TokenColumns, TokenType, Vocab, WORD_STEP,
-    checkpoint, column_bytes, config_from_vocab, decoded_pieces, dispose, piece_codes, score_bytes, utf8_width)
+    checkpoint, chunk_end, column_bytes, config_from_vocab, decoded_pieces, dispose, piece_codes, score_bytes,
+    utf8_width)
 
 from .charsmap import ESCAPED_SPACE, BytesNorm, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
 from .charsmap import look_flag, stop_starts
 from .chunk_cache import NATIVE as _NATIVE_CHUNKS
-from .chunk_cache import ChunkCache, chunk_end
+from .chunk_cache import ChunkCache
 from .trie import NO_NODE, build_trie, step_node, without_surrogates
 from .xcda import CHARSMAP_KEY, Charsmap
 

@@ -58,11 +58,11 @@ from librt.vecs import append, extend, vec
 from mypy_extensions import i32, i64, u8
 
 from tokenprism.core.plugin_api import (
-    BytesIndex, FragmentResult, PieceCodes, RangeSet, Ranges, Vocab, checkpoint,
+    BytesIndex, FragmentResult, PieceCodes, RangeSet, Ranges, Vocab, checkpoint, chunk_end,
     config_from_vocab, flag_ranges, intersect, lowercase_pairs, merged, nfd_first, piece_codes,
     piece_lookup, points, subtract, unicode_data as ud, utf8_width, whitespace, zeros64)
 
-from .chunks import HASH_MASK, HASH_MUL, Chunk, ChunkTable
+from .chunks import Chunk, ChunkTable
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
     from tokenprism.core.plugin_api import FragmentTrace
@@ -638,14 +638,7 @@ class WpmTokenizer:
         next_check: i64 = _CHECK_EVERY
         a: i64 = 0
         while True:
-            h: i64 = 0
-            i = a
-            while i < n_text:
-                cp: i64 = ord(text[i])
-                if cp == 0x20:
-                    break
-                h = ((h * HASH_MUL) ^ cp) & HASH_MASK
-                i += 1
+            i, h = chunk_end(text, a, n_text)
             k += 1
             if k >= next_check:
                 # a huge fragment without cut points is one call: report

@@ -62,3 +62,34 @@ def test_growing_makes_a_new_vector_and_keeps_the_old_one() -> None:
     assert len(grown) == 2 * len(old)
     assert entries_of(old, 123) == [] and n in entries_of(grown, 123)
     assert all(j in entries_of(old, j * 7919 % (1 << 31)) for j in range(n))
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet="ab é\u4f60\U0001F44D", max_size=40), start=st.integers(0, 40))
+def test_chunk_end_stops_at_the_next_space_and_hashes_as_text_hash(text: str, start: int) -> None:
+    from tokenprism.core.hash_slots import chunk_end, text_hash
+
+    a = min(start, len(text))
+    end, h = chunk_end(text, a, len(text))
+    want = text.find(" ", a)
+    assert end == (len(text) if want < 0 else want)
+    assert h == text_hash(text, a, end) and 0 <= h < 2 ** 31
+
+
+def test_text_index_numbers_keys_and_finds_them_where_they_lie() -> None:
+    from tokenprism.core.hash_slots import TextIndex, text_hash
+
+    index = TextIndex()
+    words = [f"w{k}\u00e9" for k in range(5000)]  # past several doublings of the slots
+    for k, w in enumerate(words):
+        assert index.add(w, text_hash(w, 0, len(w))) == k
+    line = " ".join(words)
+    at = 0
+    for k, w in enumerate(words):
+        assert index.find(line, at, at + len(w), text_hash(line, at, at + len(w))) == k
+        at += len(w) + 1
+    # a key of the same hash is compared, not trusted
+    index.add("zz", 7)
+    assert index.find("zy", 0, 2, 7) == -1 and index.find("zz", 0, 2, 7) == 5000
+    index.clear()
+    assert len(index) == 0 and index.find(line, 0, len(words[0]), text_hash(words[0], 0, len(words[0]))) == -1

@@ -18,7 +18,8 @@ from mypy_extensions import i64
 
 from tokenprism.core import open_model
 from tokenprism.plugins.ugm.charsmap import match_starts, stop_starts
-from tokenprism.plugins.ugm.chunk_cache import NATIVE, ChunkCache, chunk_end
+from tokenprism.core.hash_slots import chunk_end
+from tokenprism.plugins.ugm.chunk_cache import NATIVE, ChunkCache
 from tokenprism.plugins.ugm.ugm import UgmTokenizer, _to_bytes
 
 VOCAB = Path("/work/shared/llama-vocab/ggml-vocab-nomic-bert-moe.gguf")
