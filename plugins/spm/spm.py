@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Final
 from heapq import heapify, heappop, heappush
 
 from librt.strings import read_f32_le, read_f64_le, read_i32_le, read_i64_le
-from librt.vecs import append, vec
+from librt.vecs import vec
 from mypy_extensions import i32, i64
 
 from tokenprism.core.plugin_api import (
@@ -372,8 +372,9 @@ class SpmTokenizer:
         again."""
         blk = self._char_blocks[hi]
         if len(blk) == 0:
-            for _ in range(_BLOCK):
-                blk = append(blk, -2)
+            # a new vector of its own (appending to the shared empty one
+            # would leave which buffer it grows to up to the vector library)
+            blk = vec[i32]([-2] * _BLOCK)
             self._char_blocks[hi] = blk
         return blk
 
