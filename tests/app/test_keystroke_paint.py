@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject
-from PySide6.QtGui import QGuiApplication, QImage
+from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QGuiApplication, QImage, QKeyEvent, QTextCursor
+from PySide6.QtWidgets import QApplication
 
 from tests.app.conftest import is_current, open_model_in, type_text
 from tests.app.test_big_paste import big_text
@@ -120,3 +121,74 @@ def test_inline_results_leave_the_same_screen(qtbot: Any, window: Any, spm_vocab
     shown = on_screen(window)
     ed.viewport().repaint()
     assert shown == on_screen(window)
+
+
+def table_on_screen(window: Any) -> QImage:
+    """The token table's viewport as the window's backing store holds it."""
+    vp = window.table.viewport()
+    top_left = vp.mapTo(window, vp.rect().topLeft())
+    screen = QGuiApplication.primaryScreen()
+    return screen.grabWindow(window.winId(), top_left.x(), top_left.y(), vp.width(), vp.height()).toImage()
+
+
+def _press(widget: Any, key: Qt.Key) -> None:
+    for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+        QApplication.sendEvent(widget, QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier, ""))
+
+
+def test_typing_repaints_only_the_changed_rows_of_the_table(qtbot: Any, window: Any, spm_vocab: str) -> None:
+    """Every row after an edit changes (its character span moves) and a new
+    word adds rows, but on screen only the rows at the cursor's token
+    changed: the table repaints those, and the screen still ends up as a
+    full repaint draws it."""
+    ed = _typing_in_the_middle(qtbot, window, spm_vocab, 20_000)
+    tv = window.table.viewport()
+    type_text(ed, "q")
+    qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
+    qtbot.wait(60)
+    paints = PaintRegions(tv)
+    largest: list[int] = []
+    counts = [len(window.analysis)]
+    for word in ("ab", " x", "日本", " yz", ".\n", "c", " d"):
+        paints.areas.clear()
+        type_text(ed, word)
+        qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
+        qtbot.wait(60)
+        counts.append(len(window.analysis))
+        assert paints.areas, "the table did not repaint"
+        largest.append(max(paints.areas))
+    assert len(set(counts)) > 3, counts  # rows were inserted, not only changed
+    assert max(largest) < tv.width() * tv.height() // 3, (largest, tv.width() * tv.height())
+    shown = table_on_screen(window)
+    tv.repaint()
+    full = table_on_screen(window)
+    assert len({full.pixel(x, y) for x in range(0, full.width(), 5) for y in range(0, full.height(), 5)}) > 3
+    assert shown == full
+
+
+def test_rows_removed_at_the_end_of_the_table_leave_nothing_behind(qtbot: Any, window: Any, spm_vocab: str) -> None:
+    """Typing at the end of the text, the table at its last rows, then
+    deleting: rows leave the bottom of the table and it scrolls back; the
+    screen matches a full repaint after every step."""
+    open_model_in(qtbot, window, spm_vocab)
+    ed = window.editor
+    ed.setCursorWidth(0)
+    ed.setPlainText(big_text(6_000))
+    qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
+    ed.moveCursor(QTextCursor.MoveOperation.End)
+    ed.setFocus()
+    tv = window.table.viewport()
+    bar = window.table.verticalScrollBar()
+    type_text(ed, " one two three four")
+    qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
+    qtbot.wait(60)
+    assert bar.value() == bar.maximum() > 0
+    n = len(window.analysis)
+    for step in range(12):
+        _press(ed, Qt.Key.Key_Backspace)
+        qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
+        qtbot.wait(30)
+        shown = table_on_screen(window)
+        tv.repaint()
+        assert shown == table_on_screen(window), f"after backspace {step + 1}"
+    assert len(window.analysis) <= n - 2  # (rows left the table)
