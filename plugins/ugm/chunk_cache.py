@@ -29,36 +29,61 @@ NATIVE: Final = not __file__.endswith(".py")
 
 
 @final
-class ChunkCache:
-    """Chunk -> best path for at most ``limit`` chunks (then emptied): see
-    the module doc. :meth:`clear` puts a new list and index in place, so a
-    reader holding the old ones finishes on them."""
+class _Kept:
+    """One generation of the cache: chunks and their paths at the same numbers."""
 
-    def __init__(self, limit: int) -> None:
-        self.limit: i64 = limit
+    def __init__(self) -> None:
         self.index = TextIndex()
         self.paths: list[vec[i64]] = []
 
+
+_NO_PATH: Final = vec[i64]()
+
+
+@final
+class ChunkCache:
+    """Chunk -> best path for at most ``limit`` chunks (then emptied): see
+    the module doc. Emptying puts a new generation in place (one attribute):
+    a reader holding the old one finishes on it, and never pairs a number
+    from one generation's index with the other's paths."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit: i64 = limit
+        self._kept = _Kept()
+
     def __len__(self) -> int:
-        return len(self.index)
+        return len(self._kept.index)
 
     @property
     def keys(self) -> list[str]:
-        return self.index.keys
+        return self._kept.index.keys
+
+    @property
+    def paths(self) -> list[vec[i64]]:
+        return self._kept.paths
 
     def clear(self) -> None:
-        self.index = TextIndex()
-        self.paths = []
+        self._kept = _Kept()
 
     def find(self, text: str, a: i64, b: i64, h: i64) -> i64:
-        """The index in :attr:`paths` of the chunk ``text[a:b]`` (hash
+        """The number in :attr:`paths` of the chunk ``text[a:b]`` (hash
         ``h``, the core's ``chunk_end``), or -1."""
-        return self.index.find(text, a, b, h)
+        return self._kept.index.find(text, a, b, h)
+
+    def path_of(self, text: str, a: i64, b: i64, h: i64) -> vec[i64]:
+        """The path kept for the chunk ``text[a:b]`` (hash ``h``), or an
+        empty one (a kept path never is: a chunk has a token)."""
+        kept = self._kept
+        at = kept.index.find(text, a, b, h)
+        # (a path is appended before its chunk is numbered: see put)
+        return kept.paths[at] if 0 <= at < len(kept.paths) else _NO_PATH
 
     def put(self, chunk: str, h: i64, path: vec[i64]) -> None:
         """Keep ``path`` for ``chunk`` (hash ``h``), which was not found.
         Past the limit, the cache is emptied first."""
-        if len(self.index) >= self.limit:
-            self.clear()
-        self.paths.append(path)
-        self.index.add(chunk, h)
+        kept = self._kept
+        if len(kept.index) >= self.limit:
+            kept = _Kept()
+            self._kept = kept
+        kept.paths.append(path)
+        kept.index.add(chunk, h)

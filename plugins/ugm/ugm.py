@@ -913,10 +913,8 @@ class UgmTokenizer:
             run_s = -1
             p: vec[i64]
             if _NATIVE_CHUNKS:
-                at = found_chunks.find(text, i, j, h)
-                if at >= 0:
-                    p = found_chunks.paths[at]
-                else:
+                p = found_chunks.path_of(text, i, j, h)
+                if len(p) == 0:
                     chunk = text[i:j]
                     p = self.split_path(self.space + chunk)
                     if j - i < _CACHE_MAX_WORD:  # (as _keep: +1 for the ▁)
