@@ -393,7 +393,10 @@ class QTokenTable(QTableView):
         lo = max(first, top)
         if bottom >= 0 and lo > bottom or last >= 0 and lo > last:
             return  # none of them on screen
-        y0 = self.rowViewportPosition(lo)
+        n = self._model.rowCount()
+        # (rows removed at the end: from below the last row that is left)
+        y0 = self.rowViewportPosition(lo) if lo < n else (
+            self.rowViewportPosition(n - 1) + self.rowHeight(n - 1) if n else 0)
         y1 = vp.height() if last < 0 or bottom < 0 or last >= bottom else (
             self.rowViewportPosition(last) + self.rowHeight(last))
         vp.update(QRect(0, y0, vp.width(), y1 - y0))

@@ -192,3 +192,26 @@ def test_rows_removed_at_the_end_of_the_table_leave_nothing_behind(qtbot: Any, w
         tv.repaint()
         assert shown == table_on_screen(window), f"after backspace {step + 1}"
     assert len(window.analysis) <= n - 2  # (rows left the table)
+
+
+def test_rows_removed_from_a_short_table_leave_nothing_behind(qtbot: Any, window: Any, spm_vocab: str) -> None:
+    """A table with fewer rows than it has room for: deleting the last
+    words takes rows off its end, and the space they leave is repainted."""
+    open_model_in(qtbot, window, spm_vocab)
+    ed = window.editor
+    ed.setCursorWidth(0)
+    ed.setPlainText("short text with a few words")
+    qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
+    ed.moveCursor(QTextCursor.MoveOperation.End)
+    ed.setFocus()
+    tv = window.table.viewport()
+    assert window.table.rowAt(tv.height() - 1) < 0  # room below the last row
+    n = len(window.analysis)
+    for step in range(10):
+        _press(ed, Qt.Key.Key_Backspace)
+        qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
+        qtbot.wait(30)
+        shown = table_on_screen(window)
+        tv.repaint()
+        assert shown == table_on_screen(window), f"after backspace {step + 1}"
+    assert len(window.analysis) <= n - 2
