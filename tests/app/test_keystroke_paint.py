@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QGuiApplication, QImage, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import QApplication
@@ -166,25 +167,37 @@ def test_typing_repaints_only_the_changed_rows_of_the_table(qtbot: Any, window: 
     assert shown == full
 
 
-def test_rows_removed_at_the_end_of_the_table_leave_nothing_behind(qtbot: Any, window: Any, spm_vocab: str) -> None:
-    """Typing at the end of the text, the table at its last rows, then
-    deleting: rows leave the bottom of the table and it scrolls back; the
-    screen matches a full repaint after every step."""
-    open_model_in(qtbot, window, spm_vocab)
+def _editing_at_the_end(qtbot: Any, window: Any, vocab: str, text: str) -> Any:
+    """The window's editor showing ``text``'s tokens, the cursor at its end, focused, no caret."""
+    open_model_in(qtbot, window, vocab)
     ed = window.editor
     ed.setCursorWidth(0)
-    ed.setPlainText(big_text(6_000))
+    ed.setPlainText(text)
     qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
     ed.moveCursor(QTextCursor.MoveOperation.End)
     ed.setFocus()
+    return ed
+
+
+@pytest.mark.parametrize("long", [True, False], ids=["table-at-its-end", "short-table"])
+def test_rows_removed_at_the_end_of_the_table_leave_nothing_behind(qtbot: Any, window: Any, spm_vocab: str,
+                                                                   long: bool) -> None:
+    """Deleting at the end of the text takes rows off the end of the table:
+    a long table scrolled to its last rows scrolls back, a short one (room
+    below its last row) leaves space. The screen matches a full repaint
+    after every step."""
+    ed = _editing_at_the_end(qtbot, window, spm_vocab, big_text(6_000) if long else "short text with a few words")
     tv = window.table.viewport()
-    bar = window.table.verticalScrollBar()
-    type_text(ed, " one two three four")
-    qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
-    qtbot.wait(60)
-    assert bar.value() == bar.maximum() > 0
+    if long:
+        bar = window.table.verticalScrollBar()
+        type_text(ed, " one two three four")
+        qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
+        qtbot.wait(60)
+        assert bar.value() == bar.maximum() > 0
+    else:
+        assert window.table.rowAt(tv.height() - 1) < 0  # room below the last row
     n = len(window.analysis)
-    for step in range(12):
+    for step in range(14):
         _press(ed, Qt.Key.Key_Backspace)
         qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
         qtbot.wait(30)
@@ -192,26 +205,3 @@ def test_rows_removed_at_the_end_of_the_table_leave_nothing_behind(qtbot: Any, w
         tv.repaint()
         assert shown == table_on_screen(window), f"after backspace {step + 1}"
     assert len(window.analysis) <= n - 2  # (rows left the table)
-
-
-def test_rows_removed_from_a_short_table_leave_nothing_behind(qtbot: Any, window: Any, spm_vocab: str) -> None:
-    """A table with fewer rows than it has room for: deleting the last
-    words takes rows off its end, and the space they leave is repainted."""
-    open_model_in(qtbot, window, spm_vocab)
-    ed = window.editor
-    ed.setCursorWidth(0)
-    ed.setPlainText("short text with a few words")
-    qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
-    ed.moveCursor(QTextCursor.MoveOperation.End)
-    ed.setFocus()
-    tv = window.table.viewport()
-    assert window.table.rowAt(tv.height() - 1) < 0  # room below the last row
-    n = len(window.analysis)
-    for step in range(10):
-        _press(ed, Qt.Key.Key_Backspace)
-        qtbot.waitUntil(lambda: is_current(window), timeout=20_000)
-        qtbot.wait(30)
-        shown = table_on_screen(window)
-        tv.repaint()
-        assert shown == table_on_screen(window), f"after backspace {step + 1}"
-    assert len(window.analysis) <= n - 2
