@@ -48,6 +48,8 @@ INLINE_MAX_EDIT = 200
 """More changed characters than this (a paste) always go to the worker."""
 RATE_MIN_CHARS = 200
 """Whole encodes of shorter texts do not tell the encode rate."""
+RATE_PROBE_CHARS = 4096
+"""Characters encoded again after a model's first job, to measure its rate warm."""
 INLINE_CONTEXT = 256
 """Characters around an edit that an incremental step re-encodes, about."""
 SPLICE_CHARS_PER_MS = 2_000.0
@@ -168,6 +170,22 @@ class Job:
     generation: int
     add_special: bool
     parse_special: bool
+
+
+def warm_encode_rate(job: Job, text: str) -> float | None:
+    """Characters per ms of encoding the start of ``text`` (at most
+    ``RATE_PROBE_CHARS``) with the job's model once more; ``None`` for a
+    text too short to tell, or an encode that failed."""
+    sample = text[:RATE_PROBE_CHARS]
+    if len(sample) < RATE_MIN_CHARS:
+        return None
+    t0 = time.perf_counter()
+    try:
+        job.info.model.encode(sample, add_special=job.add_special, parse_special=job.parse_special)
+    except Exception:  # noqa: BLE001 - the job's own result stands; this was only a measurement
+        return None
+    ms = (time.perf_counter() - t0) * 1000.0
+    return len(sample) / ms if ms > 0 else None
 
 
 class _JobRelay(_Relay):
@@ -341,8 +359,11 @@ class LiveTokenizer(QObject):
         """Learn the model's rates from a finished job (see ``INLINE_BUDGET_MS``)."""
         st = result.stats
         whole = result.extra.get("whole")
+        warm = result.extra.get("encode_rate")
+        if isinstance(warm, float):
+            self._encode_rate = warm
         # (a short text's rate is dominated by fixed costs: too low, which errs on the safe side)
-        if whole and st.chars >= RATE_MIN_CHARS and st.encode_ms > 0:
+        elif whole and st.chars >= RATE_MIN_CHARS and st.encode_ms > 0:
             self._encode_rate = st.chars / st.encode_ms
         elif whole is False and st.total_ms > 0:
             self._splice_rate = max(st.chars / st.total_ms, 1.0)
@@ -405,6 +426,12 @@ class LiveTokenizer(QObject):
         relay = self._relay
         last = [0.0]
         want_normalized = self.want_normalized
+        # The model's first encode builds its tables on first use: its rate
+        # is no guide to the next (llama-spm: 122 characters/ms, where a
+        # warm encode does thousands), and with it no keystroke in a text
+        # of 2 000 characters or more was ever estimated cheap enough to run
+        # inline. So the first job measures the rate again, warm.
+        probe = self._encode_rate is None
 
         def report(done: int, total: int) -> bool:  # worker thread
             now = time.monotonic()
@@ -423,6 +450,8 @@ class LiveTokenizer(QObject):
                 if result is None:
                     relay.cancelled.emit(job)
                     return
+                if probe:
+                    result.extra["encode_rate"] = warm_encode_rate(job, text)
                 if want_normalized:
                     try:  # what a normalizing model sees, for its own view
                         result.extra["normalized"] = normalized_view(result)
