@@ -4,6 +4,7 @@ lists otherwise, and the core never writes into a plugin's vectors."""
 
 from __future__ import annotations
 
+import pytest
 from librt.vecs import append, vec
 from mypy_extensions import i64
 
@@ -57,3 +58,26 @@ def test_the_vector_path_gives_what_the_lists_give() -> None:
         assert both.token_ids == [*pre, *res.ids, *suf]
         again = m.encode(text, add_special=True)
         assert again.token_ids == both.token_ids and again.byte_ends == both.byte_ends
+
+
+@pytest.mark.parametrize("groups", [False, True])
+def test_span_shifts_are_the_same_with_and_without_numpy(monkeypatch: pytest.MonkeyPatch, groups: bool) -> None:
+    """``pipeline.extend_shifted`` shifts in a loop until numpy is imported
+    (the command line never needs it), with numpy after: same values,
+    -1 (no group) kept where only groups move."""
+    import sys
+
+    import numpy  # noqa: F401  (the desktop app has it imported)
+
+    from tokenprism.core.int_column import IntColumn
+    from tokenprism.core.pipeline import extend_shifted as shift_spans
+
+    values = IntColumn([5, -1, 0, 17, -1, 4096, 3])
+    with_numpy = IntColumn([1])
+    shift_spans(with_numpy, values, 10, groups)
+    monkeypatch.delitem(sys.modules, "numpy")
+    looped = IntColumn([1])
+    shift_spans(looped, values, 10, groups)
+    assert "numpy" not in sys.modules  # (the loop did not import it)
+    expected = [1] + [v if groups and v < 0 else v + 10 for v in values]
+    assert list(with_numpy) == list(looped) == expected
