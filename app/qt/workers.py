@@ -430,7 +430,8 @@ class LiveTokenizer(QObject):
         # is no guide to the next (llama-spm: 122 characters/ms, where a
         # warm encode does thousands), and with it no keystroke in a text
         # of 2 000 characters or more was ever estimated cheap enough to run
-        # inline. So the first job measures the rate again, warm.
+        # inline. So the first job measures the rate again, warm (its word
+        # caches warm too, as they are for the words around a keystroke).
         probe = self._encode_rate is None
 
         def report(done: int, total: int) -> bool:  # worker thread
