@@ -52,7 +52,6 @@ COMPILED = [
     "plugins/ugm/charsmap.py",
     "plugins/ugm/trie.py",
     "plugins/ugm/xcda.py",
-    "plugins/ugm/chunk_cache.py",
     "plugins/wpm/wpm.py",
     "plugins/wpm/chunks.py",
 ]

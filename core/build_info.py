@@ -28,7 +28,6 @@ HOT_MODULES = (
     "tokenprism.plugins.ugm.charsmap",
     "tokenprism.plugins.ugm.trie",
     "tokenprism.plugins.ugm.xcda",
-    "tokenprism.plugins.ugm.chunk_cache",
     "tokenprism.plugins.wpm.wpm",
     "tokenprism.plugins.wpm.chunks",
 )

@@ -14,14 +14,14 @@ An entry is stored (its key and value appended) before :func:`with_entry`
 points a slot at it, and a grown index is a new vector, so a thread
 reading the old lists and slots finishes on them.
 
-:class:`TextIndex` is that index with ``str`` keys (the UGM chunk cache's
-and WPM's chunk table's), hashed by :func:`text_hash`, or by
+:class:`TextCache` is that index with ``str`` keys and a value each (UGM's
+chunk paths, WPM's chunks), hashed by :func:`text_hash`, or by
 :func:`chunk_end` in the scan that finds a chunk's end.
 """
 
 from __future__ import annotations
 
-from typing import Final, final
+from typing import Final, Generic, Optional, TypeVar, final
 
 from librt.vecs import vec
 from mypy_extensions import i64
@@ -88,7 +88,7 @@ _MUL: Final = 0x5BD1E995  # below 2**31: a 32-bit value times it stays below 2**
 
 
 def text_hash(s: str, a: i64, b: i64) -> i64:
-    """A 31-bit hash of the code points of ``s[a:b]``, as :class:`TextIndex`
+    """A 31-bit hash of the code points of ``s[a:b]``, as :class:`TextCache`
     takes it (and :func:`chunk_end` gives it)."""
     h: i64 = 0
     x = a
@@ -115,43 +115,82 @@ def chunk_end(text: str, a: i64, n: i64) -> tuple[i64, i64]:
     return x, h >> 1
 
 
+V = TypeVar("V")
+
+
 @final
-class TextIndex:
-    """Text -> entry number for a cache whose keys are found where they lie
-    in a longer text (a chunk between spaces): the keys in a list, the
-    slots over them (:func:`with_entry`). The cache keeps its values in a
-    list of its own at the same numbers. :meth:`clear` puts a new list and
-    new slots in place, so a reader holding the old ones finishes on them."""
+class _Kept(Generic[V]):
+    """One generation of a :class:`TextCache`: keys and values at the same
+    numbers, the slots over the keys."""
 
     def __init__(self) -> None:
         self.keys: list[str] = []
+        self.values: list[V] = []
         self.slots = vec[i64]()  # made on the first key
 
+
+@final
+class TextCache(Generic[V]):
+    """Text -> value for a cache whose keys are found where they lie in a
+    longer text (a chunk between spaces: UGM's chunk paths, WPM's chunks),
+    at most ``limit`` keys, then emptied.
+
+    Keys and values sit in lists at the same numbers, the slots over the
+    keys (:func:`with_entry`). The three are one generation: emptying puts
+    a new one in place in one store, so a reader holding the old one
+    finishes on it and never pairs a number from one generation with the
+    other's values; a value and its key are appended before a slot points
+    at them."""
+
+    def __init__(self, limit: i64) -> None:
+        self.limit = limit
+        self._kept: _Kept[V] = _Kept()
+
     def __len__(self) -> int:
-        return len(self.keys)
+        return len(self._kept.keys)
+
+    @property
+    def keys(self) -> list[str]:
+        return self._kept.keys
+
+    @property
+    def values(self) -> list[V]:
+        return self._kept.values
 
     def clear(self) -> None:
-        self.keys = []
-        self.slots = vec[i64]()
+        self._kept = _Kept()
 
-    def find(self, text: str, a: i64, b: i64, h: i64) -> i64:
-        """The number of the key ``text[a:b]`` (its hash ``h``), or -1."""
-        slots = self.slots
-        keys = self.keys
+    def find(self, text: str, a: i64, b: i64, h: i64) -> Optional[V]:
+        """The value kept for ``text[a:b]`` (its hash ``h``: :func:`text_hash`
+        or :func:`chunk_end`), or None."""
+        kept = self._kept
+        slots = kept.slots
+        keys = kept.keys
         s = next_match(slots, h, h)
         while s >= 0:
             j = entry_at(slots, s)
             if j < len(keys) and _same(keys[j], text, a, b):
-                return j
+                return kept.values[j]
             s = next_match(slots, h, s + 1)
-        return -1
+        return None
 
-    def add(self, key: str, h: i64) -> i64:
-        """Number ``key`` (hash ``h``; not held yet) and return its number."""
-        j: i64 = len(self.keys)
-        self.keys.append(key)
-        self.slots = with_entry(self.slots, h, j)
-        return j
+    def get(self, key: str) -> Optional[V]:
+        """The value kept for ``key``, or None."""
+        return self.find(key, 0, len(key), text_hash(key, 0, len(key)))
+
+    def add(self, key: str, value: V, h: i64 = -1) -> None:
+        """Keep ``value`` for ``key`` (not held yet; its hash ``h``, -1: not
+        known yet). Past the limit, the cache is emptied first."""
+        kept = self._kept
+        if len(kept.keys) >= self.limit:
+            kept = _Kept()
+            self._kept = kept
+        if h < 0:
+            h = text_hash(key, 0, len(key))
+        j: i64 = len(kept.keys)
+        kept.values.append(value)
+        kept.keys.append(key)
+        kept.slots = with_entry(kept.slots, h, j)
 
 
 def _same(key: str, text: str, a: i64, b: i64) -> bool:

@@ -86,8 +86,9 @@ Merge loops
     :func:`next_match`, :func:`entry_at` and :func:`with_entry` index a
     native cache whose keys are found where they lie in the text
     (``core.hash_slots``: open addressing over a vector of slots);
-    :class:`TextIndex` is such an index over ``str`` keys found as slices
-    of a text, :func:`chunk_end` and :func:`text_hash` their hash.
+    :class:`TextCache` is such an index over ``str`` keys found as slices
+    of a text, with a value each, :func:`chunk_end` and :func:`text_hash`
+    their hash.
 
 Unicode as llama.cpp sees it
     :mod:`unicode_data`: llama.cpp's own tables (categories as flag bits,
@@ -146,7 +147,7 @@ if TYPE_CHECKING:
     from .merge_order import merge_order
     from .arrays import distinct_sorted
     from .bytes_index import BytesIndex, PieceFinder, piece_lookup, raw_index, zeros64
-    from .hash_slots import TextIndex, chunk_end, entry_at, next_match, text_hash, with_entry
+    from .hash_slots import TextCache, chunk_end, entry_at, next_match, text_hash, with_entry
     from .pair_cache import MISS, PairCache
     from .unicode_ranges import (MAX_CP, RangeSet, Ranges, complement, contains, flag_ranges, intersect,
                                  lowercase_pairs, merged, nfd_first, points, subtract, whitespace)
@@ -165,7 +166,7 @@ _LAZY = {
                      "Unknown", "Word"), "explain"),
     "merge_order": "merge_order",
     **dict.fromkeys(("BytesIndex", "PieceFinder", "piece_lookup", "raw_index", "zeros64"), "bytes_index"),
-    **dict.fromkeys(("TextIndex", "chunk_end", "entry_at", "next_match", "text_hash", "with_entry"), "hash_slots"),
+    **dict.fromkeys(("TextCache", "chunk_end", "entry_at", "next_match", "text_hash", "with_entry"), "hash_slots"),
     **dict.fromkeys(("MAX_CP", "RangeSet", "Ranges", "complement", "contains", "flag_ranges", "intersect",
                      "lowercase_pairs", "merged", "nfd_first", "points", "subtract", "whitespace"),
                     "unicode_ranges"),
@@ -201,7 +202,7 @@ __all__ = [
     # long work
     "STEP", "WORD_STEP", "Cancelled", "checkpoint", "dispose", "offer_gil", "trim_heap",
     # merge loops, native caches
-    "MISS", "PairCache", "TextIndex", "chunk_end", "entry_at", "next_match", "text_hash", "with_entry",
+    "MISS", "PairCache", "TextCache", "chunk_end", "entry_at", "next_match", "text_hash", "with_entry",
     # Unicode as llama.cpp sees it
     "MAX_CP", "RangeSet", "Ranges", "complement", "contains", "flag_ranges", "intersect",
     "lowercase_pairs", "merged", "nfd_first", "points", "subtract", "unicode_data", "utf8_width",

@@ -50,15 +50,13 @@ from librt.vecs import append, vec
 from mypy_extensions import i32, i64
 
 from tokenprism.core.plugin_api import (
-    Attr, FragmentResult, GGUFError, STEP, TokenColumns, TokenType, Vocab, WORD_STEP,
+    Attr, FragmentResult, GGUFError, STEP, TextCache, TokenColumns, TokenType, Vocab, WORD_STEP,
     checkpoint, chunk_end, column_bytes, config_from_vocab, decoded_pieces, dispose, piece_codes, score_bytes,
     utf8_width)
 
 from .charsmap import ESCAPED_SPACE, BytesNorm, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
 from .charsmap import look_flag, stop_starts
-from .chunk_cache import NATIVE as _NATIVE_CHUNKS
-from .chunk_cache import ChunkCache
 from .trie import NO_NODE, build_trie, step_node, without_surrogates
 from .xcda import CHARSMAP_KEY, Charsmap
 
@@ -77,6 +75,15 @@ _UTF8_LEN = (1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4)
 
 _CACHE_MAX_WORD = 64
 _CACHE_MAX_ENTRIES = 1 << 16
+_NATIVE_CHUNKS: Final = not __file__.endswith(".py")
+"""Whether chunks are found in the core's :class:`TextCache` (compiled
+builds). Keyed by the chunk as a ``str`` (:meth:`UgmTokenizer.chunk_path`),
+every chunk of a text needs a ``str`` sliced out, hashed with SipHash and
+looked up: ~650 instructions a chunk, a fifth of encoding 0.11 MB of prose
+on nomic-bert-moe, first time or not. The cache hashes and compares a chunk
+natively in the text itself, and only a new one is sliced out. The pure
+build keeps the ``str``-keyed dict (its character loops would be ~50x
+slower)."""
 # the root's children below this code point are looked up in a list
 _FIRST_TABLE = 0x800
 # a long word offers the GIL (and a cancel) every this-plus-one characters
@@ -431,8 +438,9 @@ class UgmTokenizer:
         # normalized length <= (longest replacement + a ▁) per character
         self.expand = longest + 1
         self._chunks: dict[str, vec[i64]] = {}
-        # (compiled: _encode_chunks finds a chunk's path here by its characters in the text)
-        self._chunk_cache = ChunkCache(_CACHE_MAX_ENTRIES)
+        # (compiled: _encode_chunks finds a chunk's path here by its
+        # characters where they lie in the text; see _NATIVE_CHUNKS)
+        self._chunk_cache: TextCache[vec[i64]] = TextCache(_CACHE_MAX_ENTRIES)
         # (_ascii_stops: the pattern, and its characters when it is a class of them)
         self._ascii_stop: tuple[re.Pattern[str], bytes | None] | None = None
         # chunk_stop_re as a table by code point (built on first use: 1 MB)
@@ -913,12 +921,14 @@ class UgmTokenizer:
             run_s = -1
             p: vec[i64]
             if _NATIVE_CHUNKS:
-                p = found_chunks.path_of(text, i, j, h)
-                if len(p) == 0:
+                kept = found_chunks.find(text, i, j, h)
+                if kept is None:
                     chunk = text[i:j]
                     p = self.split_path(self.space + chunk)
                     if j - i < _CACHE_MAX_WORD:  # (as _keep: +1 for the ▁)
-                        found_chunks.put(chunk, h, p)
+                        found_chunks.add(chunk, p, h)
+                else:
+                    p = kept
             else:
                 p = self.chunk_path(text[i:j])
             n_p: i64 = len(p)

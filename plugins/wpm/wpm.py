@@ -58,11 +58,11 @@ from librt.vecs import append, extend, vec
 from mypy_extensions import i32, i64, u8
 
 from tokenprism.core.plugin_api import (
-    BytesIndex, FragmentResult, PieceCodes, RangeSet, Ranges, Vocab, checkpoint, chunk_end,
+    BytesIndex, FragmentResult, PieceCodes, RangeSet, Ranges, TextCache, Vocab, checkpoint, chunk_end,
     config_from_vocab, flag_ranges, intersect, lowercase_pairs, merged, nfd_first, piece_codes,
     piece_lookup, points, subtract, unicode_data as ud, utf8_width, whitespace, zeros64)
 
-from .chunks import Chunk, ChunkTable
+from .chunks import Chunk
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
     from tokenprism.core.plugin_api import FragmentTrace
@@ -599,7 +599,7 @@ class WpmTokenizer:
             chr(c) for c in range(0x80) if tables.ascii_class[c] == SPLIT
         )
         self._cache: dict[str, Piece] = {}
-        self._chunks = ChunkTable(_CACHE_LIMIT)
+        self._chunks: TextCache[Chunk] = TextCache(_CACHE_LIMIT)  # (see chunks.py)
         self._trie: _Trie | None = None
         self._max_chars: int = vocab.max_piece_chars
         self._dict_words: int = 0

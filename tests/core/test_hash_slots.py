@@ -76,20 +76,21 @@ def test_chunk_end_stops_at_the_next_space_and_hashes_as_text_hash(text: str, st
     assert h == text_hash(text, a, end) and 0 <= h < 2 ** 31
 
 
-def test_text_index_numbers_keys_and_finds_them_where_they_lie() -> None:
-    from tokenprism.core.hash_slots import TextIndex, text_hash
+def test_text_cache_keeps_values_and_finds_keys_where_they_lie() -> None:
+    from tokenprism.core.hash_slots import TextCache, text_hash
 
-    index = TextIndex()
+    cache: TextCache[int] = TextCache(100_000)
     words = [f"w{k}\u00e9" for k in range(5000)]  # past several doublings of the slots
     for k, w in enumerate(words):
-        assert index.add(w, text_hash(w, 0, len(w))) == k
+        cache.add(w, k, text_hash(w, 0, len(w)))
+    assert cache.keys == words and cache.values == list(range(5000))
     line = " ".join(words)
     at = 0
     for k, w in enumerate(words):
-        assert index.find(line, at, at + len(w), text_hash(line, at, at + len(w))) == k
+        assert cache.find(line, at, at + len(w), text_hash(line, at, at + len(w))) == k
         at += len(w) + 1
     # a key of the same hash is compared, not trusted
-    index.add("zz", 7)
-    assert index.find("zy", 0, 2, 7) == -1 and index.find("zz", 0, 2, 7) == 5000
-    index.clear()
-    assert len(index) == 0 and index.find(line, 0, len(words[0]), text_hash(words[0], 0, len(words[0]))) == -1
+    cache.add("zz", 5000, 7)
+    assert cache.find("zy", 0, 2, 7) is None and cache.find("zz", 0, 2, 7) == 5000
+    cache.clear()
+    assert len(cache) == 0 and cache.find(line, 0, len(words[0]), text_hash(words[0], 0, len(words[0]))) is None

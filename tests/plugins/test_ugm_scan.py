@@ -18,8 +18,8 @@ from mypy_extensions import i64
 
 from tokenprism.core import open_model
 from tokenprism.plugins.ugm.charsmap import match_starts, stop_starts
-from tokenprism.core.hash_slots import chunk_end
-from tokenprism.plugins.ugm.chunk_cache import NATIVE, ChunkCache
+from tokenprism.core.hash_slots import TextCache, chunk_end
+from tokenprism.plugins.ugm.ugm import _NATIVE_CHUNKS as NATIVE
 from tokenprism.plugins.ugm.ugm import UgmTokenizer, _to_bytes
 
 VOCAB = Path("/work/shared/llama-vocab/ggml-vocab-nomic-bert-moe.gguf")
@@ -99,47 +99,48 @@ def test_chunk_cache_finds_what_it_kept() -> None:
     for k, ch in enumerate(text):
         if ch == " ":
             starts.append(k + 1)
-    cache = ChunkCache(100)
+    cache: TextCache[vec[i64]] = TextCache(100)
     kept: dict[str, int] = {}
     for a in starts:
         b, h = chunk_end(text, a, len(text))
         assert text[a:b] == text[a:].split(" ")[0]
-        at = cache.find(text, a, b, h)
+        found = cache.find(text, a, b, h)
         if text[a:b] in kept:
-            assert at >= 0 and cache.paths[at] == vec[i64]([kept[text[a:b]]])
+            assert found is not None and found == vec[i64]([kept[text[a:b]]])
         else:
-            assert at == -1
+            assert found is None
             kept[text[a:b]] = a
-            cache.put(text[a:b], h, vec[i64]([a]))
+            cache.add(text[a:b], vec[i64]([a]), h)
     assert len(cache) == len(kept) == 7
 
 
 def test_chunk_cache_with_colliding_hashes_and_growth() -> None:
     # every chunk under one hash: found by its characters alone; then
     # enough chunks to grow the slots a few times, and the limit empties it
-    cache = ChunkCache(10_000)
+    cache: TextCache[vec[i64]] = TextCache(10_000)
     words = [f"w{k}" for k in range(300)]
     for k, w in enumerate(words):
-        cache.put(w, 12345, vec[i64]([k]))
+        cache.add(w, vec[i64]([k]), 12345)
     for k, w in enumerate(words):
-        at = cache.find(w, 0, len(w), 12345)
-        assert at >= 0 and cache.keys[at] == w and cache.paths[at][0] == k
-    assert cache.find("w300", 0, 4, 12345) == -1
+        found = cache.find(w, 0, len(w), 12345)
+        assert found is not None and cache.keys[k] == w and found[0] == k
+    assert cache.find("w300", 0, 4, 12345) is None
     text = " ".join(f"c{k}" for k in range(9000))
     a = 0
     while a < len(text):
         b, h = chunk_end(text, a, len(text))
-        if cache.find(text, a, b, h) < 0:
-            cache.put(text[a:b], h, vec[i64]([a]))
+        if cache.find(text, a, b, h) is None:
+            cache.add(text[a:b], vec[i64]([a]), h)
         a = b + 1
     assert len(cache) == 9300
     b, h = chunk_end("c8999", 0, 5)
-    at = cache.find("c8999", 0, b, h)
-    assert at >= 0 and cache.keys[at] == "c8999"
-    small = ChunkCache(2)
+    found = cache.find("c8999", 0, b, h)
+    assert found is not None and cache.keys[-1] == "c8999" and cache.values[-1] == found
+    small: TextCache[vec[i64]] = TextCache(2)
     for w in ("a", "b", "c"):
-        small.put(w, 1, vec[i64]())
-    assert len(small) == 1 and small.find("a", 0, 1, 1) == -1 and small.find("c", 0, 1, 1) == 0
+        small.add(w, vec[i64](), 1)
+    assert len(small) == 1 and small.find("a", 0, 1, 1) is None and small.find("c", 0, 1, 1) is not None
+    assert small.keys == ["c"]
 
 
 def test_cached_chunks_encode_as_fresh_ones() -> None:
@@ -155,7 +156,7 @@ def test_cached_chunks_encode_as_fresh_ones() -> None:
     cache = tok._chunk_cache
     for chunk, kept in (("word", True), ("ab\u00e9", True), ("x" * 70, False)):
         b, h = chunk_end(chunk, 0, len(chunk))
-        assert (cache.find(chunk, 0, b, h) >= 0) == kept, chunk
+        assert (cache.find(chunk, 0, b, h) is not None) == kept, chunk
 
 
 def _ascii_stops_by_trial(pattern: re.Pattern[str]) -> tuple[str, bool]:

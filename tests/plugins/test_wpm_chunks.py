@@ -1,4 +1,4 @@
-"""The WPM plugin's remembered chunks (``chunks.ChunkTable``): found by a
+"""The WPM plugin's remembered chunks (the core's ``TextCache``): found by a
 hash of the text's code points where they lie, so a wrong hit would give
 another chunk's tokens. A first encode of text with many chunks, repeated,
 distinct and too long to remember, must give what each chunk gives alone
@@ -13,7 +13,8 @@ from librt.vecs import vec
 from mypy_extensions import i64
 
 from tokenprism.core import Model
-from tokenprism.plugins.wpm.chunks import Chunk, ChunkTable, text_hash
+from tokenprism.core.hash_slots import TextCache, text_hash
+from tokenprism.plugins.wpm.chunks import Chunk
 from tokenprism.plugins.wpm.wpm import WpmTokenizer
 
 
@@ -22,7 +23,7 @@ def _chunk(k: int) -> Chunk:
 
 
 def test_table_finds_each_text_where_it_lies_and_grows() -> None:
-    table = ChunkTable(100_000)
+    table: TextCache[Chunk] = TextCache(100_000)
     texts = [f"w{k}é" if k % 3 else f"x{k}" for k in range(10_000)]  # past several doublings
     for k, t in enumerate(texts):
         table.add(t, _chunk(k))
@@ -39,7 +40,7 @@ def test_table_finds_each_text_where_it_lies_and_grows() -> None:
 
 
 def test_table_starts_again_empty_at_its_limit() -> None:
-    table = ChunkTable(3)
+    table: TextCache[Chunk] = TextCache(3)
     for k, t in enumerate(["a", "b", "c"]):
         table.add(t, _chunk(k))
     assert len(table) == 3
