@@ -363,8 +363,7 @@ def score_bytes(values: Sequence[float]) -> tuple[bytes, str]:
     """A vocabulary column of scores as little-endian bytes and their type
     code: ``f`` (float32, as files store them), ``i`` (int32) or ``d``
     (float64, the values converted when no array of those is behind the
-    column). SPM and UGM read scores from it natively: SPM's tuple of 32k
-    floats was 316 fresh pages of a 3 600-page command-line process."""
+    column), read natively by ``core.vocab.Scores``."""
     raw = column_bytes(values)
     if raw is not None and raw[0] in ("f", "i", "d"):
         return raw[1], raw[0]

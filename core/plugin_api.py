@@ -107,7 +107,7 @@ Native vectors
     :func:`as_tuple` are small array helpers, :func:`zeros64` a vector of
     zeros to store into; :func:`column_bytes` gives a
     vocabulary column's array as bytes, to read natively, and
-    :func:`score_bytes` its scores so. :class:`Record`
+    :class:`Scores` reads its scores so. :class:`Record`
     is the base of the kernel's frozen value types (``core.record`` says
     why not a dataclass: start-up time), for a plugin's own.
 
@@ -127,7 +127,7 @@ from typing import TYPE_CHECKING, Any
 
 from .columns import TokenColumns, packed
 from .errors import GGUFError, TokenPrismError
-from .frozen import Record, as_tuple, column_bytes, score_bytes
+from .frozen import Record, as_tuple, column_bytes
 from .gil import STEP, WORD_STEP, Cancelled, checkpoint, dispose, offer_gil
 from .hookspecs import hookimpl
 from .memory import trim_heap
@@ -138,7 +138,7 @@ from .string_array import StringArray
 from .tokenizer import (ColumnTokenizer, CuttableTokenizer, FragmentResult, PreparedTokenizer,
                         RankedTokenizer, Tokenizer, TokenizerConfig, WordTokenizer, config_from_vocab,
                         resolve_special_ids)
-from .vocab import Attr, TokenType, Vocab, decoded_pieces, piece_codes, piece_finder, piece_index
+from .vocab import Attr, Scores, TokenType, Vocab, decoded_pieces, piece_codes, piece_finder, piece_index
 
 if TYPE_CHECKING:
     from . import unicode_data
@@ -208,7 +208,7 @@ __all__ = [
     "lowercase_pairs", "merged", "nfd_first", "points", "subtract", "unicode_data", "utf8_width",
     "whitespace",
     # native vectors and small helpers
-    "Record", "TokenColumns", "as_tuple", "column_bytes", "distinct_sorted", "packed", "score_bytes",
+    "Record", "Scores", "TokenColumns", "as_tuple", "column_bytes", "distinct_sorted", "packed",
     "zeros64",
     # errors
     "GGUFError", "TokenPrismError",

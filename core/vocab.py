@@ -13,14 +13,14 @@ import sys
 from array import array
 from enum import IntEnum
 from itertools import chain
-from typing import TYPE_CHECKING, Any, Final, Iterator, Mapping, MutableSequence, Sequence
+from typing import TYPE_CHECKING, Any, Final, Iterator, Mapping, MutableSequence, Sequence, final
 
-from librt.strings import BytesWriter, read_i32_le, read_i64_le, write_i64_le
+from librt.strings import BytesWriter, read_f32_le, read_f64_le, read_i32_le, read_i64_le, write_i64_le
 from mypy_extensions import i64
 
 from .errors import GGUFError
 from . import undecoded
-from .frozen import NATIVE, Column, FrozenDict, TokenIndex, as_tuple
+from .frozen import NATIVE, Column, FrozenDict, TokenIndex, as_tuple, score_bytes
 from .gil import offer_gil
 from .int_column import le_view
 from .record import NativeRecord
@@ -349,6 +349,33 @@ def piece_finder(vocab: Vocab) -> "PieceFinder":
         if raw is not None:
             return PieceFinder(raw, None)
     return PieceFinder(None, piece_index(vocab))
+
+
+@final
+class Scores:
+    """A vocabulary's scores read natively where the file's array holds
+    them (:func:`score_bytes`: float32 as files store them, int32, or
+    float64 converted), no tuple of floats: SPM's was 316 fresh pages of a
+    3 600-page command-line process. SPM's merge loop and UGM's matchers
+    read their scores here."""
+
+    def __init__(self, values: Sequence[float]) -> None:
+        raw, code = score_bytes(values)
+        self.raw = raw
+        self.kind: i64 = 0 if code == "f" else 1 if code == "i" else 2  # (an int compare per read)
+        self.n: i64 = len(raw) // (8 if self.kind == 2 else 4)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def at(self, i: i64) -> float:
+        """The score of token ``i`` (``0 <= i < len(self)``)."""
+        kind = self.kind
+        if kind == 0:
+            return read_f32_le(self.raw, i * 4)
+        if kind == 1:
+            return float(read_i32_le(self.raw, i * 4))
+        return read_f64_le(self.raw, i * 8)
 
 
 def _string(gf: GGUFFile, key: str, default: str) -> str:

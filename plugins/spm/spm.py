@@ -31,13 +31,13 @@ import re
 from typing import TYPE_CHECKING, Final
 from heapq import heapify, heappop, heappush
 
-from librt.strings import read_f32_le, read_f64_le, read_i32_le, read_i64_le
+from librt.strings import read_i64_le
 from librt.vecs import vec
 from mypy_extensions import i32, i64
 
 from tokenprism.core.plugin_api import (
     BytesIndex, FragmentResult, PairCache, PieceCodes, PieceFinder, STEP, TokenColumns, TokenPrismError,
-    TokenizerConfig, Vocab, WORD_STEP, checkpoint, config_from_vocab, piece_codes, piece_finder, score_bytes)
+    Scores, TokenizerConfig, Vocab, WORD_STEP, checkpoint, config_from_vocab, piece_codes, piece_finder)
 
 if TYPE_CHECKING:  # the explanation records load with the first trace, never for encoding
     from tokenprism.core.plugin_api import FragmentTrace
@@ -105,10 +105,8 @@ class SpmTokenizer:
         # and what comes from it, are made on first use (_index): opening
         # reads no piece's code points (llama-spm's first open ~3 ms less)
         self._ids: PieceFinder | None = None
-        # scores are read where the file's array holds them (score_bytes)
-        raw, code = score_bytes(vocab.scores)
-        self._score_raw: bytes = raw
-        self._score_kind: i64 = 0 if code == "f" else 1 if code == "i" else 2
+        # scores are read where the file's array holds them (Scores)
+        self._scores = Scores(vocab.scores)
         self._ranks: list[int] | None = None
         self._n_tokens: int = len(vocab.scores)
         # blocks of the character table, made on first use (see _chars)
@@ -390,15 +388,6 @@ class SpmTokenizer:
         t = blk[c & (_BLOCK - 1)]
         return self._fill(blk, c) if t == -2 else int(t)
 
-    def _score(self, t: i64) -> float:
-        """Token ``t``'s score, read from the vocabulary's bytes."""
-        kind = self._score_kind
-        if kind == 0:
-            return read_f32_le(self._score_raw, t * 4)
-        if kind == 1:
-            return float(read_i32_le(self._score_raw, t * 4))
-        return read_f64_le(self._score_raw, t * 8)
-
     def _merge(self, s: str, sym: list[int]) -> list[int]:
         """llama.cpp's merge loop over the characters of ``s``, whose tokens
         are ``sym`` (-1: none): turns ``sym`` into each final symbol's
@@ -427,6 +416,7 @@ class SpmTokenizer:
         # a pair's token, kept by the two ids once looked up (PairCache.joined)
         pairs = self._pairs
         ids = self._piece_ids()
+        scores = self._scores
         n = len(s)
         nxt = list(range(1, n + 1))
         nxt[n - 1] = -1
@@ -434,7 +424,7 @@ class SpmTokenizer:
         pair = [pairs.joined(ids, s, i, i + 2, sym[i], sym[i + 1]) for i in range(n - 1)]
         pair.append(-1)
         # each pair's score beside its token: the walk reads one list
-        psc = [self._score(t) if t >= 0 else _NO_SCORE for t in pair]
+        psc = [scores.at(t) if t >= 0 else _NO_SCORE for t in pair]
         while True:
             left = -1
             best = _NO_SCORE
@@ -469,12 +459,12 @@ class SpmTokenizer:
                 a2 = nxt[after]
                 t = pairs.joined(ids, s, left, a2 if a2 >= 0 else n, merged, sym[after])
             pair[left] = t
-            psc[left] = self._score(t) if t >= 0 else _NO_SCORE
+            psc[left] = scores.at(t) if t >= 0 else _NO_SCORE
             before = prv[left]
             if before >= 0:
                 t = pairs.joined(ids, s, before, end, sym[before], merged)
                 pair[before] = t
-                psc[before] = self._score(t) if t >= 0 else _NO_SCORE
+                psc[before] = scores.at(t) if t >= 0 else _NO_SCORE
         return nxt
 
     def _merge_heap(self, s: str, sym: list[int]) -> list[int]:
@@ -546,7 +536,8 @@ class SpmTokenizer:
         harmless."""
         ranks = self._ranks
         if ranks is None:
-            ranks = _rank_table([self._score(t) for t in range(self._n_tokens)])
+            scores = self._scores
+            ranks = _rank_table([scores.at(t) for t in range(self._n_tokens)])
             self._ranks = ranks
         return ranks
 

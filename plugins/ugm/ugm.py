@@ -44,15 +44,14 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Final, Sequence
 
-from librt.strings import (BytesWriter, read_f32_le, read_f64_le, read_i32_le, read_i64_le, write_f64_le, write_i32_le,
+from librt.strings import (BytesWriter, read_f64_le, read_i32_le, read_i64_le, write_f64_le, write_i32_le,
                            write_i64_le)
 from librt.vecs import append, vec
 from mypy_extensions import i32, i64
 
 from tokenprism.core.plugin_api import (
-    Attr, FragmentResult, GGUFError, STEP, TextCache, TokenColumns, TokenType, Vocab, WORD_STEP,
-    checkpoint, chunk_end, column_bytes, config_from_vocab, decoded_pieces, dispose, piece_codes, score_bytes,
-    utf8_width)
+    Attr, FragmentResult, GGUFError, STEP, Scores, TextCache, TokenColumns, TokenType, Vocab, WORD_STEP,
+    checkpoint, chunk_end, column_bytes, config_from_vocab, decoded_pieces, dispose, piece_codes, utf8_width)
 
 from .charsmap import ESCAPED_SPACE, BytesNorm, Normalizer, StrNorm
 from .charsmap import match_starts as _match_starts
@@ -250,11 +249,9 @@ def _matchers(vocab: Vocab) -> tuple[vec[i64], list[str], float, bytes]:
     native pass over the columns: numpy's masks cost its ~65 ms import."""
     types, tw = _int_bytes(vocab.types)
     attrs, aw = _int_bytes(vocab.attrs)
-    scores, code = score_bytes(vocab.scores)
-    kind: i64 = 0 if code == "f" else 1 if code == "i" else 2  # (an int compare per token, not a str one)
-    sw: i64 = 8 if kind == 2 else 4
+    scores = Scores(vocab.scores)
     n: i64 = len(types) // tw
-    if len(types) != n * tw or len(attrs) != n * aw or len(scores) != n * sw:
+    if len(types) != n * tw or len(attrs) != n * aw or len(scores) != n:
         raise ValueError("the vocabulary's columns differ in length")
     normal: i64 = int(TokenType.NORMAL)
     user: i64 = int(TokenType.USER_DEFINED)
@@ -269,13 +266,7 @@ def _matchers(vocab: Vocab) -> tuple[vec[i64], list[str], float, bytes]:
     while i < n:
         t: i64 = i64(read_i32_le(types, i * 4)) if tw == 4 else read_i64_le(types, i * 8)
         a: i64 = i64(read_i32_le(attrs, i * 4)) if aw == 4 else read_i64_le(attrs, i * 8)
-        x: float
-        if kind == 0:
-            x = read_f32_le(scores, i * 4)
-        elif kind == 1:
-            x = float(read_i32_le(scores, i * 4))
-        else:
-            x = read_f64_le(scores, i * 8)
+        x = scores.at(i)
         if t == normal:
             # (NaN compares false, as numpy's min would have propagated it:
             # a NaN score makes the bounds None below either way)

@@ -62,3 +62,17 @@ def test_an_item_is_read_from_the_array_without_making_the_tuple() -> None:
     with pytest.raises(IndexError):
         ints[3]
     assert ints[0:2] == (5, -3) and ints._items is not None  # a slice reads the tuple
+
+
+@pytest.mark.parametrize("values", [
+    Column(np.array([1.5, -2.0, 3.25, -1e9], dtype=np.float32)),  # the file's float32 array, read in place
+    Column(np.array([3, -7, 0, 2 ** 30], dtype=np.int32)),
+    Column(np.array([0.1, -2.5, 1e300, 0.0], dtype=np.float64)),
+    [0.1, -2.5, 7, 1e-300],  # no array behind it: converted to float64
+])
+def test_scores_read_natively_are_the_column_values(values: object) -> None:
+    from tokenprism.core.vocab import Scores
+
+    scores = Scores(values)  # type: ignore[arg-type]
+    assert len(scores) == 4
+    assert [scores.at(i) for i in range(4)] == [float(x) for x in values]  # type: ignore[attr-defined]
